@@ -1,0 +1,296 @@
+"""Convex brushes: from planes (as .map files give them) and from mesh data (as Blender gives it).
+
+A brush is the intersection of the back half-spaces of its planes (outward normals).  Building
+one checks everything a designer can get wrong and raises a typed error naming the brush.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+import numpy as np
+
+from .errors import (
+    DegenerateBrushError,
+    DuplicatePlaneError,
+    InvalidCoordinatesError,
+    NonConvexBrushError,
+    OpenMeshError,
+)
+from .geometry import order_polygon_vertices, polygon_normal_area, snap_normal
+from .tolerances import (
+    DIST_EPSILON,
+    MAX_COORDINATE,
+    MESH_CONVEXITY_TOLERANCE,
+    MIN_BRUSH_VOLUME,
+    MIN_EDGE_LENGTH,
+    NORMAL_EPSILON,
+    ON_EPSILON,
+    WORLD_HALF_EXTENT,
+)
+
+
+class Contents(IntEnum):
+    """What a brush is for.  Values are stored in the level file."""
+
+    NONSOLID = 0  #: render only: water, triggers, hints; no collision
+    SOLID = 1  #: structural: collides, seals the world, splits the world tree first
+    DETAIL = 2  #: collides, but neither seals nor splits the structural tree
+    CLIP = 3  #: collision for box hulls only: players stop, bullets (the point hull) pass
+
+    @classmethod
+    def parse(cls, name: str) -> "Contents":
+        key = str(name).strip().upper().replace("-", "").replace("_", "")
+        aliases = {"STRUCTURAL": "SOLID", "NONSOLID": "NONSOLID", "RENDER": "NONSOLID"}
+        key = aliases.get(key, key)
+        try:
+            return cls[key]
+        except KeyError:
+            raise ValueError(f"unknown contents {name!r}; use solid, detail, clip or nonsolid") from None
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @property
+    def collides_with_point(self) -> bool:
+        return self in (Contents.SOLID, Contents.DETAIL)
+
+
+@dataclass
+class Brush:
+    """A convex solid.  normals/dists are the planes that carry a face (redundant ones dropped);
+    faces[i] is the polygon on plane i, counter-clockwise seen from outside."""
+
+    name: str
+    contents: Contents
+    normals: np.ndarray  # (K, 3)
+    dists: np.ndarray  # (K,)
+    faces: list[np.ndarray]
+    textures: list[str] = field(default_factory=list)
+    entity: str = "worldspawn"
+
+    @property
+    def vertices(self) -> np.ndarray:
+        return np.unique(np.concatenate(self.faces), axis=0)
+
+    @property
+    def bounds(self) -> np.ndarray:
+        """(2, 3): mins and maxs."""
+        v = np.concatenate(self.faces)
+        return np.array([v.min(axis=0), v.max(axis=0)])
+
+    @property
+    def volume(self) -> float:
+        return float(sum(polygon_normal_area(f)[1] * d for f, d in zip(self.faces, self.dists)) / 3.0)
+
+    def contains(self, points: np.ndarray, eps: float = 0.0) -> np.ndarray:
+        """(N,) bool: points strictly inside (by more than eps) every plane."""
+        points = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+        return np.all(points @ self.normals.T - self.dists < -eps, axis=1)
+
+
+def _check_finite(values: np.ndarray, name: str, what: str) -> None:
+    if not np.all(np.isfinite(values)):
+        raise InvalidCoordinatesError(
+            f"has NaN or infinite {what}.",
+            subject=name,
+            hint="Apply or reset the object's transforms and remove broken vertices, then bake again.",
+        )
+
+
+def _check_extent(points: np.ndarray, name: str) -> None:
+    if points.size and float(np.abs(points).max()) > MAX_COORDINATE:
+        raise InvalidCoordinatesError(
+            f"reaches {float(np.abs(points).max()):.3g} m from the origin; the limit is {MAX_COORDINATE:.0f} m.",
+            subject=name,
+            hint="Check the scale (a .map is read at 1/32 m per unit) and move the level near the origin.",
+        )
+
+
+def brush_from_planes(
+    normals,
+    dists,
+    name: str,
+    contents: Contents = Contents.SOLID,
+    textures: list[str] | None = None,
+    entity: str = "worldspawn",
+) -> Brush:
+    """Build a brush from outward planes n.x = d (need not be unit length; they are normalised).
+
+    Raises DegenerateBrushError (fewer than 4 planes, unbounded, no volume), DuplicatePlaneError,
+    InvalidCoordinatesError.  Planes that do not touch the brush are dropped silently, as qbsp does.
+    """
+    normals = np.array(normals, dtype=np.float64).reshape(-1, 3)
+    dists = np.array(dists, dtype=np.float64).reshape(-1)
+    textures = list(textures) if textures is not None else [""] * len(normals)
+    _check_finite(normals, name, "plane normals")
+    _check_finite(dists, name, "plane distances")
+    if len(normals) != len(dists) or len(textures) != len(normals):
+        raise ValueError("normals, dists and textures must have the same length")
+    if len(normals) < 4:
+        raise DegenerateBrushError(
+            f"has only {len(normals)} planes; a closed convex brush needs at least 4.",
+            subject=name,
+            hint="Delete it or give it the missing faces.",
+        )
+    lengths = np.linalg.norm(normals, axis=1)
+    if np.any(lengths == 0.0):
+        raise DegenerateBrushError("has a plane with a zero normal.", subject=name, hint="Delete that face.")
+    dists = dists / lengths
+    normals = np.array([snap_normal(n) for n in normals])
+    _check_extent(dists, name)
+    for i, j in itertools.combinations(range(len(normals)), 2):
+        if np.all(np.abs(normals[i] - normals[j]) < NORMAL_EPSILON) and abs(dists[i] - dists[j]) < DIST_EPSILON:
+            raise DuplicatePlaneError(
+                f"has the same plane twice (faces {i} and {j}).",
+                subject=name,
+                hint="Remove the duplicate face; editors do this with 'clean up' or by re-snapping the brush.",
+            )
+
+    verts = _polytope_vertices(normals, dists)
+    if len(verts) and np.abs(verts).max() > 0.5 * WORLD_HALF_EXTENT:
+        raise DegenerateBrushError(
+            "is open: its planes do not enclose a bounded volume.",
+            subject=name,
+            hint="Add the missing faces or delete the brush.",
+        )
+    faces, keep = [], []
+    for i in range(len(normals)):
+        on = verts[np.abs(verts @ normals[i] - dists[i]) <= ON_EPSILON]
+        if len(on) < 3:
+            continue
+        poly = order_polygon_vertices(on, normals[i])
+        if polygon_normal_area(poly)[1] <= MIN_EDGE_LENGTH * MIN_EDGE_LENGTH:
+            continue
+        faces.append(poly)
+        keep.append(i)
+    brush = Brush(
+        name=name,
+        contents=Contents(contents),
+        normals=normals[keep],
+        dists=dists[keep],
+        faces=faces,
+        textures=[textures[i] for i in keep],
+        entity=entity,
+    )
+    if len(faces) < 4 or brush.volume < MIN_BRUSH_VOLUME:
+        raise DegenerateBrushError(
+            "has no volume (its planes meet in a point, a line or a flat sheet).",
+            subject=name,
+            hint="Delete it, or give it thickness.",
+        )
+    _check_extent(np.concatenate(faces), name)
+    return brush
+
+
+def _polytope_vertices(normals: np.ndarray, dists: np.ndarray) -> np.ndarray:
+    """Vertices of {x : normals.x <= dists} inside the world box, deduplicated.
+
+    Every triple of planes (the world box's six included, so unbounded sets show up as vertices
+    far out) is intersected in one batched solve; points behind all planes are the vertices.
+    """
+    box_n = np.vstack([np.eye(3), -np.eye(3)])
+    all_n = np.vstack([normals, box_n])
+    all_d = np.concatenate([dists, np.full(6, WORLD_HALF_EXTENT)])
+    idx = np.array(list(itertools.combinations(range(len(all_n)), 3)), dtype=np.intp)
+    a = all_n[idx]  # (T, 3, 3)
+    det = np.linalg.det(a)
+    ok = np.abs(det) > 1e-12
+    if not ok.any():
+        return np.zeros((0, 3))
+    pts = np.linalg.solve(a[ok], all_d[idx[ok]][..., None])[..., 0]
+    inside = np.all(pts @ all_n.T - all_d <= ON_EPSILON, axis=1)
+    pts = pts[inside]
+    if len(pts) == 0:
+        return pts
+    # Several triples meet at one corner (e.g. a pyramid's apex): merge near-equal points.
+    pts = pts[np.lexsort(pts.T[::-1])]
+    unique = [pts[0]]
+    for p in pts[1:]:
+        if np.min(np.abs(np.array(unique) - p).max(axis=1)) > MIN_EDGE_LENGTH:
+            unique.append(p)
+    return np.array(unique)
+
+
+def box_brush(mins, maxs, name: str, contents: Contents = Contents.SOLID) -> Brush:
+    """An axis-aligned box brush (sample scenes, tests)."""
+    mins, maxs = np.asarray(mins, float), np.asarray(maxs, float)
+    normals = np.vstack([np.eye(3), -np.eye(3)])
+    dists = np.concatenate([maxs, -mins])
+    return brush_from_planes(normals, dists, name, contents)
+
+
+def brush_from_mesh(
+    vertices,
+    faces,
+    name: str,
+    contents: Contents = Contents.SOLID,
+) -> Brush:
+    """Build a brush from a closed convex mesh.
+
+    vertices: (V, 3) in metres; faces: a list of vertex-index lists (Blender's polygons), outward
+    facing.  A closed mesh whose faces all point inward is accepted and flipped.  Coplanar faces
+    (a subdivided side) merge into one brush plane.  Raises OpenMeshError, NonConvexBrushError,
+    DegenerateBrushError, InvalidCoordinatesError, each naming `name`.
+    """
+    verts = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
+    _check_finite(verts, name, "vertex coordinates")
+    _check_extent(verts, name)
+    faces = [list(map(int, f)) for f in faces]
+    if len(faces) < 4 or len(verts) < 4:
+        raise DegenerateBrushError(
+            f"has {len(faces)} faces and {len(verts)} vertices; a brush needs a closed volume.",
+            subject=name,
+            hint="Use a closed convex mesh such as a cube.",
+        )
+    if any(len(f) < 3 or min(f) < 0 or max(f) >= len(verts) for f in faces):
+        raise OpenMeshError("has a face with fewer than 3 or invalid vertices.", subject=name,
+                            hint="Clean up the mesh (Mesh > Clean Up > Delete Loose / Degenerate Dissolve).")
+    edges: dict[tuple[int, int], int] = {}
+    for f in faces:
+        for a, b in zip(f, f[1:] + f[:1]):
+            edges[(a, b)] = edges.get((a, b), 0) + 1
+    for (a, b), count in edges.items():
+        if count != 1 or edges.get((b, a), 0) != 1:
+            raise OpenMeshError(
+                "is not a closed mesh with consistent normals "
+                f"(edge between vertices {a} and {b} is used {count + edges.get((b, a), 0)} times).",
+                subject=name,
+                hint="Fill its holes (select all, F), recalculate normals outside (Shift+N), and bake again.",
+            )
+    planes_n, planes_d, total_volume = [], [], 0.0
+    for f in faces:
+        n, area = polygon_normal_area(verts[f])
+        if area <= MIN_EDGE_LENGTH * MIN_EDGE_LENGTH:
+            continue
+        d = float(n @ verts[f].mean(axis=0))
+        total_volume += area * d / 3.0
+        planes_n.append(n)
+        planes_d.append(d)
+    if total_volume < 0:  # normals point inward: flip them all
+        planes_n = [-n for n in planes_n]
+        planes_d = [-d for d in planes_d]
+    if abs(total_volume) < MIN_BRUSH_VOLUME:
+        raise DegenerateBrushError("has no volume.", subject=name, hint="Give it thickness or delete it.")
+    merged_n: list[np.ndarray] = []
+    merged_d: list[float] = []
+    for n, d in zip(planes_n, planes_d):
+        for k, (mn, md) in enumerate(zip(merged_n, merged_d)):
+            if np.abs(mn - n).max() < 1e-5 and abs(md - d) < MESH_CONVEXITY_TOLERANCE:
+                break
+        else:
+            merged_n.append(n)
+            merged_d.append(d)
+    normals, dists = np.array(merged_n), np.array(merged_d)
+    out = verts @ normals.T - dists
+    worst = np.unravel_index(np.argmax(out), out.shape)
+    if out[worst] > MESH_CONVEXITY_TOLERANCE:
+        raise NonConvexBrushError(
+            f"is not convex: vertex {int(worst[0])} lies {out[worst]:.4g} m in front of one of its faces.",
+            subject=name,
+            hint="Split it into convex pieces, or give it the role 'detail mesh' or 'non-solid'.",
+        )
+    return brush_from_planes(normals, dists, name, contents)

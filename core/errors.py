@@ -1,0 +1,57 @@
+"""Typed errors for bad input.  Each names the object or brush, says what is wrong and what to do.
+
+The command line and the Blender operators catch BrushbakeError and show its message; anything
+else is a bug in brushbake and is allowed to surface as a traceback.
+"""
+
+
+class BrushbakeError(Exception):
+    """Base of every user-facing error.  `str(err)` is a complete, one-paragraph message."""
+
+    def __init__(self, message: str, *, subject: str | None = None, hint: str | None = None):
+        self.subject = subject
+        self.hint = hint
+        self.problem = message
+        text = f"{subject}: {message}" if subject else message
+        if hint:
+            text = f"{text} {hint}"
+        super().__init__(text)
+
+
+class BrushError(BrushbakeError):
+    """A brush (or the mesh it came from) is not a valid convex solid."""
+
+
+class NonConvexBrushError(BrushError):
+    pass
+
+
+class DegenerateBrushError(BrushError):
+    """No volume, too few planes, an unbounded set of planes, or duplicate planes."""
+
+
+class DuplicatePlaneError(DegenerateBrushError):
+    pass
+
+
+class OpenMeshError(BrushError):
+    pass
+
+
+class InvalidCoordinatesError(BrushbakeError):
+    """NaN, infinite or huge coordinates."""
+
+
+class SceneFormatError(BrushbakeError):
+    """A scene file (.map, .json) that cannot be read."""
+
+
+class LevelFormatError(BrushbakeError):
+    """A compiled level file that is corrupt, truncated or of an unknown version."""
+
+
+class CancelledError(BrushbakeError):
+    """The user cancelled long work; nothing was written."""
+
+    def __init__(self, message: str = "Cancelled by the user; nothing was written."):
+        super().__init__(message)

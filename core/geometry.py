@@ -1,0 +1,277 @@
+"""Planes, the plane table, and convex polygons: classify, split, clip.
+
+A plane is n.x = d with |n| = 1; its *front* (n.x - d > 0) is the empty side of a face.
+Polygons are (K, 3) float64 arrays of vertices in counter-clockwise order seen from the front.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import IntEnum
+
+import numpy as np
+
+from .tolerances import (
+    AXIAL_SNAP_EPSILON,
+    DIST_EPSILON,
+    MIN_EDGE_LENGTH,
+    NORMAL_EPSILON,
+    ON_EPSILON,
+    WORLD_HALF_EXTENT,
+)
+
+
+class Side(IntEnum):
+    """Where a point set lies against a plane (the thesis's CALCULATE-SIDE answers)."""
+
+    ON = 0
+    FRONT = 1
+    BACK = 2
+    SPANNING = 3
+
+
+# --------------------------------------------------------------------------------------------
+# Planes
+
+
+def snap_normal(n: np.ndarray) -> np.ndarray:
+    """Return n normalised, with near-axial normals made exactly axial."""
+    n = np.asarray(n, dtype=np.float64)
+    n = n / math.sqrt(float(n @ n))
+    axis = int(np.argmax(np.abs(n)))
+    if abs(n[axis]) > 1.0 - AXIAL_SNAP_EPSILON:
+        out = np.zeros(3)
+        out[axis] = 1.0 if n[axis] > 0 else -1.0
+        return out
+    return n
+
+
+def plane_from_points(a, b, c) -> tuple[np.ndarray, float]:
+    """Plane through three points, front side where (b - a) x (c - a) points.
+
+    Raises ValueError for collinear points (the caller names the brush).
+    """
+    a = np.asarray(a, dtype=np.float64)
+    cross = np.cross(np.asarray(b, dtype=np.float64) - a, np.asarray(c, dtype=np.float64) - a)
+    length = math.sqrt(float(cross @ cross))
+    if not length > 0.0 or not math.isfinite(length):
+        raise ValueError("the three points are collinear")
+    n = snap_normal(cross / length)
+    return n, float(n @ a)
+
+
+def _is_canonical(n: np.ndarray) -> bool:
+    """The even member of a plane pair has its dominant axis component positive (ties: first axis)."""
+    axis = int(np.argmax(np.abs(n)))
+    return bool(n[axis] > 0)
+
+
+class PlaneTable:
+    """Unique planes, each stored beside its flip: plane i and plane i ^ 1 face opposite ways.
+
+    Adding a plane within NORMAL_EPSILON / DIST_EPSILON of a stored one returns the stored index,
+    so 'coplanar' is `a >> 1 == b >> 1` and 'same facing' is `a == b`.  Tolerances apply here,
+    once, when a plane is created.
+    """
+
+    _BUCKET = 0.01  # m, hash bucket of the canonical distance; neighbours are searched too
+
+    def __init__(self) -> None:
+        self._normals = np.zeros((64, 3))
+        self._dists = np.zeros(64)
+        self._count = 0
+        self._buckets: dict[int, list[int]] = {}
+
+    def __len__(self) -> int:
+        return self._count
+
+    @property
+    def normals(self) -> np.ndarray:
+        """(P, 3) float64 unit normals (a view; do not keep across add())."""
+        return self._normals[: self._count]
+
+    @property
+    def dists(self) -> np.ndarray:
+        """(P,) float64 distances."""
+        return self._dists[: self._count]
+
+    def normal(self, index: int) -> np.ndarray:
+        return self._normals[index]
+
+    def dist(self, index: int) -> float:
+        return float(self._dists[index])
+
+    def _grow(self) -> None:
+        cap = 2 * len(self._dists)
+        normals, dists = np.zeros((cap, 3)), np.zeros(cap)
+        normals[: self._count] = self._normals[: self._count]
+        dists[: self._count] = self._dists[: self._count]
+        self._normals, self._dists = normals, dists
+
+    def find(self, n: np.ndarray, d: float) -> int:
+        """Index of the stored plane equal to (n, d) within tolerance, or -1."""
+        canonical = _is_canonical(n)
+        cn, cd = (n, d) if canonical else (-n, -d)
+        key = math.floor(cd / self._BUCKET)
+        for k in (key, key - 1, key + 1):
+            for idx in self._buckets.get(k, ()):
+                if abs(self._dists[idx] - cd) < DIST_EPSILON and np.all(
+                    np.abs(self._normals[idx] - cn) < NORMAL_EPSILON
+                ):
+                    return idx if canonical else idx ^ 1
+        return -1
+
+    def add(self, n, d: float) -> int:
+        """Index of plane (n, d), adding it (and its flip) if new.  n must be unit length."""
+        n = snap_normal(n)
+        d = float(d)
+        found = self.find(n, d)
+        if found >= 0:
+            return found
+        canonical = _is_canonical(n)
+        cn, cd = (n, d) if canonical else (-n, -d)
+        if self._count + 2 > len(self._dists):
+            self._grow()
+        idx = self._count
+        self._normals[idx], self._dists[idx] = cn, cd
+        self._normals[idx + 1], self._dists[idx + 1] = -cn, -cd
+        self._count += 2
+        self._buckets.setdefault(math.floor(cd / self._BUCKET), []).append(idx)
+        return idx if canonical else idx + 1
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """Copies of (normals, dists) for a compiled level."""
+        return self.normals.copy(), self.dists.copy()
+
+
+# --------------------------------------------------------------------------------------------
+# Convex polygons
+
+
+def classify_points(dist: np.ndarray, eps: float = ON_EPSILON) -> Side:
+    """CALCULATE-SIDE from signed distances of a polygon's vertices to a plane."""
+    front = bool((dist > eps).any())
+    back = bool((dist < -eps).any())
+    if front and back:
+        return Side.SPANNING
+    if front:
+        return Side.FRONT
+    if back:
+        return Side.BACK
+    return Side.ON
+
+
+def classify_polygon(verts: np.ndarray, n: np.ndarray, d: float, eps: float = ON_EPSILON) -> Side:
+    return classify_points(verts @ n - d, eps)
+
+
+def split_polygon(
+    verts: np.ndarray, n: np.ndarray, d: float, eps: float = ON_EPSILON, dist: np.ndarray | None = None
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Split a convex polygon by a plane into (front, back); either is None when empty.
+
+    Vertices within eps of the plane go to both halves, so the halves share the cut edge exactly.
+    A polygon lying on the plane is returned as (verts, None) and the caller decides by facing.
+    """
+    if dist is None:
+        dist = verts @ n - d
+    front_mask = dist > eps
+    back_mask = dist < -eps
+    if not back_mask.any():
+        return verts, None
+    if not front_mask.any():
+        return None, verts
+    side = np.where(front_mask, 1, np.where(back_mask, -1, 0)).tolist()
+    dl = dist.tolist()
+    vl = verts.tolist()
+    front: list = []
+    back: list = []
+    k = len(vl)
+    for i in range(k):
+        p, s = vl[i], side[i]
+        if s >= 0:
+            front.append(p)
+        if s <= 0:
+            back.append(p)
+        j = i + 1 if i + 1 < k else 0
+        sj = side[j]
+        if s != 0 and sj != 0 and s != sj:
+            q = vl[j]
+            t = dl[i] / (dl[i] - dl[j])
+            mid = [p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1]), p[2] + t * (q[2] - p[2])]
+            # Put the new vertex exactly on an axial plane: no drift across repeated splits.
+            for axis in range(3):
+                if n[axis] == 1.0:
+                    mid[axis] = d
+                elif n[axis] == -1.0:
+                    mid[axis] = -d
+            front.append(mid)
+            back.append(mid)
+    f = _clean(np.array(front)) if len(front) >= 3 else None
+    b = _clean(np.array(back)) if len(back) >= 3 else None
+    return f, b
+
+
+def clip_polygon(
+    verts: np.ndarray, n: np.ndarray, d: float, keep: Side = Side.BACK, eps: float = ON_EPSILON
+) -> np.ndarray | None:
+    """The part of a convex polygon on one side of a plane (None when nothing is left).
+
+    A polygon lying on the plane is kept.
+    """
+    front, back = split_polygon(verts, n, d, eps)
+    return back if keep == Side.BACK else front
+
+
+def _clean(verts: np.ndarray) -> np.ndarray | None:
+    """Merge consecutive vertices closer than MIN_EDGE_LENGTH; None if fewer than 3 remain."""
+    if len(verts) < 3:
+        return None
+    step = np.roll(verts, -1, axis=0) - verts
+    keep = np.einsum("ij,ij->i", step, step) > MIN_EDGE_LENGTH * MIN_EDGE_LENGTH
+    if keep.all():
+        return verts
+    verts = verts[keep]
+    return verts if len(verts) >= 3 else None
+
+
+def polygon_normal_area(verts: np.ndarray) -> tuple[np.ndarray, float]:
+    """Newell's normal (unit, counter-clockwise seen from the front) and the polygon's area."""
+    nxt = np.roll(verts, -1, axis=0)
+    cross = np.cross(verts, nxt).sum(axis=0)
+    length = float(np.linalg.norm(cross))
+    if length == 0.0:
+        return np.zeros(3), 0.0
+    return cross / length, 0.5 * length
+
+
+def polygon_area(verts: np.ndarray) -> float:
+    return polygon_normal_area(verts)[1]
+
+
+def polygon_centroid(verts: np.ndarray) -> np.ndarray:
+    return verts.mean(axis=0)
+
+
+def base_polygon(n: np.ndarray, d: float, half_extent: float = WORLD_HALF_EXTENT) -> np.ndarray:
+    """A huge square on plane (n, d), counter-clockwise seen from the front, to clip a face from."""
+    axis = int(np.argmax(np.abs(n)))
+    up = np.array([0.0, 0.0, 1.0]) if axis != 2 else np.array([1.0, 0.0, 0.0])
+    right = np.cross(up, n)
+    right /= np.linalg.norm(right)
+    up = np.cross(n, right)
+    centre = n * d
+    r, u = right * half_extent, up * half_extent
+    return np.array([centre - r - u, centre + r - u, centre + r + u, centre - r + u])
+
+
+def order_polygon_vertices(points: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Sort coplanar points counter-clockwise around their centroid, seen from the front of n."""
+    centre = points.mean(axis=0)
+    axis = int(np.argmax(np.abs(n)))
+    u = np.cross(n, np.eye(3)[(axis + 1) % 3])
+    u /= np.linalg.norm(u)
+    v = np.cross(n, u)
+    rel = points - centre
+    angle = np.arctan2(rel @ v, rel @ u)
+    return points[np.argsort(angle, kind="stable")]

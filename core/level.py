@@ -1,0 +1,80 @@
+"""The compiled level: flat NumPy arrays (struct of arrays), the one shape every later stage,
+query, exporter and preview reads.
+
+Tree encoding: a child index c >= 0 is a node; c < 0 is leaf -1 - c (so leaf 0 is -1).  The root
+is node 0, or leaf 0 (encoded -1) when the tree has no nodes.  Each node's front child
+(n.x - d > 0) is children[:, 0], its back child children[:, 1].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: leaf_solid bit 0 is the point hull; bit h (h >= 1) is box hull h (the onion issue).
+POINT_HULL_BIT = 1
+
+#: face_flags bits
+FACE_DETAIL = 1  # face of a detail brush, pushed into the structural tree's leaves
+
+
+@dataclass
+class CompiledLevel:
+    # planes: plane i and i ^ 1 are flips of each other
+    plane_normals: np.ndarray  # (P, 3) float64
+    plane_dists: np.ndarray  # (P,) float64
+    # nodes
+    node_plane: np.ndarray  # (N,) int32
+    node_children: np.ndarray  # (N, 2) int32, [front, back]
+    # leaves
+    leaf_solid: np.ndarray  # (L,) uint32 bit set per hull
+    leaf_cluster: np.ndarray  # (L,) int32: the structural leaf a detail leaf lies in (itself otherwise)
+    leaf_bounds: np.ndarray  # (L, 2, 3) float64, clipped to the world bounds (+ margin)
+    leaf_face_first: np.ndarray  # (L,) int32 into leaf_faces
+    leaf_face_count: np.ndarray  # (L,) int32
+    leaf_faces: np.ndarray  # (M,) int32 face indices
+    # faces (CSG'd brush faces, split by the tree)
+    face_plane: np.ndarray  # (F,) int32
+    face_first_vertex: np.ndarray  # (F,) int32 into vertices
+    face_num_vertices: np.ndarray  # (F,) int32
+    face_brush: np.ndarray  # (F,) int32 index into brush_names
+    face_flags: np.ndarray  # (F,) uint32 (FACE_DETAIL, ...)
+    vertices: np.ndarray  # (V, 3) float64
+    # names and hulls
+    brush_names: list[str] = field(default_factory=list)
+    hull_names: list[str] = field(default_factory=lambda: ["point"])
+    hull_boxes: np.ndarray = field(default_factory=lambda: np.zeros((1, 2, 3)))  # (H, 2, 3) mins, maxs
+    world_bounds: np.ndarray = field(default_factory=lambda: np.zeros((2, 3)))  # (2, 3)
+    #: counts and seconds per stage, for the command line's table; never written to files
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def root(self) -> int:
+        return 0 if len(self.node_plane) else -1
+
+    @property
+    def num_nodes(self) -> int:
+        return int(len(self.node_plane))
+
+    @property
+    def num_leaves(self) -> int:
+        return int(len(self.leaf_solid))
+
+    def face_vertices(self, face: int) -> np.ndarray:
+        first = int(self.face_first_vertex[face])
+        return self.vertices[first : first + int(self.face_num_vertices[face])]
+
+    def depth(self) -> int:
+        """Number of nodes on the longest root-to-leaf path."""
+        if not self.num_nodes:
+            return 0
+        depth = np.zeros(self.num_nodes, dtype=np.int64)
+        depth[0] = 1
+        best = 1
+        for node in range(self.num_nodes):  # children always have larger indices than parents
+            for child in self.node_children[node]:
+                if child >= 0:
+                    depth[child] = depth[node] + 1
+                    best = max(best, int(depth[child]))
+        return best

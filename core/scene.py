@@ -1,0 +1,88 @@
+"""The input model: what a level designer made, before any compiling.
+
+Loaders (.map, .json, Blender) produce a Scene; the compiler reads only this.  Units are metres,
+Z is up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .brushes import Brush, Contents
+
+
+@dataclass
+class Hull:
+    """An axis-aligned box, mins and maxs relative to the character's reference point (metres)."""
+
+    name: str
+    mins: tuple[float, float, float]
+    maxs: tuple[float, float, float]
+
+
+@dataclass
+class Light:
+    name: str
+    position: tuple[float, float, float]
+    color: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    #: Quake's 'light' value (300 by default): brightness at the light, falling off linearly
+    #: to zero at `intensity` units; stored unscaled so a .map round trip is lossless.
+    intensity: float = 300.0
+
+
+@dataclass
+class Marker:
+    """A named point: a player start, an 'inside' marker for leak checks, any info_* entity."""
+
+    name: str
+    kind: str
+    position: tuple[float, float, float]
+    angle: float = 0.0  # degrees about +Z
+
+
+@dataclass
+class DetailMesh:
+    """Render-only triangle or polygon geometry (Blender meshes that are not brushes)."""
+
+    name: str
+    vertices: np.ndarray  # (V, 3)
+    faces: list[list[int]]
+
+
+@dataclass
+class Settings:
+    """Compile settings.  Defaults are what `bake` uses; see docs/USER_GUIDE.md."""
+
+    splitter: str = "onion"  # 'onion' (balance + weight * splits) or 'thesis' (CHOOSE-DIVIDING-POLYGON)
+    split_weight: float = 4.0  # onion score: |front - back| + split_weight * splits
+    min_relation: float = 0.8  # thesis MINIMUMRELATION
+    relation_scale: float = 2.0  # thesis MINRELATIONSCALE
+    max_candidates: int = 48  # splitter planes scored per node (0 = all); see docs/ARCHITECTURE.md
+    map_scale: float = 1.0 / 32.0  # metres per Quake unit, used by the .map loader
+
+
+@dataclass
+class Scene:
+    name: str
+    brushes: list[Brush] = field(default_factory=list)
+    detail_meshes: list[DetailMesh] = field(default_factory=list)
+    lights: list[Light] = field(default_factory=list)
+    markers: list[Marker] = field(default_factory=list)
+    hulls: list[Hull] = field(default_factory=list)
+    settings: Settings = field(default_factory=Settings)
+    #: brushes of moving entities (doors, platforms): kept for later issues, not compiled
+    movers: list[Brush] = field(default_factory=list)
+    #: non-fatal remarks from loading (skipped entities, dropped planes), shown to the user
+    warnings: list[str] = field(default_factory=list)
+
+    def brushes_with(self, *contents: Contents) -> list[Brush]:
+        return [b for b in self.brushes if b.contents in contents]
+
+    @property
+    def bounds(self) -> np.ndarray:
+        if not self.brushes:
+            return np.zeros((2, 3))
+        b = np.array([br.bounds for br in self.brushes])
+        return np.array([b[:, 0].min(axis=0), b[:, 1].max(axis=0)])
