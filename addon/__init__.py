@@ -1,0 +1,34 @@
+"""Everything of brushbake that imports bpy: properties, operators, panels, overlays.
+
+The package root hands register()/unregister() over to this module.  Each submodule exports a
+``classes`` tuple; this module registers them in one loop, in dependency order (property groups
+before the panels and operators that read them), and unregisters in reverse so Blender never sees a
+class whose dependencies have already gone.  To add operators or overlays, write addon/operators.py
+or addon/overlays.py with its own ``classes`` and add it to ``_modules`` below.
+
+Nothing outside addon/ may import bpy: core/ and exporters/ run headless.
+"""
+
+import bpy
+
+from . import panels, properties
+
+_modules = (properties, panels)
+"""Submodules whose ``classes`` are registered, in this order."""
+
+classes: tuple[type, ...] = tuple(cls for module in _modules for cls in module.classes)
+"""Every class brushbake registers with Blender, in registration order."""
+
+
+def register() -> None:
+    """Register every class, then attach the per-scene settings (``scene.brushbake``)."""
+    for cls in classes:
+        bpy.utils.register_class(cls)
+    properties.register_scene_pointer()
+
+
+def unregister() -> None:
+    """Undo :func:`register` exactly: scene pointer first, then the classes in reverse order."""
+    properties.unregister_scene_pointer()
+    for cls in reversed(classes):
+        bpy.utils.unregister_class(cls)
