@@ -1,0 +1,42 @@
+"""blender_manifest.toml agrees with the rest of the project.
+
+Needs no Blender: these are the facts a release would otherwise get wrong silently (a version bumped
+in one place only, a licence drifting from the project's).  Blender's own validator is exercised in
+test_extension.py.
+"""
+
+from pathlib import Path
+
+import pytest
+
+import brushbake
+
+tomllib = pytest.importorskip("tomllib")  # standard library from Python 3.11
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def load_toml(name: str) -> dict:
+    with open(REPO / name, "rb") as fh:
+        return tomllib.load(fh)
+
+
+def test_versions_agree() -> None:
+    manifest = load_toml("blender_manifest.toml")
+    pyproject = load_toml("pyproject.toml")
+    assert manifest["version"] == pyproject["project"]["version"] == brushbake.__version__
+
+
+def test_identity_and_licence() -> None:
+    manifest = load_toml("blender_manifest.toml")
+    assert manifest["schema_version"] == "1.0.0"
+    assert manifest["id"] == "brushbake"
+    assert manifest["type"] == "add-on"
+    assert manifest["blender_version_min"] == "4.2.0"
+    assert manifest["license"] == ["SPDX:GPL-3.0-or-later"]
+    assert load_toml("pyproject.toml")["project"]["license"] == "GPL-3.0-or-later"
+
+
+def test_only_file_access_is_declared() -> None:
+    """brushbake reads and writes only files the user picks; it never uses the network."""
+    assert set(load_toml("blender_manifest.toml").get("permissions", {})) <= {"files"}
