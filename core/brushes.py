@@ -6,6 +6,7 @@ one checks everything a designer can get wrong and raises a typed error naming t
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -19,7 +20,7 @@ from .errors import (
     NonConvexBrushError,
     OpenMeshError,
 )
-from .geometry import order_polygon_vertices, polygon_normal_area, snap_normal
+from .geometry import cross3, order_polygon_vertices, polygon_normal_area, snap_normals
 from .tolerances import (
     DIST_EPSILON,
     MAX_COORDINATE,
@@ -28,7 +29,6 @@ from .tolerances import (
     MIN_EDGE_LENGTH,
     NORMAL_EPSILON,
     ON_EPSILON,
-    WORLD_HALF_EXTENT,
 )
 
 
@@ -140,33 +140,46 @@ def brush_from_planes(
     if np.any(lengths == 0.0):
         raise DegenerateBrushError("has a plane with a zero normal.", subject=name, hint="Delete that face.")
     dists = dists / lengths
-    normals = np.array([snap_normal(n) for n in normals])
+    normals = snap_normals(normals / lengths[:, None])
     _check_extent(dists, name)
-    for i, j in itertools.combinations(range(len(normals)), 2):
-        if np.all(np.abs(normals[i] - normals[j]) < NORMAL_EPSILON) and abs(dists[i] - dists[j]) < DIST_EPSILON:
-            raise DuplicatePlaneError(
-                f"has the same plane twice (faces {i} and {j}).",
-                subject=name,
-                hint="Remove the duplicate face; editors do this with 'clean up' or by re-snapping the brush.",
-            )
+    same = np.all(np.abs(normals[:, None, :] - normals[None, :, :]) < NORMAL_EPSILON, axis=2) & (
+        np.abs(dists[:, None] - dists[None, :]) < DIST_EPSILON
+    )
+    same[np.arange(len(normals)), np.arange(len(normals))] = False
+    if same.any():
+        i, j = (int(k) for k in np.argwhere(same)[0])
+        raise DuplicatePlaneError(
+            f"has the same plane twice (faces {i} and {j}).",
+            subject=name,
+            hint="Remove the duplicate face; editors do this with 'clean up' or by re-snapping the brush.",
+        )
 
     verts = _polytope_vertices(normals, dists)
-    if len(verts) and np.abs(verts).max() > 0.5 * WORLD_HALF_EXTENT:
+    faces, keep, areas = [], [], []
+    if len(verts):
+        on_plane = np.abs(verts @ normals.T - dists) <= ON_EPSILON  # (V, K)
+        for i in np.flatnonzero(on_plane.sum(axis=0) >= 3):
+            poly = _clean_ring(order_polygon_vertices(verts[on_plane[:, i]], normals[i]))
+            area = polygon_normal_area(poly)[1] if poly is not None else 0.0
+            if area <= MIN_EDGE_LENGTH * MIN_EDGE_LENGTH:
+                continue
+            faces.append(poly)
+            areas.append(area)
+            keep.append(int(i))
+    total_area = sum(areas)
+    closure = np.sum([a * normals[i] for a, i in zip(areas, keep)], axis=0) if faces else np.ones(3)
+    if len(faces) < 4:
+        raise DegenerateBrushError(
+            "has no volume (its planes meet in a point, a line or a flat sheet).",
+            subject=name,
+            hint="Delete it, or give it thickness.",
+        )
+    if float(np.abs(closure).max()) > 1e-6 * max(total_area, 1e-12):
         raise DegenerateBrushError(
             "is open: its planes do not enclose a bounded volume.",
             subject=name,
             hint="Add the missing faces or delete the brush.",
         )
-    faces, keep = [], []
-    for i in range(len(normals)):
-        on = verts[np.abs(verts @ normals[i] - dists[i]) <= ON_EPSILON]
-        if len(on) < 3:
-            continue
-        poly = order_polygon_vertices(on, normals[i])
-        if polygon_normal_area(poly)[1] <= MIN_EDGE_LENGTH * MIN_EDGE_LENGTH:
-            continue
-        faces.append(poly)
-        keep.append(i)
     brush = Brush(
         name=name,
         contents=Contents(contents),
@@ -176,43 +189,48 @@ def brush_from_planes(
         textures=[textures[i] for i in keep],
         entity=entity,
     )
-    if len(faces) < 4 or brush.volume < MIN_BRUSH_VOLUME:
+    if sum(a * d for a, d in zip(areas, brush.dists)) / 3.0 < MIN_BRUSH_VOLUME:
         raise DegenerateBrushError(
             "has no volume (its planes meet in a point, a line or a flat sheet).",
             subject=name,
             hint="Delete it, or give it thickness.",
         )
-    _check_extent(np.concatenate(faces), name)
+    _check_extent(verts, name)
     return brush
 
 
-def _polytope_vertices(normals: np.ndarray, dists: np.ndarray) -> np.ndarray:
-    """Vertices of {x : normals.x <= dists} inside the world box, deduplicated.
+@functools.lru_cache(maxsize=64)
+def _triples(k: int) -> np.ndarray:
+    return np.array(list(itertools.combinations(range(k), 3)), dtype=np.intp).reshape(-1, 3)
 
-    Every triple of planes (the world box's six included, so unbounded sets show up as vertices
-    far out) is intersected in one batched solve; points behind all planes are the vertices.
+
+def _polytope_vertices(normals: np.ndarray, dists: np.ndarray) -> np.ndarray:
+    """Vertices of {x : normals.x <= dists}, deduplicated (empty when the planes meet nowhere).
+
+    Every triple of planes is intersected at once by Cramer's rule; points behind all planes are
+    the vertices.  An unbounded set still has vertices; the caller's closure test catches it.
     """
-    box_n = np.vstack([np.eye(3), -np.eye(3)])
-    all_n = np.vstack([normals, box_n])
-    all_d = np.concatenate([dists, np.full(6, WORLD_HALF_EXTENT)])
-    idx = np.array(list(itertools.combinations(range(len(all_n)), 3)), dtype=np.intp)
-    a = all_n[idx]  # (T, 3, 3)
-    det = np.linalg.det(a)
+    t = _triples(len(normals))
+    a, b, c = normals[t[:, 0]], normals[t[:, 1]], normals[t[:, 2]]
+    bc, ca, ab = cross3(b, c), cross3(c, a), cross3(a, b)
+    det = np.einsum("ij,ij->i", a, bc)
     ok = np.abs(det) > 1e-12
-    if not ok.any():
-        return np.zeros((0, 3))
-    pts = np.linalg.solve(a[ok], all_d[idx[ok]][..., None])[..., 0]
-    inside = np.all(pts @ all_n.T - all_d <= ON_EPSILON, axis=1)
-    pts = pts[inside]
+    da, db, dc = dists[t[ok, 0], None], dists[t[ok, 1], None], dists[t[ok, 2], None]
+    pts = (da * bc[ok] + db * ca[ok] + dc * ab[ok]) / det[ok, None]
+    pts = pts[np.all(pts @ normals.T - dists <= ON_EPSILON, axis=1)]
     if len(pts) == 0:
         return pts
-    # Several triples meet at one corner (e.g. a pyramid's apex): merge near-equal points.
-    pts = pts[np.lexsort(pts.T[::-1])]
-    unique = [pts[0]]
-    for p in pts[1:]:
-        if np.min(np.abs(np.array(unique) - p).max(axis=1)) > MIN_EDGE_LENGTH:
-            unique.append(p)
-    return np.array(unique)
+    # Several triples meet at one corner (a pyramid's apex): merge points on a fine grid.
+    _, first = np.unique(np.round(pts / MIN_EDGE_LENGTH), axis=0, return_index=True)
+    return pts[np.sort(first)]
+
+
+def _clean_ring(poly: np.ndarray) -> np.ndarray | None:
+    """Drop vertices closer than MIN_EDGE_LENGTH to their predecessor; None if < 3 remain."""
+    step = np.concatenate([poly[1:], poly[:1]]) - poly
+    keep = np.einsum("ij,ij->i", step, step) > MIN_EDGE_LENGTH * MIN_EDGE_LENGTH
+    poly = poly[keep]
+    return poly if len(poly) >= 3 else None
 
 
 def box_brush(mins, maxs, name: str, contents: Contents = Contents.SOLID) -> Brush:

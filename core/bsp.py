@@ -1,0 +1,317 @@
+"""The leafy solid BSP compiler: faces in, a tree of planes out, leaves empty or solid.
+
+Construction follows Golodetz's build_subtree (onion article, Listing 2): a face whose plane is
+used as a splitter stays in the tree but stops being a split candidate, so every leaf keeps the
+faces that bound it, and a node becomes a leaf when no candidate is left.  Every face then faces
+*into* the leaf that holds it, which gives solidity by face orientation without any extra test:
+a leaf holding a face is empty (a face's front is empty space); a leaf holding none lies right
+behind the splitter face its parent was cut by, so it is solid.
+
+Two splitter heuristics (Settings.splitter):
+- 'onion': Golodetz / hesperus score |front - back| + split_weight * splits, lowest wins;
+- 'thesis': CHOOSE-DIVIDING-POLYGON, fewest splits among candidates whose balance
+  min(front, back) / max(front, back) exceeds MINIMUMRELATION, halving it until one qualifies.
+Scoring every candidate plane against every face is O(n^2) per node; at most
+Settings.max_candidates planes (evenly spaced through the node's candidates, so deterministic)
+are scored per node, all at once in NumPy.
+
+Detail faces are pushed into the finished structural tree (the thesis's PUSH-POLYGON): parts
+reaching solid leaves are dropped, and an empty leaf that receives detail faces is split further
+by them alone.  Its sub-leaves remember the structural leaf as their cluster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .csg import FaceList
+from .errors import CancelledError
+from .geometry import PlaneTable, split_polygon
+from .tolerances import ON_EPSILON, WORLD_HALF_EXTENT
+
+
+@dataclass
+class SplitterSettings:
+    splitter: str = "onion"
+    split_weight: float = 4.0
+    min_relation: float = 0.8
+    relation_scale: float = 2.0
+    max_candidates: int = 48
+
+
+@dataclass
+class LeafRecord:
+    faces: list[int]
+    solid: bool
+    bounds: np.ndarray  # (2, 3) conservative: exact on axial splits
+    parent: int  # node index, -1 for the root
+    side: int  # 0 front, 1 back
+    cluster: int = -1
+    alive: bool = True
+
+
+@dataclass
+class TreeStats:
+    splits: int = 0
+    nodes: int = 0
+    leaves: int = 0
+    detail_nodes: int = 0
+    scored: int = 0  # candidate planes scored, summed over nodes
+
+
+class TreeBuilder:
+    """Builds one tree over a growing face set.  Faces are split in place: a split face is
+    retired and its two pieces appended, so face numbers only ever grow."""
+
+    def __init__(self, planes: PlaneTable, faces: FaceList, settings: SplitterSettings, progress=None, cancel=None):
+        self.planes = planes
+        self.faces = faces
+        self.settings = settings
+        self.progress = progress
+        self.cancel = cancel
+        self.node_plane: list[int] = []
+        self.node_children: list[list[int]] = []
+        self.leaves: list[LeafRecord] = []
+        self.stats = TreeStats()
+        # vertex pool: faces[i] occupies pool[first[i] : first[i] + count[i]]
+        self._pool = np.zeros((1024, 3))
+        self._pool_size = 0
+        # per-face arrays mirrored from the FaceList, grown by doubling (no per-node list copies)
+        cap = max(16, 2 * len(faces))
+        self._first = np.zeros(cap, dtype=np.int64)
+        self._count = np.zeros(cap, dtype=np.int64)
+        self._plane = np.zeros(cap, dtype=np.int64)
+        self._nfaces = 0
+        for v, p in zip(faces.verts, faces.plane):
+            self._append_face(v, p)
+        self._total_faces = max(1, len(faces))
+        self._done_faces = 0
+
+    # -- vertex pool -------------------------------------------------------------------------
+    def _append_face(self, verts: np.ndarray, plane: int) -> None:
+        k = len(verts)
+        while self._pool_size + k > len(self._pool):
+            self._pool = _grown(self._pool, self._pool_size)
+        if self._nfaces == len(self._first):
+            self._first = _grown(self._first, self._nfaces)
+            self._count = _grown(self._count, self._nfaces)
+            self._plane = _grown(self._plane, self._nfaces)
+        self._pool[self._pool_size : self._pool_size + k] = verts
+        i = self._nfaces
+        self._first[i], self._count[i], self._plane[i] = self._pool_size, k, plane
+        self._nfaces += 1
+        self._pool_size += k
+
+    def _new_face(self, verts: np.ndarray, like: int) -> int:
+        f = self.faces
+        idx = f.add(verts, f.plane[like], f.brush[like], f.flags[like])
+        self._append_face(verts, f.plane[like])
+        return idx
+
+    # -- building ----------------------------------------------------------------------------
+    def build(self, face_ids: np.ndarray, candidate: np.ndarray, counts: np.ndarray, bounds: np.ndarray,
+              parent: int = -1, side: int = 0) -> int:
+        """Build a subtree; returns its child code (node index, or -1 - leaf index).
+
+        candidate[i]: face_ids[i] may still be a splitter.  counts[i]: face_ids[i] makes its leaf
+        empty (all faces for the structural tree, detail faces only inside a structural leaf).
+        """
+        root_code = None
+        stack = [(np.asarray(face_ids, dtype=np.int64), np.asarray(candidate, bool), np.asarray(counts, bool),
+                  np.asarray(bounds, float), parent, side)]
+        while stack:
+            ids, cand, cnt, box, par, sd = stack.pop()
+            if self.cancel is not None and self.cancel():
+                raise CancelledError()
+            splitter = self._choose_splitter(ids, cand) if cand.any() else None
+            if splitter is None:
+                code = -1 - len(self.leaves)
+                self.leaves.append(LeafRecord(ids.tolist(), solid=not cnt.any(), bounds=box, parent=par, side=sd))
+                self._done_faces += int(cnt.sum())
+                self._report()
+            else:
+                plane, cls = splitter
+                code = len(self.node_plane)
+                self.node_plane.append(plane)
+                self.node_children.append([0, 0])
+                front, back = self._partition(ids, cand, cnt, plane, cls)
+                fbox, bbox = _split_box(box, self.planes.normal(plane), self.planes.dist(plane))
+                stack.append((*back, bbox, code, 1))
+                stack.append((*front, fbox, code, 0))
+            if par >= 0:
+                self.node_children[par][sd] = code
+            if root_code is None:
+                root_code = code
+        return root_code
+
+    def _report(self) -> None:
+        if self.progress is not None and len(self.leaves) % 64 == 0:
+            self.progress(min(1.0, self._done_faces / self._total_faces), f"{len(self.node_plane)} nodes")
+
+    def _classify(self, ids: np.ndarray, plane_ids: np.ndarray) -> np.ndarray:
+        """(len(ids), len(plane_ids)) codes: 0 on, 1 front, 2 back, 3 spanning."""
+        first = self._first[ids]
+        count = self._count[ids]
+        total = int(count.sum())
+        seg = np.zeros(len(ids), dtype=np.int64)
+        np.cumsum(count[:-1], out=seg[1:])
+        vidx = np.arange(total) + np.repeat(first - seg, count)
+        normals = self.planes.normals[plane_ids]
+        dists = self.planes.dists[plane_ids]
+        dist = self._pool[vidx] @ normals.T - dists
+        fmax = np.maximum.reduceat(dist, seg, axis=0)
+        fmin = np.minimum.reduceat(dist, seg, axis=0)
+        return (fmax > ON_EPSILON).astype(np.int8) + 2 * (fmin < -ON_EPSILON).astype(np.int8)
+
+    def _choose_splitter(self, ids: np.ndarray, cand: np.ndarray):
+        """The splitter plane (oriented as its first candidate face) and every face's class."""
+        face_planes = self._plane[ids]
+        cand_planes = np.unique(face_planes[cand] >> 1) * 2  # canonical orientation
+        limit = self.settings.max_candidates
+        if limit and len(cand_planes) > limit:
+            pick = np.linspace(0, len(cand_planes) - 1, limit).round().astype(np.int64)
+            cand_planes = cand_planes[np.unique(pick)]
+        cls = self._classify(ids, cand_planes)
+        self.stats.scored += len(cand_planes)
+        on = cls == 0
+        same = face_planes[:, None] == cand_planes[None, :]
+        n_front = np.count_nonzero((cls == 1) | (on & same), axis=0)
+        n_back = np.count_nonzero((cls == 2) | (on & ~same), axis=0)
+        n_split = np.count_nonzero(cls == 3, axis=0)
+        if self.settings.splitter == "thesis":
+            best = _choose_thesis(n_front, n_back, n_split, self.settings)
+        else:
+            score = np.abs(n_front - n_back) + self.settings.split_weight * n_split
+            best = int(np.argmin(score))  # first minimum: deterministic
+        return int(cand_planes[best]), cls[:, best]
+
+    def _partition(self, ids, cand, cnt, plane: int, cls: np.ndarray):
+        """Route faces to (front, back) lists, splitting the ones that span the plane."""
+        f = self.faces
+        face_planes = self._plane[ids]
+        on = cls == 0
+        to_front = (cls == 1) | (on & (face_planes == plane))
+        to_back = (cls == 2) | (on & (face_planes != plane))
+        on_plane = on  # coplanar faces stop being candidates (Listing 2)
+        cand = cand & ~on_plane
+        front = [ids[to_front]], [cand[to_front]], [cnt[to_front]]
+        back = [ids[to_back]], [cand[to_back]], [cnt[to_back]]
+        spanning = np.flatnonzero(cls == 3)
+        if len(spanning):
+            n, d = self.planes.normal(plane), self.planes.dist(plane)
+            new_f, new_b, cf, cb, kf, kb = [], [], [], [], [], []
+            for k in spanning:
+                face = int(ids[k])
+                fp, bp = split_polygon(f.verts[face], n, d)
+                self.stats.splits += 1
+                if fp is not None:
+                    new_f.append(self._new_face(fp, face))
+                    cf.append(cand[k])
+                    kf.append(cnt[k])
+                if bp is not None:
+                    new_b.append(self._new_face(bp, face))
+                    cb.append(cand[k])
+                    kb.append(cnt[k])
+            front[0].append(np.array(new_f, dtype=np.int64))
+            front[1].append(np.array(cf, dtype=bool))
+            front[2].append(np.array(kf, dtype=bool))
+            back[0].append(np.array(new_b, dtype=np.int64))
+            back[1].append(np.array(cb, dtype=bool))
+            back[2].append(np.array(kb, dtype=bool))
+        return tuple(np.concatenate(x) for x in front), tuple(np.concatenate(x) for x in back)
+
+    # -- detail ------------------------------------------------------------------------------
+    def push_faces(self, face_ids: list[int]) -> dict[int, list[int]]:
+        """PUSH-POLYGON: send faces down the tree, splitting them at nodes they span.
+
+        Returns {leaf index: [face ids]} for the empty leaves reached; parts reaching solid
+        leaves are dropped (they lie inside structural brushes).
+        """
+        out: dict[int, list[int]] = {}
+        if not self.node_plane:
+            root = -1
+        else:
+            root = 0
+        normals, dists = self.planes.normals, self.planes.dists
+        for start in face_ids:
+            stack = [(root, int(start))]
+            while stack:
+                code, face = stack.pop()
+                if code < 0:
+                    leaf = -1 - code
+                    if not self.leaves[leaf].solid:
+                        out.setdefault(leaf, []).append(face)
+                    continue
+                plane = self.node_plane[code]
+                front_code, back_code = self.node_children[code]
+                verts = self.faces.verts[face]
+                dist = verts @ normals[plane] - dists[plane]
+                fmax, fmin = float(dist.max()), float(dist.min())
+                if fmin >= -ON_EPSILON and fmax <= ON_EPSILON:
+                    stack.append((front_code if self.faces.plane[face] == plane else back_code, face))
+                elif fmin >= -ON_EPSILON:
+                    stack.append((front_code, face))
+                elif fmax <= ON_EPSILON:
+                    stack.append((back_code, face))
+                else:
+                    fp, bp = split_polygon(verts, normals[plane], dists[plane], dist=dist)
+                    self.stats.splits += 1
+                    if bp is not None:
+                        stack.append((back_code, self._new_face(bp, face)))
+                    if fp is not None:
+                        stack.append((front_code, self._new_face(fp, face)))
+        return out
+
+
+def _grown(a: np.ndarray, used: int) -> np.ndarray:
+    out = np.zeros((2 * len(a),) + a.shape[1:], dtype=a.dtype)
+    out[:used] = a[:used]
+    return out
+
+
+def _choose_thesis(n_front, n_back, n_split, settings: SplitterSettings) -> int:
+    """CHOOSE-DIVIDING-POLYGON over all scored candidates at once.
+
+    The thesis loops, dividing MinRelation by MINRELATIONSCALE until some candidate's relation
+    exceeds it; that is the first round r with min_relation / scale**r < max(relation).  A set
+    where every candidate has relation 0 (all faces on one side: the thesis would stop there
+    with a convex set) takes the fewest splits.
+    """
+    hi = np.maximum(n_front, n_back)
+    relation = np.where(hi > 0, np.minimum(n_front, n_back) / np.maximum(hi, 1), 0.0)
+    top = float(relation.max())
+    threshold = settings.min_relation
+    while threshold >= top and threshold > 1e-12:
+        threshold /= settings.relation_scale
+    ok = relation > threshold if top > 0 else np.ones(len(relation), bool)
+    # fewest splits, then best relation, then first in order
+    order = np.lexsort((np.arange(len(relation)), -relation, n_split))
+    for k in order:
+        if ok[k]:
+            return int(k)
+    return int(order[0])
+
+
+def _split_box(box: np.ndarray, n: np.ndarray, d: float) -> tuple[np.ndarray, np.ndarray]:
+    """Children's conservative bounds: an axial plane cuts the box exactly, others keep it."""
+    axis = int(np.argmax(np.abs(n)))
+    if abs(n[axis]) != 1.0:
+        return box, box
+    pos = d * n[axis]
+    front, back = box.copy(), box.copy()
+    if n[axis] > 0:
+        front[0, axis] = max(front[0, axis], pos)
+        back[1, axis] = min(back[1, axis], pos)
+    else:
+        front[1, axis] = min(front[1, axis], pos)
+        back[0, axis] = max(back[0, axis], pos)
+    return front, back
+
+
+def world_box(bounds: np.ndarray, margin: float = 1.0) -> np.ndarray:
+    """Bounds used for unbounded cells: the scene's bounds plus a margin (metres)."""
+    if bounds is None or not np.all(np.isfinite(bounds)):
+        return np.array([[-WORLD_HALF_EXTENT] * 3, [WORLD_HALF_EXTENT] * 3])
+    return np.array([bounds[0] - margin, bounds[1] + margin])

@@ -1,0 +1,244 @@
+"""The pipeline's first stage: a Scene in, a CompiledLevel (solid BSP for the point hull) out.
+
+Stages: brushes -> plane table -> CSG union of faces (structural, then detail) -> structural tree
+-> detail faces pushed and split into the empty leaves -> flat arrays.  Each stage is timed and
+counted in level.stats for the command line's table.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .brushes import Contents
+from .bsp import SplitterSettings, TreeBuilder, world_box
+from .csg import FaceList, brush_plane_ids, union_faces
+from .errors import CancelledError
+from .geometry import PlaneTable
+from .level import FACE_DETAIL, POINT_HULL_BIT, CompiledLevel
+from .scene import Scene
+
+
+class StageProgress:
+    """Maps per-stage progress onto one 0..1 bar: progress(fraction, message)."""
+
+    def __init__(self, progress, weights: dict[str, float]):
+        self.progress = progress
+        total = sum(weights.values())
+        self.spans, acc = {}, 0.0
+        for name, w in weights.items():
+            self.spans[name] = (acc / total, w / total)
+            acc += w
+
+    def stage(self, name: str):
+        start, width = self.spans[name]
+
+        def report(fraction: float, message: str = "") -> None:
+            if self.progress is not None:
+                self.progress(start + width * min(max(fraction, 0.0), 1.0), f"{name}: {message}" if message else name)
+
+        report(0.0)
+        return report
+
+
+def splitter_settings(scene: Scene) -> SplitterSettings:
+    s = scene.settings
+    return SplitterSettings(s.splitter, s.split_weight, s.min_relation, s.relation_scale, s.max_candidates)
+
+
+def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
+    """Compile the point-hull solid BSP of a scene.
+
+    progress(fraction, message) is called as work advances; cancel() returning True stops the
+    work with CancelledError.  Solid and detail brushes collide with the point hull; clip brushes
+    (box hulls only) and non-solid brushes do not.
+    """
+    bar = StageProgress(progress, {"csg": 1.0, "tree": 4.0, "detail": 1.0, "arrays": 0.2})
+    stats: dict = {"brushes": len(scene.brushes)}
+    times: dict = {}
+
+    def check_cancel():
+        if cancel is not None and cancel():
+            raise CancelledError()
+
+    t0 = time.perf_counter()
+    report = bar.stage("csg")
+    structural = scene.brushes_with(Contents.SOLID)
+    detail = scene.brushes_with(Contents.DETAIL)
+    ordered = structural + detail
+    planes = PlaneTable()
+    plane_ids = brush_plane_ids(ordered, planes)
+    faces = FaceList()
+    union_faces(structural, plane_ids[: len(structural)], planes, out=faces, cancel=cancel)
+    n_structural = len(faces)
+    report(0.5, f"{n_structural} structural faces")
+    union_faces(ordered, plane_ids, planes, subtract_from=len(structural), flags=FACE_DETAIL, out=faces, cancel=cancel)
+    stats.update(structural_brushes=len(structural), detail_brushes=len(detail),
+                 faces_before_csg=sum(len(b.faces) for b in ordered), faces_after_csg=len(faces),
+                 detail_faces_after_csg=len(faces) - n_structural)
+    n_csg = len(faces)  # the tree appends split pieces after this
+    times["csg"] = time.perf_counter() - t0
+    check_cancel()
+
+    t0 = time.perf_counter()
+    bounds = world_box(scene.bounds if scene.brushes else None)
+    builder = TreeBuilder(planes, faces, splitter_settings(scene), progress=bar.stage("tree"), cancel=cancel)
+    ids = np.arange(n_structural)
+    if n_structural:
+        builder.build(ids, np.ones(n_structural, bool), np.ones(n_structural, bool), bounds)
+    else:
+        builder.build(ids, np.zeros(0, bool), np.zeros(0, bool), bounds)
+    structural_nodes, structural_leaves = len(builder.node_plane), len(builder.leaves)
+    for i, leaf in enumerate(builder.leaves):
+        leaf.cluster = i
+    times["tree"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    report = bar.stage("detail")
+    detail_ids = list(range(n_structural, n_csg))
+    pushed = builder.push_faces(detail_ids) if detail_ids else {}
+    for k, (leaf_index, dfaces) in enumerate(sorted(pushed.items())):
+        check_cancel()
+        leaf = builder.leaves[leaf_index]
+        leaf.alive = False
+        ids = np.array(leaf.faces + dfaces, dtype=np.int64)
+        is_detail = np.array([(faces.flags[f] & FACE_DETAIL) != 0 for f in ids], dtype=bool)
+        first_new = len(builder.leaves)
+        builder.build(ids, is_detail, is_detail, leaf.bounds, parent=leaf.parent, side=leaf.side)
+        for sub in builder.leaves[first_new:]:
+            sub.cluster = leaf.cluster
+        report((k + 1) / len(pushed), f"{len(pushed)} leaves with detail")
+    stats["leaves_inside_detail"] = _mark_leaves_inside_detail(builder, faces, detail, set(pushed))
+    times["detail"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    level = _flatten(builder, planes, faces, ordered, bounds)
+    times["arrays"] = time.perf_counter() - t0
+    bar.stage("arrays")(1.0, "done")
+
+    stats.update(
+        splits=builder.stats.splits,
+        nodes=level.num_nodes,
+        leaves=level.num_leaves,
+        structural_nodes=structural_nodes,
+        structural_leaves=structural_leaves,
+        solid_leaves=int(np.count_nonzero(level.leaf_solid & POINT_HULL_BIT)),
+        depth=level.depth(),
+        faces=len(level.face_plane),
+        planes=len(planes),
+        candidates_scored=builder.stats.scored,
+    )
+    stats["times"] = times
+    level.stats = stats
+    return level
+
+
+def _mark_leaves_inside_detail(builder: TreeBuilder, faces: FaceList, detail, pushed: set[int]) -> int:
+    """Make solid the empty structural leaves that lie wholly inside a detail brush.
+
+    Such a leaf receives no detail face (no detail surface crosses it), so pushing faces cannot
+    tell; since it is wholly inside or wholly outside the detail union, one interior point
+    decides.  The point is taken just in front of one of the leaf's own faces (every empty leaf
+    holds one) and checked to land in that leaf.
+    """
+    if not detail:
+        return 0
+    boxes = np.array([b.bounds for b in detail])
+    tree = _LeafLocator(builder)
+    marked = 0
+    for index, leaf in enumerate(builder.leaves):
+        if leaf.solid or not leaf.alive or index in pushed or leaf.cluster != index:
+            continue
+        overlap = np.flatnonzero(np.all(boxes[:, 0] < leaf.bounds[1], axis=1) & np.all(boxes[:, 1] > leaf.bounds[0], axis=1))
+        if not len(overlap):
+            continue
+        point = tree.interior_point(index, faces)
+        if point is not None and any(detail[j].contains(point)[0] for j in overlap):
+            leaf.solid = True
+            marked += 1
+    return marked
+
+
+class _LeafLocator:
+    """Point location on a half-built tree, to check that a probe point lands where intended."""
+
+    def __init__(self, builder: TreeBuilder):
+        self.b = builder
+
+    def leaf(self, p: np.ndarray) -> int:
+        code = 0 if self.b.node_plane else -1
+        normals, dists = self.b.planes.normals, self.b.planes.dists
+        while code >= 0:
+            plane = self.b.node_plane[code]
+            code = self.b.node_children[code][0 if p @ normals[plane] - dists[plane] >= 0 else 1]
+        return -1 - code
+
+    def interior_point(self, index: int, faces: FaceList, step: float = 1e-3) -> np.ndarray | None:
+        normals = self.b.planes.normals
+        for f in self.b.leaves[index].faces:
+            centre = faces.verts[f].mean(axis=0)
+            for delta in (step, step / 10):
+                p = centre + delta * normals[faces.plane[f]]
+                if self.leaf(p) == index:
+                    return p
+        return None
+
+
+def _flatten(builder: TreeBuilder, planes: PlaneTable, faces: FaceList, brushes, bounds) -> CompiledLevel:
+    """Renumber leaves and faces in tree order and pack everything into flat arrays."""
+    n_nodes = len(builder.node_plane)
+    children = np.array(builder.node_children, dtype=np.int64).reshape(-1, 2)
+    order: list[int] = []  # old leaf indices in preorder, front first
+    new_index: dict[int, int] = {}
+    stack = [0] if n_nodes else [-1]
+    while stack:
+        code = stack.pop()
+        if code < 0:
+            old = -1 - code
+            new_index[old] = len(order)
+            order.append(old)
+        else:
+            stack.append(int(children[code, 1]))
+            stack.append(int(children[code, 0]))
+    remapped = children.copy()
+    leaf_mask = children < 0
+    remapped[leaf_mask] = [-1 - new_index[-1 - int(c)] for c in children[leaf_mask]]
+
+    face_order: list[int] = []
+    face_first = np.zeros(len(order), dtype=np.int32)
+    face_count = np.zeros(len(order), dtype=np.int32)
+    for new, old in enumerate(order):
+        rec = builder.leaves[old]
+        face_first[new] = len(face_order)
+        face_count[new] = len(rec.faces)
+        face_order.extend(rec.faces)
+    verts = [faces.verts[f] for f in face_order]
+    counts = np.array([len(v) for v in verts], dtype=np.int32)
+    first_vertex = np.zeros(len(verts), dtype=np.int32)
+    if len(verts):
+        np.cumsum(counts[:-1], out=first_vertex[1:])
+    # clusters numbered 0.. in order of first appearance
+    clusters = [builder.leaves[old].cluster for old in order]
+    cluster_ids: dict[int, int] = {}
+    normals, dists = planes.arrays()
+    return CompiledLevel(
+        plane_normals=normals,
+        plane_dists=dists,
+        node_plane=np.array(builder.node_plane, dtype=np.int32),
+        node_children=remapped.astype(np.int32),
+        leaf_solid=np.array([POINT_HULL_BIT if builder.leaves[o].solid else 0 for o in order], dtype=np.uint32),
+        leaf_cluster=np.array([cluster_ids.setdefault(c, len(cluster_ids)) for c in clusters], dtype=np.int32),
+        leaf_bounds=np.array([builder.leaves[o].bounds for o in order], dtype=np.float64).reshape(-1, 2, 3),
+        leaf_face_first=face_first,
+        leaf_face_count=face_count,
+        leaf_faces=np.arange(len(face_order), dtype=np.int32),
+        face_plane=np.array([faces.plane[f] for f in face_order], dtype=np.int32),
+        face_first_vertex=first_vertex,
+        face_num_vertices=counts,
+        face_brush=np.array([faces.brush[f] for f in face_order], dtype=np.int32),
+        face_flags=np.array([faces.flags[f] for f in face_order], dtype=np.uint32),
+        vertices=np.concatenate(verts) if verts else np.zeros((0, 3)),
+        brush_names=[b.name for b in brushes],
+        world_bounds=np.asarray(bounds, dtype=np.float64),
+    )

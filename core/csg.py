@@ -1,0 +1,130 @@
+"""CSG union of brush faces: keep only the parts of faces that lie on the surface of the union.
+
+Rule for coplanar faces (stated once, used everywhere):
+- Two brushes touching face to face (coplanar faces facing opposite ways): both faces are inside
+  the union and are removed where they overlap.
+- Two brushes with coplanar faces facing the same way (flush tops, say): the face of the brush
+  that comes first in the brush order is kept and the later brush's face is removed where they
+  overlap, so the surface is covered exactly once.  Structural brushes come before detail brushes.
+Everything else: the part of a face strictly inside another brush is removed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .brushes import Brush
+from .geometry import PlaneTable, split_polygon
+from .tolerances import ON_EPSILON
+
+
+@dataclass
+class FaceList:
+    """Faces as parallel lists: a convex polygon each, its plane in the table, its brush, flags."""
+
+    verts: list[np.ndarray] = field(default_factory=list)
+    plane: list[int] = field(default_factory=list)
+    brush: list[int] = field(default_factory=list)
+    flags: list[int] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.verts)
+
+    def add(self, verts: np.ndarray, plane: int, brush: int, flags: int = 0) -> int:
+        self.verts.append(verts)
+        self.plane.append(plane)
+        self.brush.append(brush)
+        self.flags.append(flags)
+        return len(self.verts) - 1
+
+
+def brush_plane_ids(brushes: list[Brush], planes: PlaneTable) -> list[np.ndarray]:
+    """Each brush's face planes as plane-table indices (same order as brush.faces)."""
+    return [np.array([planes.add(n, d) for n, d in zip(b.normals, b.dists)], dtype=np.int64) for b in brushes]
+
+
+def union_faces(
+    brushes: list[Brush],
+    plane_ids: list[np.ndarray],
+    planes: PlaneTable,
+    subtract_from: int = 0,
+    flags: int = 0,
+    out: FaceList | None = None,
+    cancel=None,
+) -> FaceList:
+    """Faces of brushes[subtract_from:] that lie on the surface of the union of all `brushes`.
+
+    Brushes before `subtract_from` only cut (e.g. structural brushes cutting detail faces); their
+    own faces are not emitted.  Face brush numbers are indices into `brushes`.
+    """
+    out = out if out is not None else FaceList()
+    if not brushes:
+        return out
+    bounds = np.array([b.bounds for b in brushes])  # (B, 2, 3)
+    lo, hi = bounds[:, 0] - ON_EPSILON, bounds[:, 1] + ON_EPSILON
+    for i in range(subtract_from, len(brushes)):
+        if cancel is not None and i % 64 == 0 and cancel():
+            from .errors import CancelledError
+
+            raise CancelledError()
+        brush = brushes[i]
+        near = np.flatnonzero(np.all(lo <= hi[i], axis=1) & np.all(hi >= lo[i], axis=1))
+        near = near[near != i]
+        for face, pid in zip(brush.faces, plane_ids[i]):
+            pid = int(pid)
+            pieces = [face]
+            for j in _touching_brushes(face, near, brushes):
+                pieces = _remove_inside(pieces, pid, brushes[j], plane_ids[j], planes, keep_flush=j > i)
+                if not pieces:
+                    break
+            for piece in pieces:
+                out.add(piece, pid, i, flags)
+    return out
+
+
+def _touching_brushes(face: np.ndarray, near: np.ndarray, brushes: list[Brush]) -> list[int]:
+    """Brushes (among `near`) not separated from the face by one of their planes."""
+    out = []
+    for j in near:
+        b = brushes[j]
+        dist = face @ b.normals.T - b.dists  # (K, planes)
+        fmin, fmax = dist.min(axis=0), dist.max(axis=0)
+        if np.any((fmin > -ON_EPSILON) & (fmax > ON_EPSILON)):
+            continue  # the face lies in front of one of b's planes: wholly outside b
+        out.append(int(j))
+    return out
+
+
+def _remove_inside(
+    pieces: list[np.ndarray],
+    face_plane: int,
+    brush: Brush,
+    brush_planes: np.ndarray,
+    planes: PlaneTable,
+    keep_flush: bool,
+) -> list[np.ndarray]:
+    """Pieces with their parts inside `brush` removed (the coplanar rule in the module docstring).
+
+    keep_flush: a piece lying on one of brush's planes with the same facing is kept (outside),
+    otherwise it counts as inside.
+    """
+    kept: list[np.ndarray] = []
+    for piece in pieces:
+        rest = piece
+        for n, d, pid in zip(brush.normals, brush.dists, brush_planes):
+            if (int(pid) >> 1) == (face_plane >> 1):
+                if int(pid) == face_plane and keep_flush:
+                    kept.append(rest)  # flush, and this brush is the later one: piece stays
+                    rest = None
+                    break
+                continue  # opposite facing, or flush with an earlier brush: counts as inside
+            front, back = split_polygon(rest, n, d)
+            if front is not None:
+                kept.append(front)
+            rest = back
+            if rest is None:
+                break
+        # whatever is left lies inside the brush and is dropped
+    return kept
