@@ -98,6 +98,7 @@ def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
     report = bar.stage("detail")
     detail_ids = list(range(n_structural, n_csg))
     pushed = builder.push_faces(detail_ids) if detail_ids else {}
+    builder.progress = None  # sub-builds report through this stage's own bar
     for k, (leaf_index, dfaces) in enumerate(sorted(pushed.items())):
         check_cancel()
         leaf = builder.leaves[leaf_index]

@@ -64,6 +64,10 @@ def union_faces(
         return out
     bounds = np.array([b.bounds for b in brushes])  # (B, 2, 3)
     lo, hi = bounds[:, 0] - ON_EPSILON, bounds[:, 1] + ON_EPSILON
+    counts = np.array([len(b.dists) for b in brushes])
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    all_n = np.concatenate([b.normals for b in brushes])
+    all_d = np.concatenate([b.dists for b in brushes])
     for i in range(subtract_from, len(brushes)):
         if cancel is not None and i % 64 == 0 and cancel():
             from .errors import CancelledError
@@ -72,28 +76,23 @@ def union_faces(
         brush = brushes[i]
         near = np.flatnonzero(np.all(lo <= hi[i], axis=1) & np.all(hi >= lo[i], axis=1))
         near = near[near != i]
+        if len(near):
+            cols = np.concatenate([np.arange(offsets[j], offsets[j + 1]) for j in near])
+            seg = np.concatenate([[0], np.cumsum(counts[near])[:-1]])
+            near_n, near_d = all_n[cols].T, all_d[cols]
         for face, pid in zip(brush.faces, plane_ids[i]):
             pid = int(pid)
             pieces = [face]
-            for j in _touching_brushes(face, near, brushes):
-                pieces = _remove_inside(pieces, pid, brushes[j], plane_ids[j], planes, keep_flush=j > i)
-                if not pieces:
-                    break
+            if len(near):
+                dist = face @ near_n - near_d  # (K, planes of all near brushes)
+                separated = (dist.min(axis=0) > -ON_EPSILON) & (dist.max(axis=0) > ON_EPSILON)
+                touching = near[~np.logical_or.reduceat(separated, seg)]
+                for j in touching:
+                    pieces = _remove_inside(pieces, pid, brushes[j], plane_ids[j], keep_flush=j > i)
+                    if not pieces:
+                        break
             for piece in pieces:
                 out.add(piece, pid, i, flags)
-    return out
-
-
-def _touching_brushes(face: np.ndarray, near: np.ndarray, brushes: list[Brush]) -> list[int]:
-    """Brushes (among `near`) not separated from the face by one of their planes."""
-    out = []
-    for j in near:
-        b = brushes[j]
-        dist = face @ b.normals.T - b.dists  # (K, planes)
-        fmin, fmax = dist.min(axis=0), dist.max(axis=0)
-        if np.any((fmin > -ON_EPSILON) & (fmax > ON_EPSILON)):
-            continue  # the face lies in front of one of b's planes: wholly outside b
-        out.append(int(j))
     return out
 
 
@@ -102,7 +101,6 @@ def _remove_inside(
     face_plane: int,
     brush: Brush,
     brush_planes: np.ndarray,
-    planes: PlaneTable,
     keep_flush: bool,
 ) -> list[np.ndarray]:
     """Pieces with their parts inside `brush` removed (the coplanar rule in the module docstring).
@@ -111,20 +109,29 @@ def _remove_inside(
     otherwise it counts as inside.
     """
     kept: list[np.ndarray] = []
+    coplanar = (brush_planes >> 1) == (face_plane >> 1)
     for piece in pieces:
+        if keep_flush and np.any(brush_planes == face_plane):
+            kept.append(piece)  # flush with a later brush: this face is the one kept
+            continue
         rest = piece
-        for n, d, pid in zip(brush.normals, brush.dists, brush_planes):
-            if (int(pid) >> 1) == (face_plane >> 1):
-                if int(pid) == face_plane and keep_flush:
-                    kept.append(rest)  # flush, and this brush is the later one: piece stays
-                    rest = None
-                    break
+        dist = rest @ brush.normals.T - brush.dists  # (K, planes), refreshed after each split
+        for k in range(len(brush.dists)):
+            if coplanar[k]:
                 continue  # opposite facing, or flush with an earlier brush: counts as inside
-            front, back = split_polygon(rest, n, d)
+            column = dist[:, k]
+            if column.max() <= ON_EPSILON:
+                continue  # wholly behind this plane
+            if column.min() >= -ON_EPSILON:
+                kept.append(rest)  # wholly in front: outside the brush
+                rest = None
+                break
+            front, back = split_polygon(rest, brush.normals[k], brush.dists[k], dist=column)
             if front is not None:
                 kept.append(front)
             rest = back
             if rest is None:
                 break
+            dist = rest @ brush.normals.T - brush.dists
         # whatever is left lies inside the brush and is dropped
     return kept

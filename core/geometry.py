@@ -172,18 +172,19 @@ def split_polygon(
 
     Vertices within eps of the plane go to both halves, so the halves share the cut edge exactly.
     A polygon lying on the plane is returned as (verts, None) and the caller decides by facing.
+    Polygons have a handful of vertices, so the loop is plain Python on lists (NumPy's per-call
+    overhead would dominate).
     """
     if dist is None:
         dist = verts @ n - d
-    front_mask = dist > eps
-    back_mask = dist < -eps
-    if not back_mask.any():
-        return verts, None
-    if not front_mask.any():
-        return None, verts
-    side = np.where(front_mask, 1, np.where(back_mask, -1, 0)).tolist()
     dl = dist.tolist()
+    if min(dl) >= -eps:
+        return verts, None
+    if max(dl) <= eps:
+        return None, verts
     vl = verts.tolist()
+    side = [1 if x > eps else (-1 if x < -eps else 0) for x in dl]
+    axial = [i for i in range(3) if n[i] == 1.0 or n[i] == -1.0]
     front: list = []
     back: list = []
     k = len(vl)
@@ -199,17 +200,26 @@ def split_polygon(
             q = vl[j]
             t = dl[i] / (dl[i] - dl[j])
             mid = [p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1]), p[2] + t * (q[2] - p[2])]
-            # Put the new vertex exactly on an axial plane: no drift across repeated splits.
-            for axis in range(3):
-                if n[axis] == 1.0:
-                    mid[axis] = d
-                elif n[axis] == -1.0:
-                    mid[axis] = -d
+            for axis in axial:  # put the new vertex exactly on an axial plane: no drift
+                mid[axis] = d * n[axis]
             front.append(mid)
             back.append(mid)
-    f = _clean(np.array(front)) if len(front) >= 3 else None
-    b = _clean(np.array(back)) if len(back) >= 3 else None
-    return f, b
+    return _clean_list(front), _clean_list(back)
+
+
+def _clean_list(points: list) -> np.ndarray | None:
+    """Drop vertices closer than MIN_EDGE_LENGTH to their successor; None if fewer than 3 remain."""
+    if len(points) < 3:
+        return None
+    limit = MIN_EDGE_LENGTH * MIN_EDGE_LENGTH
+    out = []
+    k = len(points)
+    for i in range(k):
+        p, q = points[i], points[(i + 1) % k]
+        dx, dy, dz = q[0] - p[0], q[1] - p[1], q[2] - p[2]
+        if dx * dx + dy * dy + dz * dz > limit:
+            out.append(p)
+    return np.array(out) if len(out) >= 3 else None
 
 
 def clip_polygon(
@@ -221,18 +231,6 @@ def clip_polygon(
     """
     front, back = split_polygon(verts, n, d, eps)
     return back if keep == Side.BACK else front
-
-
-def _clean(verts: np.ndarray) -> np.ndarray | None:
-    """Merge consecutive vertices closer than MIN_EDGE_LENGTH; None if fewer than 3 remain."""
-    if len(verts) < 3:
-        return None
-    step = np.concatenate([verts[1:], verts[:1]]) - verts
-    keep = np.einsum("ij,ij->i", step, step) > MIN_EDGE_LENGTH * MIN_EDGE_LENGTH
-    if keep.all():
-        return verts
-    verts = verts[keep]
-    return verts if len(verts) >= 3 else None
 
 
 def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:

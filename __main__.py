@@ -1,0 +1,7 @@
+"""`python -m brushbake ...`: the headless command line (see cli.py)."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

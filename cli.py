@@ -1,0 +1,275 @@
+"""The headless command line: bake a scene, inspect a level, query it from scripts.
+
+    python -m brushbake bake SCENE [-o OUT.bbk] [--json OUT.json]
+    python -m brushbake info LEVEL
+    python -m brushbake query LEVEL (--points IN.npy | --segments IN.npy) -o OUT.npy
+
+User errors (bad scenes, corrupt files, wrong arrays) print one paragraph and exit 1; Ctrl-C
+cancels cleanly (exit 130) and leaves no file behind.  Anything else is a bug and may show a
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+from .core.errors import BrushbakeError, CancelledError
+
+EXIT_OK, EXIT_USER_ERROR, EXIT_CANCELLED = 0, 1, 130
+
+
+class ProgressLine:
+    """Progress on stderr: one rewritten line on a terminal, a line per 10% otherwise."""
+
+    def __init__(self, stream=None, enabled: bool = True):
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.last_decile = -1
+        self.label = ""
+
+    def __call__(self, fraction: float, message: str = "") -> None:
+        if not self.enabled:
+            return
+        pct = int(round(100 * fraction))
+        if self.tty:
+            self.stream.write(f"\r{self.label}{pct:3d}%  {message[:60]:<60}")
+            self.stream.flush()
+        elif pct // 10 != self.last_decile:
+            self.last_decile = pct // 10
+            self.stream.write(f"{self.label}{pct:3d}%  {message}\n")
+
+    def start(self, label: str) -> None:
+        self.label = f"{label:<8}"
+        self.last_decile = -1
+
+    def done(self) -> None:
+        if self.enabled and self.tty:
+            self.stream.write("\n")
+
+
+def _table(rows: list[tuple[str, str, str]]) -> str:
+    w0 = max(len(r[0]) for r in rows)
+    w1 = max(len(r[1]) for r in rows)
+    w2 = max(len(r[2]) for r in rows)
+    line = "-" * (w0 + w1 + w2 + 6)
+    out = [line]
+    for i, (a, b, c) in enumerate(rows):
+        out.append(f"{a:<{w0}}   {b:>{w1}}   {c:>{w2}}")
+        if i == 0:
+            out.append(line)
+    out.append(line)
+    return "\n".join(out)
+
+
+def bake_table(stats: dict, times: dict) -> str:
+    s = stats
+    rows = [
+        ("stage", "count", "seconds"),
+        ("load: brushes", f"{s.get('brushes', 0)}", f"{times.get('load', 0):.2f}"),
+        ("  structural / detail", f"{s.get('structural_brushes', 0)} / {s.get('detail_brushes', 0)}", ""),
+        ("csg: faces before / after", f"{s.get('faces_before_csg', 0)} / {s.get('faces_after_csg', 0)}",
+         f"{times.get('csg', 0):.2f}"),
+        ("tree: splits", f"{s.get('splits', 0)}", f"{times.get('tree', 0):.2f}"),
+        ("  nodes", f"{s.get('nodes', 0)}", ""),
+        ("  leaves (solid / empty)",
+         f"{s.get('leaves', 0)} ({s.get('solid_leaves', 0)} / {s.get('leaves', 0) - s.get('solid_leaves', 0)})", ""),
+        ("  depth", f"{s.get('depth', 0)}", ""),
+        ("detail: nodes added", f"{s.get('nodes', 0) - s.get('structural_nodes', 0)}", f"{times.get('detail', 0):.2f}"),
+        ("arrays: faces / planes", f"{s.get('faces', 0)} / {s.get('planes', 0)}", f"{times.get('arrays', 0):.2f}"),
+        ("write", "", f"{times.get('write', 0):.2f}"),
+        ("total", "", f"{sum(v for v in times.values()):.2f}"),
+    ]
+    return _table(rows)
+
+
+def level_table(level) -> str:
+    solid = int(np.count_nonzero(level.leaf_solid & 1))
+    rows = [
+        ("item", "count", ""),
+        ("planes", str(len(level.plane_dists)), ""),
+        ("nodes", str(level.num_nodes), ""),
+        ("leaves", str(level.num_leaves), ""),
+        ("  solid / empty (point hull)", f"{solid} / {level.num_leaves - solid}", ""),
+        ("  clusters", str(len(np.unique(level.leaf_cluster))) if level.num_leaves else "0", ""),
+        ("faces", str(len(level.face_plane)), ""),
+        ("vertices", str(len(level.vertices)), ""),
+        ("depth", str(level.depth()), ""),
+        ("brushes", str(len(level.brush_names)), ""),
+        ("hulls", ", ".join(level.hull_names), ""),
+    ]
+    return _table(rows)
+
+
+def cmd_bake(args) -> int:
+    from .core.compile import compile_scene
+    from .core.loaders import load_scene
+    from .exporters.json_dump import write_level_json
+    from .exporters.native import write_level
+
+    progress = ProgressLine(enabled=not args.quiet)
+    times: dict = {}
+    scene_path = Path(args.scene)
+    out = Path(args.output) if args.output else Path(scene_path.stem + ".bbk")
+    for target in [out] + ([Path(args.json)] if args.json else []):
+        if not target.resolve().parent.is_dir():
+            raise BrushbakeError(f"cannot be written: the folder {target.resolve().parent} does not exist.",
+                                 subject=str(target), hint="Create the folder or choose another output path.")
+    t0 = time.perf_counter()
+    progress.start("load")
+    scene = load_scene(scene_path, progress=progress, map_scale=args.scale)
+    progress.done()
+    times["load"] = time.perf_counter() - t0
+    if args.splitter:
+        scene.settings.splitter = args.splitter
+    if args.max_candidates is not None:
+        scene.settings.max_candidates = args.max_candidates
+    for warning in scene.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    progress.start("compile")
+    level = compile_scene(scene, progress=progress)
+    progress.done()
+    times.update(level.stats.get("times", {}))
+    t0 = time.perf_counter()
+    write_level(level, out)
+    if args.json:
+        write_level_json(level, args.json)
+    times["write"] = time.perf_counter() - t0
+    if not args.quiet:
+        print(bake_table(level.stats, times))
+    print(f"wrote {out}" + (f" and {args.json}" if args.json else ""))
+    return EXIT_OK
+
+
+def cmd_info(args) -> int:
+    from .exporters.native import read_level
+
+    level = read_level(args.level)
+    print(f"{args.level}")
+    print(level_table(level))
+    return EXIT_OK
+
+
+def _shape(tail: tuple[int, ...]) -> str:
+    return "(" + ", ".join(["N", *map(str, tail)]) + ")"
+
+
+def _load_array(path: str, what: str, shape_tail: tuple[int, ...]) -> np.ndarray:
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise BrushbakeError(
+            f"cannot be read as a NumPy .npy array ({exc}).",
+            subject=path,
+            hint=f"Save an array of shape {_shape(shape_tail)} with numpy.save.",
+        ) from None
+    if not isinstance(arr, np.ndarray) or arr.ndim != 1 + len(shape_tail) or arr.shape[1:] != shape_tail:
+        raise BrushbakeError(
+            f"holds an array of shape {getattr(arr, 'shape', '?')}; {what} must have shape {_shape(shape_tail)}.",
+            subject=path,
+            hint="Reshape it (for points: arr.reshape(-1, 3); for segments: arr.reshape(-1, 2, 3)).",
+        )
+    if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
+        raise BrushbakeError(f"holds {arr.dtype} values, not real numbers.", subject=path,
+                             hint="Save float64 coordinates in metres.")
+    arr = arr.astype(np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise BrushbakeError("contains NaN or infinite coordinates.", subject=path,
+                             hint="Remove or fix those rows and query again.")
+    return arr
+
+
+def _save_array_atomic(path: str, arr: np.ndarray) -> None:
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            buf = io.BytesIO()
+            np.save(buf, arr, allow_pickle=False)
+            fh.write(buf.getvalue())
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def cmd_query(args) -> int:
+    from .core.query import point_solid, segment_hits
+    from .exporters.native import read_level
+
+    level = read_level(args.level)
+    hull = 0
+    if args.hull:
+        if args.hull not in level.hull_names:
+            raise BrushbakeError(f"has no hull named '{args.hull}'.", subject=args.level,
+                                 hint=f"Hulls in this level: {', '.join(level.hull_names)}.")
+        hull = level.hull_names.index(args.hull)
+    if args.points:
+        result = point_solid(level, _load_array(args.points, "points", (3,)), hull=hull)
+    else:
+        seg = _load_array(args.segments, "segments", (2, 3))
+        result = segment_hits(level, seg[:, 0], seg[:, 1], hull=hull)
+    _save_array_atomic(args.output, result)
+    print(f"wrote {args.output}: {result.shape[0]} answers")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m brushbake", description="Compile brush-built levels (brushbake).")
+    p.add_argument("--version", action="version", version=f"brushbake {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    b = sub.add_parser("bake", help="compile a .map or .json scene into a level file")
+    b.add_argument("scene", help="scene file (.map or .json)")
+    b.add_argument("-o", "--output", help="level file to write (default: SCENE's name with .bbk, here)")
+    b.add_argument("--json", help="also write a JSON dump of the level (for debugging)")
+    b.add_argument("--scale", type=float, default=None, help="metres per .map unit (default 1/32)")
+    b.add_argument("--splitter", choices=("onion", "thesis"), help="splitter heuristic (default onion)")
+    b.add_argument("--max-candidates", type=int, help="splitter planes scored per node (0 = all)")
+    b.add_argument("-q", "--quiet", action="store_true", help="no progress and no table")
+    b.set_defaults(func=cmd_bake)
+
+    i = sub.add_parser("info", help="print a level file's table of counts")
+    i.add_argument("level")
+    i.set_defaults(func=cmd_info)
+
+    q = sub.add_parser("query", help="answer point or segment queries from .npy arrays")
+    q.add_argument("level")
+    g = q.add_mutually_exclusive_group(required=True)
+    g.add_argument("--points", help="(N,3) array: answers (N,) uint8, 1 = solid")
+    g.add_argument("--segments", help="(N,2,3) array: answers (N,7) [fraction, point xyz, normal xyz]")
+    q.add_argument("--hull", help="hull name (default: the point hull)")
+    q.add_argument("-o", "--output", required=True, help=".npy file to write")
+    q.set_defaults(func=cmd_query)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except CancelledError as err:
+        print(f"\n{err}", file=sys.stderr)
+        return EXIT_CANCELLED
+    except KeyboardInterrupt:
+        print("\nCancelled by the user; nothing was written.", file=sys.stderr)
+        return EXIT_CANCELLED
+    except BrushbakeError as err:
+        print(f"\nerror: {err}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except OSError as err:  # a path the user gave cannot be read or written
+        where = err.filename or "a file"
+        print(f"\nerror: {where}: {err.strerror or err}. Check that the folder exists and that you may write there.",
+              file=sys.stderr)
+        return EXIT_USER_ERROR
