@@ -1,0 +1,746 @@
+"""Quake .map files: read them into a Scene.
+
+Formats read
+------------
+* standard (id's qbsp):  ``( x y z ) ( x y z ) ( x y z ) TEXTURE xoff yoff rot xscale yscale``
+* Valve 220:             ``( x y z ) ( x y z ) ( x y z ) TEXTURE [ ux uy uz uoff ] [ vx vy vz voff ] rot xscale yscale``
+* Quake 2 / Quake 3 extra trailing numbers (content flags, surface flags, value) on either form,
+  ``//`` comments (whole line or trailing), CRLF or LF line endings, UTF-8 or Latin-1 text, tabs,
+  quoted keys and values with spaces, entities without brushes.  Quake 3 ``patchDef*`` blocks are
+  skipped with a warning (curved patches are not brushes); ``brushDef`` (brush primitives) is refused
+  with a hint to re-save the map in the standard or Valve 220 format.
+
+Plane orientation
+-----------------
+qbsp takes the three points p0 p1 p2 of a plane line and builds the normal
+``(p0 - p1) x (p2 - p1)``, which points *out of* the brush (TrenchBroom writes points clockwise
+seen from outside).  That is brushbake's convention too: the brush is the intersection of the back
+half-spaces ``n.x <= d``.  tests/core/test_mapfile.py checks it on ericw-tools' q1_cube.map.
+
+Two stages, each a plain function:
+
+* :func:`parse_map_text` (syntax only, fast, regex per line) -> :class:`MapFile`
+* :func:`scene_from_mapfile` (scale, contents rules, brush building) -> :class:`Scene`
+
+:func:`load_map` reads a file and does both.
+
+Errors
+------
+A file that is not a well-formed .map (unexpected end of file, unbalanced braces, binary bytes,
+a malformed plane or key line) raises :class:`SceneFormatError` naming the file and line, always.
+A brush that is well-formed text but not a valid solid (fewer than 4 planes, three collinear
+points, no volume, open) is, by default, skipped with a line in ``scene.warnings`` naming the
+brush, as qbsp does; ``strict=True`` raises the typed error (a :class:`BrushError` subclass or
+:class:`InvalidCoordinatesError`) instead.  Exact duplicate planes in a brush are dropped (the
+first is kept) with a warning in both modes, as qbsp does, so one repeated face never costs a
+whole brush.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from .brushes import Contents, brush_from_planes
+from .errors import (
+    BrushbakeError,
+    BrushError,
+    CancelledError,
+    DegenerateBrushError,
+    InvalidCoordinatesError,
+    SceneFormatError,
+)
+from .scene import Light, Marker, Scene, Settings
+from .tolerances import DIST_EPSILON, NORMAL_EPSILON
+
+__all__ = [
+    "DEFAULT_SCALE",
+    "MapBrush",
+    "MapEntity",
+    "MapFile",
+    "brush_contents",
+    "decode_map_bytes",
+    "entity_role",
+    "load_map",
+    "load_map_text",
+    "parse_map_text",
+    "quake_to_scene",
+    "scene_from_mapfile",
+]
+
+#: metres per Quake unit (a 64-unit corridor is 2 m wide, a 56-unit player 1.75 m tall)
+DEFAULT_SCALE = 1.0 / 32.0
+
+ProgressFn = Callable[[float, str], None]
+CancelFn = Callable[[], bool]
+
+# --------------------------------------------------------------------------------------------
+# Axis and unit conversion
+
+
+def quake_to_scene(points, scale: float = DEFAULT_SCALE) -> np.ndarray:
+    """Quake units -> brushbake metres.  The one place where .map coordinates are converted.
+
+    Quake is right-handed with Z up, like Blender and brushbake, so the axes map one to one
+    (x -> x, y -> y, z -> z) and only the unit changes: metres = units * scale.  A pure uniform
+    scale keeps plane orientation (no handedness flip), so normals computed after conversion
+    still point out of the brush.
+    """
+    return np.asarray(points, dtype=np.float64) * float(scale)
+
+
+# --------------------------------------------------------------------------------------------
+# Contents rules (documented in docs/USER_GUIDE.md, "Brush contents from .map textures")
+
+#: face textures that draw nothing and collide with nothing; a brush made only of these is NONSOLID
+NONSOLID_TEXTURES = frozenset({"trigger", "skip", "hint", "hintskip", "origin"})
+#: collision-only texture; a brush made only of it is CLIP
+CLIP_TEXTURE = "clip"
+
+#: entities whose brushes are the static world
+WORLD_CLASSES = frozenset({"worldspawn", "func_group"})
+
+
+def _texture_key(texture: str) -> str:
+    """Lower-case last path component: 'textures/common/clip' and 'CLIP' are both 'clip'."""
+    t = texture.strip('"').lower()
+    return t.rsplit("/", 1)[-1]
+
+
+def brush_contents(textures: Iterable[str], detail: bool = False) -> Contents:
+    """Contents of a brush from its face textures (case-insensitive, path prefix ignored).
+
+    1. any liquid face (name starting with '*')              -> NONSOLID
+    2. every face 'clip'                                     -> CLIP
+    3. every face one of trigger/skip/hint/hintskip/origin  -> NONSOLID
+    4. anything else (sky, mixed skip + normal faces, ...)   -> SOLID, or DETAIL if `detail`
+    """
+    keys = [_texture_key(t) for t in textures]
+    if any(k.startswith("*") for k in keys):
+        return Contents.NONSOLID
+    if keys and all(k == CLIP_TEXTURE for k in keys):
+        return Contents.CLIP
+    if keys and all(k in NONSOLID_TEXTURES for k in keys):
+        return Contents.NONSOLID
+    return Contents.DETAIL if detail else Contents.SOLID
+
+
+def entity_role(classname: str) -> str:
+    """'world', 'detail', 'illusionary' (static, never collides) or 'mover' for a brush entity.
+
+    worldspawn, func_group: world.  func_detail, func_detail_wall, func_detail_fence and any other
+    func_detail_*: detail.  func_detail_illusionary: illusionary.  Everything else with brushes
+    (func_door, func_plat, func_wall, func_illusionary, trigger_*, ...) is a mover: a brush model
+    with its own life, kept in scene.movers and not compiled into the static world.
+    """
+    c = classname.lower()
+    if c in WORLD_CLASSES:
+        return "world"
+    if c == "func_detail_illusionary":
+        return "illusionary"
+    if c == "func_detail" or c.startswith("func_detail_"):
+        return "detail"
+    return "mover"
+
+
+# --------------------------------------------------------------------------------------------
+# The parsed file
+
+
+@dataclass
+class MapBrush:
+    entity_index: int  #: E in 'entity E / brush B' (0-based, as TrenchBroom's comments count)
+    index: int  #: B, the brush's index within its entity (0-based)
+    line: int  #: 1-based line of the brush's opening '{'
+    first_plane: int  #: into MapFile.points / textures / plane_lines
+    plane_count: int
+    patch: bool = False  #: a skipped Quake 3 patchDef (counted so brush numbers match the editor's)
+
+
+@dataclass
+class MapEntity:
+    index: int
+    line: int  #: 1-based line of the entity's opening '{'
+    properties: dict[str, str] = field(default_factory=dict)
+    key_lines: dict[str, int] = field(default_factory=dict)
+    brushes: list[MapBrush] = field(default_factory=list)
+
+    @property
+    def classname(self) -> str:
+        return self.properties.get("classname", "")
+
+
+@dataclass
+class MapFile:
+    """A .map file after syntax checking: entities plus every plane's three points (Quake units)."""
+
+    source_name: str
+    entities: list[MapEntity]
+    points: np.ndarray  #: (P, 3, 3) float64: plane p's points p0, p1, p2, as written
+    textures: list[str]  #: (P,) texture name of each plane, as written
+    plane_lines: np.ndarray  #: (P,) int: 1-based line of each plane
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def brush_count(self) -> int:
+        return sum(len(e.brushes) for e in self.entities)
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding and parsing
+
+_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_POINT = rf"\(\s*({_NUM})\s+({_NUM})\s+({_NUM})\s*\)\s*"
+_TEX_PARAMS = (
+    rf"(?:\[\s*{_NUM}(?:\s+{_NUM}){{3}}\s*\]\s*\[\s*{_NUM}(?:\s+{_NUM}){{3}}\s*\]\s*{_NUM}(?:\s+{_NUM}){{2,}}"  # Valve 220
+    rf"|{_NUM}(?:\s+{_NUM}){{4,}})"  # standard (+ Quake 2/3 flags)
+)
+_PLANE_RE = re.compile(rf"{_POINT}{_POINT}{_POINT}(\"[^\"]*\"|[^\s\"\[\]()]+)\s+{_TEX_PARAMS}\s*(?://.*)?$")
+_KEY_RE = re.compile(r'"([^"]*)"\s*"(.*)"\s*(?://[^"]*)?$')
+_BINARY_RE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+_BRACES_ONLY_RE = re.compile(r"[{}\s]+$")
+
+_SYNTAX_HINT = "Fix that line in a text editor, or open and re-save the map in your editor (TrenchBroom, J.A.C.K., NetRadiant)."
+_TRUNCATED_HINT = "The file looks truncated or has an unbalanced '{'; re-save it from the editor, or restore it from a backup."
+
+
+def _snippet(line: str, limit: int = 60) -> str:
+    line = line.strip()
+    return repr(line if len(line) <= limit else line[:limit] + "...")
+
+
+def _syntax_error(source: str, lineno: int, message: str, hint: str = _SYNTAX_HINT) -> SceneFormatError:
+    return SceneFormatError(message, subject=f"{source}, line {lineno}", hint=hint)
+
+
+def decode_map_bytes(data: bytes, source_name: str = "<map>") -> str:
+    """Bytes -> text: UTF-8 if valid, else Latin-1 (every byte is a character; Quake's 'gold' message
+    text uses bytes 128-255).  A byte-order mark and a trailing DOS end-of-file (Ctrl-Z) are dropped.
+    Binary data (NUL and other control bytes) raises SceneFormatError naming the line."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    text = text.rstrip("\x1a")
+    _check_text(text, source_name)
+    return text
+
+
+def _check_text(text: str, source: str) -> None:
+    m = _BINARY_RE.search(text)
+    if m:
+        lineno = text.count("\n", 0, m.start()) + 1
+        column = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+        raise _syntax_error(
+            source,
+            lineno,
+            f"binary byte 0x{ord(m.group()):02x} at column {column}: this is not a .map text file, or it is corrupt.",
+            hint="Check that you picked the .map source (not a compiled .bsp) and that it was saved as plain text.",
+        )
+
+
+def parse_map_text(
+    text: str,
+    source_name: str = "<map>",
+    progress: ProgressFn | None = None,
+    cancel: CancelFn | None = None,
+) -> MapFile:
+    """Check the syntax of a .map file and collect its entities and planes (nothing is built yet).
+
+    Raises SceneFormatError (with the line number and what to do) for anything that is not a
+    well-formed .map, CancelledError if cancel() returns True.
+    """
+    if not isinstance(text, str):
+        raise SceneFormatError("is not text.", subject=source_name, hint="Pass the decoded file (see decode_map_bytes).")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    text = text.rstrip("\x1a")
+    _check_text(text, source_name)
+    lines = text.split("\n")  # not splitlines(): it also splits at \x85, \x0c, ... and shifts line numbers
+    n_lines = len(lines)
+
+    entities: list[MapEntity] = []
+    coords: list[tuple[str, ...]] = []
+    textures: list[str] = []
+    plane_lines: list[int] = []
+    warnings: list[str] = []
+
+    depth = 0  # 0: between entities, 1: in an entity, 2: in a brush
+    entity: MapEntity | None = None
+    brush_line = 0
+    brush_first = 0
+    skip_depth = 0  # > 0 while skipping a patchDef block
+    skip_brush = False
+    plane_match = _PLANE_RE.match
+    key_match = _KEY_RE.match
+    check_every = 4096
+
+    for lineno, raw in enumerate(lines, 1):
+        if lineno % check_every == 0:
+            if cancel is not None and cancel():
+                raise CancelledError()
+            if progress is not None:
+                progress(lineno / n_lines, f"Reading {source_name}: line {lineno} of {n_lines}")
+        line = raw.strip()
+        if not line or line.startswith("//"):
+            continue
+
+        if skip_depth:
+            skip_depth += line.count("{") - line.count("}")
+            if skip_depth < 0:
+                raise _syntax_error(source_name, lineno, "unbalanced '}' inside a patch.", _TRUNCATED_HINT)
+            continue
+
+        if depth == 2:
+            if line[0] == "(":
+                m = plane_match(line)
+                if m is None:
+                    raise _syntax_error(
+                        source_name,
+                        lineno,
+                        f"malformed plane line {_snippet(line)}: expected '( x y z ) ( x y z ) ( x y z ) TEXTURE "
+                        "xoff yoff rot xscale yscale' or the Valve 220 form "
+                        "'... TEXTURE [ ux uy uz uoff ] [ vx vy vz voff ] rot xscale yscale'.",
+                    )
+                g = m.groups()
+                coords.append(g[:9])
+                textures.append(g[9].strip('"'))
+                plane_lines.append(lineno)
+                continue
+            if line == "}":
+                depth = 1
+                assert entity is not None
+                entity.brushes.append(
+                    MapBrush(entity.index, len(entity.brushes), brush_line, brush_first, len(coords) - brush_first, skip_brush)
+                )
+                skip_brush = False
+                continue
+            word = line.split(None, 1)[0]
+            if word.lower().startswith("patchdef") and len(coords) == brush_first and not skip_brush:
+                assert entity is not None
+                warnings.append(
+                    f"{source_name}:entity{entity.index}: skipped a Quake 3 {word} (curved patch, line {lineno}); "
+                    "patches are not brushes. Convert it to brushes in the editor if it must collide."
+                )
+                skip_brush = True
+                skip_depth = 0
+                continue
+            if word.lower().startswith("brushdef"):
+                raise _syntax_error(
+                    source_name,
+                    lineno,
+                    f"Quake 3 '{word}' brushes (brush primitives) are not supported.",
+                    hint="Save the map in the standard (Quake) or Valve 220 format and load it again.",
+                )
+            if skip_brush and line[0] == "{":
+                skip_depth = line.count("{") - line.count("}")
+                continue
+            if line[0] != "{" and line[0] != "}":
+                raise _syntax_error(
+                    source_name,
+                    lineno,
+                    f"expected a plane line '( x y z ) ( x y z ) ( x y z ) TEXTURE ...' or '}}', got {_snippet(line)}.",
+                )
+
+        if line[0] == "{" or line[0] == "}":
+            if not _BRACES_ONLY_RE.match(line):
+                i = line.find("//")
+                if i < 0 or not _BRACES_ONLY_RE.match(line[:i]):
+                    raise _syntax_error(source_name, lineno, f"unexpected text after a brace: {_snippet(line)}.")
+                line = line[:i]
+            for ch in line:
+                if ch == "{":
+                    if depth == 0:
+                        entity = MapEntity(index=len(entities), line=lineno)
+                        entities.append(entity)
+                        depth = 1
+                    elif depth == 1:
+                        depth = 2
+                        brush_line = lineno
+                        brush_first = len(coords)
+                    else:
+                        assert entity is not None
+                        raise _syntax_error(
+                            source_name,
+                            lineno,
+                            f"'{{' inside brush {len(entity.brushes)} of entity {entity.index} (opened at line "
+                            f"{brush_line}): that brush is missing its closing '}}'.",
+                            _TRUNCATED_HINT,
+                        )
+                elif ch == "}":
+                    if depth == 1:
+                        depth = 0
+                    elif depth == 2:
+                        assert entity is not None
+                        entity.brushes.append(
+                            MapBrush(entity.index, len(entity.brushes), brush_line, brush_first, len(coords) - brush_first, skip_brush)
+                        )
+                        skip_brush = False
+                        depth = 1
+                    else:
+                        raise _syntax_error(source_name, lineno, "'}' without a matching '{'.", _TRUNCATED_HINT)
+            continue
+
+        if depth == 1 and line[0] == '"':
+            m = key_match(line)
+            if m is None:
+                raise _syntax_error(source_name, lineno, f"malformed key line {_snippet(line)}: expected '\"key\" \"value\"'.")
+            assert entity is not None
+            key, value = m.group(1), m.group(2)
+            entity.properties[key] = value
+            entity.key_lines[key] = lineno
+            continue
+
+        if depth == 0:
+            raise _syntax_error(source_name, lineno, f"expected '{{' to start an entity, got {_snippet(line)}.")
+        raise _syntax_error(source_name, lineno, f"expected '\"key\" \"value\"', '{{' or '}}' in an entity, got {_snippet(line)}.")
+
+    if depth != 0 or skip_depth:
+        assert entity is not None
+        where = f"brush {len(entity.brushes)} (opened at line {brush_line})" if depth == 2 else "it"
+        raise _syntax_error(
+            source_name,
+            n_lines,
+            f"unexpected end of file: entity {entity.index} (opened at line {entity.line}) is not closed; "
+            f"{where} needs its '}}'.",
+            _TRUNCATED_HINT,
+        )
+    if not entities:
+        raise SceneFormatError(
+            "has no entities: a .map needs at least a worldspawn entity '{ \"classname\" \"worldspawn\" ... }'.",
+            subject=source_name,
+            hint="Check that this is the right file; an empty or truncated file cannot be loaded.",
+        )
+
+    if coords:
+        # regex-validated decimal numbers: float() cannot fail (a huge exponent gives inf, caught later)
+        points = np.array([float(v) for g in coords for v in g], dtype=np.float64).reshape(-1, 3, 3)
+    else:
+        points = np.zeros((0, 3, 3))
+    if progress is not None:
+        progress(1.0, f"Read {source_name}: {len(entities)} entities")
+    return MapFile(
+        source_name=source_name,
+        entities=entities,
+        points=points,
+        textures=textures,
+        plane_lines=np.array(plane_lines, dtype=np.int64),
+        warnings=warnings,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Building the scene
+
+
+def _floats(value: str) -> list[float] | None:
+    try:
+        out = [float(v) for v in value.split()]
+    except ValueError:
+        return None
+    return out if all(math.isfinite(v) for v in out) else None
+
+
+class _Builder:
+    def __init__(self, mapfile: MapFile, scale: float, strict: bool, warnings: list[str]):
+        self.map = mapfile
+        self.scale = scale
+        self.strict = strict
+        self.warnings = warnings
+
+    def bad_value(self, entity: MapEntity, key: str, expected: str, default: str) -> None:
+        lineno = entity.key_lines.get(key, entity.line)
+        value = entity.properties.get(key, "")
+        message = f"entity {entity.index} ({entity.classname}) has a bad '{key}' value {value!r}: expected {expected}."
+        if self.strict:
+            raise _syntax_error(self.map.source_name, lineno, message, hint="Fix the value in the editor's entity inspector.")
+        self.warnings.append(f"{self.map.source_name}, line {lineno}: {message} Using {default}.")
+
+    def vector(self, entity: MapEntity, key: str, count: int, default: tuple[float, ...]) -> tuple[float, ...]:
+        if key not in entity.properties:
+            return default
+        values = _floats(entity.properties[key])
+        if values is None or len(values) != count:
+            self.bad_value(entity, key, f"{count} numbers", f"{' '.join(f'{v:g}' for v in default)}")
+            return default
+        return tuple(values)
+
+    def origin(self, entity: MapEntity) -> tuple[float, float, float]:
+        o = self.vector(entity, "origin", 3, (0.0, 0.0, 0.0))
+        p = quake_to_scene(o, self.scale)
+        return (float(p[0]), float(p[1]), float(p[2]))
+
+    def light(self, entity: MapEntity, name: str) -> Light:
+        intensity = 300.0
+        key = "light" if "light" in entity.properties else "_light" if "_light" in entity.properties else None
+        color = (1.0, 1.0, 1.0)
+        if key is not None:
+            values = _floats(entity.properties[key])
+            if values is not None and len(values) == 1:
+                intensity = values[0]
+            elif values is not None and len(values) == 4:  # Half-Life style 'r g b brightness'
+                color = tuple(values[:3])
+                intensity = values[3]
+                if max(color) > 1.0:
+                    color = tuple(c / 255.0 for c in color)
+            else:
+                self.bad_value(entity, key, "one number (brightness, 300 by default)", "300")
+        ckey = "_color" if "_color" in entity.properties else "color" if "color" in entity.properties else None
+        if ckey is not None:
+            c = self.vector(entity, ckey, 3, color)
+            if max(c) > 1.0:  # 0-255 -> 0-1
+                c = tuple(v / 255.0 for v in c)
+            color = c
+        return Light(name=name, position=self.origin(entity), color=tuple(float(v) for v in color), intensity=float(intensity))
+
+    def marker(self, entity: MapEntity, name: str) -> Marker:
+        angle = 0.0
+        if "angle" in entity.properties:
+            angle = self.vector(entity, "angle", 1, (0.0,))[0]
+        elif "angles" in entity.properties:  # 'pitch yaw roll'
+            angle = self.vector(entity, "angles", 3, (0.0, 0.0, 0.0))[1]
+        if "origin" not in entity.properties:
+            self.warnings.append(
+                f"{name} ({entity.classname}) has no 'origin'; placed at 0 0 0. Move it in the editor to give it one."
+            )
+        return Marker(name=name, kind=entity.classname, position=self.origin(entity), angle=float(angle))
+
+
+def _fail(strict: bool, err: BrushbakeError, warnings: list[str], name: str, lineno: int) -> None:
+    """Raise `err` (strict) or record that brush `name` is skipped."""
+    if strict:
+        raise err
+    warnings.append(f"{name} (line {lineno}) skipped: {err.problem}")
+
+
+def _with_line(err: BrushbakeError, lineno: int) -> BrushbakeError:
+    """The same error, its subject extended with the brush's line number."""
+    try:
+        new = type(err)(err.problem, subject=f"{err.subject} (line {lineno})" if err.subject else None, hint=err.hint)
+    except TypeError:
+        return err
+    new.__cause__ = err
+    return new
+
+
+def scene_from_mapfile(
+    mapfile: MapFile,
+    scale: float = DEFAULT_SCALE,
+    name: str | None = None,
+    strict: bool = False,
+    progress: ProgressFn | None = None,
+    cancel: CancelFn | None = None,
+) -> Scene:
+    """Turn a parsed .map into a Scene: scale, sort entities, pick contents, build brushes.
+
+    strict=False (default): a brush that cannot be built is skipped with a warning (as qbsp does);
+    strict=True: the first such brush raises its typed error.  Checks that need no geometry (too
+    few planes, collinear points, non-finite numbers) run over the whole file before the slow
+    building, so strict mode fails fast.
+    """
+    if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
+        raise InvalidCoordinatesError(
+            f"the .map scale must be a positive number of metres per unit, not {scale!r}.",
+            hint="Use 1/32 (0.03125) for Quake levels.",
+        )
+    source = mapfile.source_name
+    warnings: list[str] = list(mapfile.warnings)
+    builder = _Builder(mapfile, float(scale), strict, warnings)
+    scene = Scene(name=name if name is not None else Path(source).stem or source, warnings=warnings)
+    scene.settings = Settings(map_scale=float(scale))
+
+    # all planes at once: points -> metres -> unit normals and distances
+    pts = quake_to_scene(mapfile.points, scale)  # (P, 3, 3)
+    with np.errstate(all="ignore"):
+        a = pts[:, 0] - pts[:, 1]
+        b = pts[:, 2] - pts[:, 1]
+        cross = np.cross(a, b)
+        length = np.linalg.norm(cross, axis=1)
+        scale_ab = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+        normals = cross / length[:, None]
+        dists = np.einsum("ij,ij->i", normals, pts[:, 0])
+    finite_pts = np.all(np.isfinite(pts), axis=(1, 2)) & np.isfinite(scale_ab)
+    # sin(angle between the edges) below 1e-12: the three points are on one line
+    collinear = ~(length > 1e-12 * scale_ab)
+
+    # TrenchBroom layers marked 'omit from export' are left out, as ericw-tools' qbsp does
+    omitted_layers = {
+        e.properties.get("_tb_id")
+        for e in mapfile.entities
+        if e.properties.get("_tb_type") == "_tb_layer" and e.properties.get("_tb_layer_omit_from_export") == "1"
+    }
+    omitted_layers.discard(None)
+
+    # 1. sort entities and run the cheap checks on every brush
+    jobs: list[tuple[MapBrush, str, Contents, str, np.ndarray]] = []
+    worldspawns = 0
+    for entity in mapfile.entities:
+        classname = entity.classname
+        ename = f"{source}:entity{entity.index}"
+        if classname.lower() == "worldspawn":
+            worldspawns += 1
+        if entity.properties.get("_tb_layer") in omitted_layers or (
+            entity.properties.get("_tb_type") == "_tb_layer" and entity.properties.get("_tb_id") in omitted_layers
+        ):
+            if entity.brushes or entity.properties.get("_tb_type") == "_tb_layer":
+                warnings.append(f"{ename} ({classname or 'no classname'}) left out: its TrenchBroom layer is marked 'omit from export'.")
+            continue
+        if not entity.brushes:
+            lower = classname.lower()
+            if lower.startswith("light"):
+                scene.lights.append(builder.light(entity, ename))
+            elif lower.startswith("info_"):
+                scene.markers.append(builder.marker(entity, ename))
+            elif not classname:
+                warnings.append(f"{ename} (line {entity.line}) has no 'classname'; ignored.")
+            continue
+        if not classname:
+            warnings.append(f"{ename} (line {entity.line}) has brushes but no 'classname'; its brushes are treated as a mover.")
+        role = entity_role(classname)
+        for mb in entity.brushes:
+            if mb.patch:
+                continue
+            bname = f"{ename}:brush{mb.index}"
+            sl = slice(mb.first_plane, mb.first_plane + mb.plane_count)
+            texs = mapfile.textures[sl]
+            contents = brush_contents(texs, detail=role == "detail")
+            if role == "illusionary":
+                contents = Contents.NONSOLID
+            err: BrushbakeError | None = None
+            keep = np.arange(mb.first_plane, sl.stop)
+            if mb.plane_count < 4:
+                err = DegenerateBrushError(
+                    f"has only {mb.plane_count} planes; a closed convex brush needs at least 4.",
+                    subject=bname,
+                    hint="Delete it or give it the missing faces.",
+                )
+            elif not finite_pts[sl].all():
+                bad = int(mapfile.plane_lines[mb.first_plane + int(np.argmin(finite_pts[sl]))])
+                err = InvalidCoordinatesError(
+                    f"has a coordinate too large to represent on line {bad}.",
+                    subject=bname,
+                    hint="Fix the numbers on that line; .map coordinates are at most a few hundred thousand units.",
+                )
+            elif collinear[sl].any():
+                bad = int(mapfile.plane_lines[mb.first_plane + int(np.argmax(collinear[sl]))])
+                err = DegenerateBrushError(
+                    f"has a plane whose three points lie on one line (line {bad}), so it defines no plane.",
+                    subject=bname,
+                    hint="Delete that face or the brush, or re-save the map from the editor to recompute its points.",
+                )
+            else:
+                keep = _drop_duplicate_planes(normals, dists, mb, bname, mapfile, warnings)
+            if err is not None:
+                _fail(strict, err, warnings, bname, mb.line)
+                continue
+            jobs.append((mb, bname, contents, classname or "", keep))
+    if worldspawns == 0:
+        warnings.append(f"{source} has no worldspawn entity; Quake tools expect the first entity to be worldspawn.")
+
+    # 2. build the brushes (the slow part)
+    total = max(len(jobs), 1)
+    step = max(1, total // 200)
+    for k, (mb, bname, contents, classname, keep) in enumerate(jobs):
+        if cancel is not None and cancel():
+            raise CancelledError()
+        if progress is not None and k % step == 0:
+            progress(k / total, f"Building brushes of {source}: {k} of {len(jobs)}")
+        try:
+            brush = brush_from_planes(
+                normals[keep],
+                dists[keep],
+                bname,
+                contents=contents,
+                textures=[mapfile.textures[i] for i in keep],
+                entity=classname,
+            )
+        except (BrushError, InvalidCoordinatesError) as exc:
+            _fail(strict, _with_line(exc, mb.line), warnings, bname, mb.line)
+            continue
+        if entity_role(classname) == "mover":
+            scene.movers.append(brush)
+        else:
+            scene.brushes.append(brush)
+    if progress is not None:
+        progress(1.0, f"Built {len(scene.brushes)} brushes and {len(scene.movers)} mover brushes from {source}")
+    return scene
+
+
+def _drop_duplicate_planes(
+    normals: np.ndarray, dists: np.ndarray, mb: MapBrush, bname: str, mapfile: MapFile, warnings: list[str]
+) -> np.ndarray:
+    """Indices of the brush's planes with exact repeats removed (the first is kept), as qbsp does."""
+    idx = np.arange(mb.first_plane, mb.first_plane + mb.plane_count)
+    n, d = normals[idx], dists[idx]
+    same = np.all(np.abs(n[:, None, :] - n[None, :, :]) < NORMAL_EPSILON, axis=2) & (
+        np.abs(d[:, None] - d[None, :]) < DIST_EPSILON
+    )
+    dup = np.triu(same, 1).any(axis=0)
+    if not dup.any():
+        return idx
+    for j in np.flatnonzero(dup):
+        first = int(np.argmax(same[:, j]))
+        warnings.append(
+            f"{bname}: dropped a duplicate plane on line {int(mapfile.plane_lines[idx[j]])} "
+            f"(same as line {int(mapfile.plane_lines[idx[first]])})."
+        )
+    return idx[~dup]
+
+
+# --------------------------------------------------------------------------------------------
+# Entry points
+
+
+def load_map_text(
+    text: str,
+    source_name: str = "<map>",
+    scale: float = DEFAULT_SCALE,
+    name: str | None = None,
+    strict: bool = False,
+    progress: ProgressFn | None = None,
+    cancel: CancelFn | None = None,
+) -> Scene:
+    """parse_map_text + scene_from_mapfile (for text already in memory; tests, sample scenes)."""
+    parse_progress = None if progress is None else (lambda f, m: progress(0.05 * f, m))
+    build_progress = None if progress is None else (lambda f, m: progress(0.05 + 0.95 * f, m))
+    mapfile = parse_map_text(text, source_name, progress=parse_progress, cancel=cancel)
+    return scene_from_mapfile(mapfile, scale=scale, name=name, strict=strict, progress=build_progress, cancel=cancel)
+
+
+def load_map(
+    path,
+    scale: float = DEFAULT_SCALE,
+    name: str | None = None,
+    progress: ProgressFn | None = None,
+    cancel: CancelFn | None = None,
+    strict: bool = False,
+) -> Scene:
+    """Read a Quake .map file (standard or Valve 220) into a Scene in metres (Z up).
+
+    scale: metres per Quake unit (1/32 by default).  name: the scene's name (default: the file's
+    stem).  Brush names are '<file name>:entity<E>:brush<B>'.  progress(fraction, message) and
+    cancel() are called during the work; cancel() returning True raises CancelledError.
+    Raises SceneFormatError for an unreadable or malformed file (always) and, with strict=True,
+    the BrushError / InvalidCoordinatesError of the first bad brush (otherwise: skipped, warned).
+    """
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise SceneFormatError(
+            f"cannot be opened ({exc.strerror or exc.__class__.__name__}).",
+            subject=str(p),
+            hint="Check the path and that the file exists and is readable.",
+        ) from exc
+    if cancel is not None and cancel():
+        raise CancelledError()
+    text = decode_map_bytes(data, p.name)
+    return load_map_text(text, p.name, scale=scale, name=name if name is not None else p.stem, strict=strict,
+                         progress=progress, cancel=cancel)
