@@ -13,7 +13,8 @@ Two splitter heuristics (Settings.splitter):
   min(front, back) / max(front, back) exceeds MINIMUMRELATION, halving it until one qualifies.
 Scoring every candidate plane against every face is O(n^2) per node; at most
 Settings.max_candidates planes (evenly spaced through the node's candidates, so deterministic)
-are scored per node, all at once in NumPy.
+are scored per node, all at once in NumPy, against at most max_score_faces faces (an evenly
+strided sample of big nodes; every face is still routed by the chosen plane).
 
 Detail faces are pushed into the finished structural tree (the thesis's PUSH-POLYGON): parts
 reaching solid leaves are dropped, and an empty leaf that receives detail faces is split further
@@ -39,6 +40,7 @@ class SplitterSettings:
     min_relation: float = 0.8
     relation_scale: float = 2.0
     max_candidates: int = 48
+    max_score_faces: int = 1024
 
 
 @dataclass
@@ -73,6 +75,7 @@ class TreeBuilder:
         self.cancel = cancel
         self.node_plane: list[int] = []
         self.node_children: list[list[int]] = []
+        self.node_face: list[int] = []  # one face lying on each node's splitter (for probe points)
         self.leaves: list[LeafRecord] = []
         self.stats = TreeStats()
         # vertex pool: faces[i] occupies pool[first[i] : first[i] + count[i]]
@@ -136,6 +139,7 @@ class TreeBuilder:
                 code = len(self.node_plane)
                 self.node_plane.append(plane)
                 self.node_children.append([0, 0])
+                self.node_face.append(int(ids[np.flatnonzero(cls == 0)[0]]))
                 front, back = self._partition(ids, cand, cnt, plane, cls)
                 fbox, bbox = _split_box(box, self.planes.normal(plane), self.planes.dist(plane))
                 stack.append((*back, bbox, code, 1))
@@ -173,10 +177,14 @@ class TreeBuilder:
         if limit and len(cand_planes) > limit:
             pick = np.linspace(0, len(cand_planes) - 1, limit).round().astype(np.int64)
             cand_planes = cand_planes[np.unique(pick)]
-        cls = self._classify(ids, cand_planes)
+        sample = np.arange(len(ids))
+        cap = self.settings.max_score_faces
+        if cap and len(ids) > cap:  # score on an evenly strided sample; route all faces below
+            sample = np.unique(np.linspace(0, len(ids) - 1, cap).round().astype(np.int64))
+        cls = self._classify(ids[sample], cand_planes)
         self.stats.scored += len(cand_planes)
         on = cls == 0
-        same = face_planes[:, None] == cand_planes[None, :]
+        same = face_planes[sample, None] == cand_planes[None, :]
         n_front = np.count_nonzero((cls == 1) | (on & same), axis=0)
         n_back = np.count_nonzero((cls == 2) | (on & ~same), axis=0)
         n_split = np.count_nonzero(cls == 3, axis=0)
@@ -185,6 +193,8 @@ class TreeBuilder:
         else:
             score = np.abs(n_front - n_back) + self.settings.split_weight * n_split
             best = int(np.argmin(score))  # first minimum: deterministic
+        if len(sample) < len(ids):
+            return int(cand_planes[best]), self._classify(ids, cand_planes[best : best + 1])[:, 0]
         return int(cand_planes[best]), cls[:, best]
 
     def _partition(self, ids, cand, cnt, plane: int, cls: np.ndarray):
@@ -263,6 +273,42 @@ class TreeBuilder:
                     if fp is not None:
                         stack.append((front_code, self._new_face(fp, face)))
         return out
+
+
+@dataclass
+class FlatTree:
+    """A built tree renumbered for storage: leaves in preorder (front first), children encoded
+    c >= 0 node, c < 0 leaf -1 - c; `leaf_order[new] = old` maps back to TreeBuilder.leaves."""
+
+    node_plane: np.ndarray  # (N,) int32
+    node_children: np.ndarray  # (N, 2) int32
+    leaf_order: np.ndarray  # (L,) int64
+
+    @property
+    def root(self) -> int:
+        return 0 if len(self.node_plane) else -1
+
+
+def flatten_tree(builder: "TreeBuilder") -> FlatTree:
+    """Renumber a built tree's live leaves in preorder and encode its children arrays."""
+    n_nodes = len(builder.node_plane)
+    children = np.array(builder.node_children, dtype=np.int64).reshape(-1, 2)
+    order: list[int] = []
+    new_index: dict[int, int] = {}
+    stack = [0] if n_nodes else [-1]
+    while stack:
+        code = stack.pop()
+        if code < 0:
+            new_index[-1 - code] = len(order)
+            order.append(-1 - code)
+        else:
+            stack.append(int(children[code, 1]))
+            stack.append(int(children[code, 0]))
+    remapped = children.copy()
+    leaf_mask = children < 0
+    remapped[leaf_mask] = [-1 - new_index[-1 - int(c)] for c in children[leaf_mask]]
+    return FlatTree(np.array(builder.node_plane, dtype=np.int32), remapped.astype(np.int32),
+                    np.array(order, dtype=np.int64))
 
 
 def _grown(a: np.ndarray, used: int) -> np.ndarray:

@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from .brushes import Contents
-from .bsp import SplitterSettings, TreeBuilder, world_box
+from .bsp import SplitterSettings, TreeBuilder, flatten_tree, world_box
 from .csg import FaceList, brush_plane_ids, union_faces
 from .errors import CancelledError
 from .geometry import PlaneTable
@@ -44,7 +44,8 @@ class StageProgress:
 
 def splitter_settings(scene: Scene) -> SplitterSettings:
     s = scene.settings
-    return SplitterSettings(s.splitter, s.split_weight, s.min_relation, s.relation_scale, s.max_candidates)
+    return SplitterSettings(s.splitter, s.split_weight, s.min_relation, s.relation_scale, s.max_candidates,
+                            s.max_score_faces)
 
 
 def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
@@ -54,7 +55,11 @@ def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
     work with CancelledError.  Solid and detail brushes collide with the point hull; clip brushes
     (box hulls only) and non-solid brushes do not.
     """
-    bar = StageProgress(progress, {"csg": 1.0, "tree": 4.0, "detail": 1.0, "arrays": 0.2})
+    weights = {"csg": 1.0, "tree": 4.0, "detail": 1.0}
+    if scene.hulls:
+        weights["onion"] = 6.0 * len(scene.hulls)
+    weights["arrays"] = 0.2
+    bar = StageProgress(progress, weights)
     stats: dict = {"brushes": len(scene.brushes)}
     times: dict = {}
 
@@ -116,6 +121,22 @@ def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
     t0 = time.perf_counter()
     level = _flatten(builder, planes, faces, ordered, bounds)
     times["arrays"] = time.perf_counter() - t0
+
+    if scene.hulls:
+        from .onion import compile_onion
+
+        margin = 1.0 + max(float(np.abs(np.array([h.mins, h.maxs])).max()) for h in scene.hulls)
+        onion = compile_onion(scene.brushes, list(scene.hulls), planes, splitter_settings(scene),
+                              world_box(scene.bounds if scene.brushes else None, margin),
+                              progress=bar.stage("onion"), cancel=cancel)
+        level.plane_normals, level.plane_dists = planes.arrays()  # expanded brushes added planes
+        level.onion_node_plane = onion["node_plane"]
+        level.onion_node_children = onion["node_children"]
+        level.onion_leaf_solid = onion["leaf_solid"]
+        level.hull_names = ["point"] + [h.name for h in scene.hulls]
+        level.hull_boxes = np.array([[[0.0] * 3, [0.0] * 3]] + [[list(h.mins), list(h.maxs)] for h in scene.hulls])
+        stats.update(onion["stats"])
+        times.update(onion["times"])
     bar.stage("arrays")(1.0, "done")
 
     stats.update(
@@ -126,6 +147,7 @@ def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
         structural_leaves=structural_leaves,
         solid_leaves=int(np.count_nonzero(level.leaf_solid & POINT_HULL_BIT)),
         depth=level.depth(),
+        hulls=len(scene.hulls),
         faces=len(level.face_plane),
         planes=len(planes),
         candidates_scored=builder.stats.scored,
@@ -188,24 +210,8 @@ class _LeafLocator:
 
 def _flatten(builder: TreeBuilder, planes: PlaneTable, faces: FaceList, brushes, bounds) -> CompiledLevel:
     """Renumber leaves and faces in tree order and pack everything into flat arrays."""
-    n_nodes = len(builder.node_plane)
-    children = np.array(builder.node_children, dtype=np.int64).reshape(-1, 2)
-    order: list[int] = []  # old leaf indices in preorder, front first
-    new_index: dict[int, int] = {}
-    stack = [0] if n_nodes else [-1]
-    while stack:
-        code = stack.pop()
-        if code < 0:
-            old = -1 - code
-            new_index[old] = len(order)
-            order.append(old)
-        else:
-            stack.append(int(children[code, 1]))
-            stack.append(int(children[code, 0]))
-    remapped = children.copy()
-    leaf_mask = children < 0
-    remapped[leaf_mask] = [-1 - new_index[-1 - int(c)] for c in children[leaf_mask]]
-
+    flat = flatten_tree(builder)
+    order = flat.leaf_order.tolist()
     face_order: list[int] = []
     face_first = np.zeros(len(order), dtype=np.int32)
     face_count = np.zeros(len(order), dtype=np.int32)
@@ -226,8 +232,8 @@ def _flatten(builder: TreeBuilder, planes: PlaneTable, faces: FaceList, brushes,
     return CompiledLevel(
         plane_normals=normals,
         plane_dists=dists,
-        node_plane=np.array(builder.node_plane, dtype=np.int32),
-        node_children=remapped.astype(np.int32),
+        node_plane=flat.node_plane,
+        node_children=flat.node_children,
         leaf_solid=np.array([POINT_HULL_BIT if builder.leaves[o].solid else 0 for o in order], dtype=np.uint32),
         leaf_cluster=np.array([cluster_ids.setdefault(c, len(cluster_ids)) for c in clusters], dtype=np.int32),
         leaf_bounds=np.array([builder.leaves[o].bounds for o in order], dtype=np.float64).reshape(-1, 2, 3),

@@ -109,29 +109,31 @@ def _remove_inside(
     otherwise it counts as inside.
     """
     kept: list[np.ndarray] = []
-    coplanar = (brush_planes >> 1) == (face_plane >> 1)
+    if keep_flush and np.any(brush_planes == face_plane):
+        return list(pieces)  # flush with a later brush: this face is the one kept
+    coplanar = ((brush_planes >> 1) == (face_plane >> 1)).tolist()
+    normals, dists = brush.normals, brush.dists
     for piece in pieces:
-        if keep_flush and np.any(brush_planes == face_plane):
-            kept.append(piece)  # flush with a later brush: this face is the one kept
-            continue
         rest = piece
-        dist = rest @ brush.normals.T - brush.dists  # (K, planes), refreshed after each split
-        for k in range(len(brush.dists)):
-            if coplanar[k]:
-                continue  # opposite facing, or flush with an earlier brush: counts as inside
-            column = dist[:, k]
-            if column.max() <= ON_EPSILON:
-                continue  # wholly behind this plane
-            if column.min() >= -ON_EPSILON:
+        dist = rest @ normals.T - dists  # (K, planes), refreshed after each split
+        lo, hi = dist.min(axis=0).tolist(), dist.max(axis=0).tolist()
+        if any(lo[k] >= -ON_EPSILON and not coplanar[k] for k in range(len(lo))):
+            kept.append(rest)  # wholly in front of one plane: outside the brush
+            continue
+        for k in range(len(lo)):
+            if coplanar[k] or hi[k] <= ON_EPSILON:
+                continue  # wholly behind (or on an inside-counting coplanar plane)
+            if lo[k] >= -ON_EPSILON:
                 kept.append(rest)  # wholly in front: outside the brush
                 rest = None
                 break
-            front, back = split_polygon(rest, brush.normals[k], brush.dists[k], dist=column)
+            front, back = split_polygon(rest, normals[k], dists[k], dist=dist[:, k])
             if front is not None:
                 kept.append(front)
             rest = back
             if rest is None:
                 break
-            dist = rest @ brush.normals.T - brush.dists
+            dist = rest @ normals.T - dists
+            lo, hi = dist.min(axis=0).tolist(), dist.max(axis=0).tolist()
         # whatever is left lies inside the brush and is dropped
     return kept

@@ -204,22 +204,9 @@ def split_polygon(
                 mid[axis] = d * n[axis]
             front.append(mid)
             back.append(mid)
-    return _clean_list(front), _clean_list(back)
-
-
-def _clean_list(points: list) -> np.ndarray | None:
-    """Drop vertices closer than MIN_EDGE_LENGTH to their successor; None if fewer than 3 remain."""
-    if len(points) < 3:
-        return None
-    limit = MIN_EDGE_LENGTH * MIN_EDGE_LENGTH
-    out = []
-    k = len(points)
-    for i in range(k):
-        p, q = points[i], points[(i + 1) % k]
-        dx, dy, dz = q[0] - p[0], q[1] - p[1], q[2] - p[2]
-        if dx * dx + dy * dy + dz * dz > limit:
-            out.append(p)
-    return np.array(out) if len(out) >= 3 else None
+    # A new vertex lies more than eps (> MIN_EDGE_LENGTH) along its edge from both ends, since
+    # both ends are more than eps from the plane: no short edges can appear, so no cleaning pass.
+    return (np.array(front) if len(front) >= 3 else None), (np.array(back) if len(back) >= 3 else None)
 
 
 def clip_polygon(

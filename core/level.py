@@ -46,6 +46,10 @@ class CompiledLevel:
     hull_names: list[str] = field(default_factory=lambda: ["point"])
     hull_boxes: np.ndarray = field(default_factory=lambda: np.zeros((1, 2, 3)))  # (H, 2, 3) mins, maxs
     world_bounds: np.ndarray = field(default_factory=lambda: np.zeros((2, 3)))  # (2, 3)
+    # the onion tree (box hulls): same plane table; leaf bit h = solid for hull h (bit 0: point)
+    onion_node_plane: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # (N,) int32
+    onion_node_children: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int32))  # (N, 2)
+    onion_leaf_solid: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))  # (L,) uint32
     #: counts and seconds per stage, for the command line's table; never written to files
     stats: dict = field(default_factory=dict)
 
@@ -67,14 +71,63 @@ class CompiledLevel:
 
     def depth(self) -> int:
         """Number of nodes on the longest root-to-leaf path."""
-        if not self.num_nodes:
-            return 0
-        depth = np.zeros(self.num_nodes, dtype=np.int64)
-        depth[0] = 1
-        best = 1
-        for node in range(self.num_nodes):  # children always have larger indices than parents
-            for child in self.node_children[node]:
-                if child >= 0:
-                    depth[child] = depth[node] + 1
-                    best = max(best, int(depth[child]))
-        return best
+        return tree_depth(self.node_children)
+
+    def point_tree(self) -> "TreeView":
+        return TreeView(self.plane_normals, self.plane_dists, self.node_plane, self.node_children, self.leaf_solid)
+
+    def onion_tree(self) -> "TreeView":
+        return TreeView(self.plane_normals, self.plane_dists, self.onion_node_plane, self.onion_node_children,
+                        self.onion_leaf_solid)
+
+    @property
+    def has_onion(self) -> bool:
+        return len(self.onion_leaf_solid) > 0
+
+    def collision_tree(self, hull: int = 0) -> "TreeView":
+        """The tree that answers for a hull: the point tree for hull 0, the onion tree otherwise."""
+        if hull == 0:
+            return self.point_tree()
+        if not self.has_onion or hull >= len(self.hull_names):
+            raise IndexError(f"level has no hull {hull}")
+        return self.onion_tree()
+
+
+def tree_depth(node_children: np.ndarray) -> int:
+    """Nodes on the longest root-to-leaf path (children always have larger indices than parents)."""
+    n = len(node_children)
+    if not n:
+        return 0
+    depth = np.ones(n, dtype=np.int64)
+    for node, (front, back) in enumerate(np.asarray(node_children).tolist()):
+        if front >= 0:
+            depth[front] = depth[node] + 1
+        if back >= 0:
+            depth[back] = depth[node] + 1
+    return int(depth.max())
+
+
+@dataclass
+class TreeView:
+    """One tree of a level, in the shape every query takes (CompiledLevel itself also fits)."""
+
+    plane_normals: np.ndarray
+    plane_dists: np.ndarray
+    node_plane: np.ndarray
+    node_children: np.ndarray
+    leaf_solid: np.ndarray
+
+    @property
+    def root(self) -> int:
+        return 0 if len(self.node_plane) else -1
+
+    @property
+    def num_nodes(self) -> int:
+        return int(len(self.node_plane))
+
+    @property
+    def num_leaves(self) -> int:
+        return int(len(self.leaf_solid))
+
+    def depth(self) -> int:
+        return tree_depth(self.node_children)

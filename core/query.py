@@ -39,10 +39,17 @@ def point_leaves(level: CompiledLevel, points) -> np.ndarray:
     return -1 - codes
 
 
+def _tree_for(level, hull: int):
+    """The point tree for hull 0, the onion tree for box hulls (anything tree-shaped as given)."""
+    return level.collision_tree(hull) if hasattr(level, "collision_tree") else level
+
+
 def point_solid(level: CompiledLevel, points, hull: int = 0) -> np.ndarray:
-    """(N,) uint8: 1 where the point is solid for the hull (0 = the point hull)."""
-    leaves = point_leaves(level, points)
-    return ((level.leaf_solid[leaves] & _hull_bit(hull)) != 0).astype(np.uint8)
+    """(N,) uint8: 1 where the point is solid for the hull (0 = the point hull); for a box hull
+    the point is the character's reference point."""
+    tree = _tree_for(level, hull)
+    leaves = point_leaves(tree, points)
+    return ((tree.leaf_solid[leaves] & _hull_bit(hull)) != 0).astype(np.uint8)
 
 
 def segment_hits(level: CompiledLevel, starts, ends, hull: int = 0) -> np.ndarray:
@@ -62,6 +69,7 @@ def segment_hits(level: CompiledLevel, starts, ends, hull: int = 0) -> np.ndarra
     if n == 0:
         return out
     bit = _hull_bit(hull)
+    level = _tree_for(level, hull)
     normals, dists = level.plane_normals, level.plane_dists
     planes, children, solid = level.node_plane, level.node_children.astype(np.int64), level.leaf_solid
     depth = level.depth() + 2

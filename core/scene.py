@@ -60,6 +60,7 @@ class Settings:
     min_relation: float = 0.8  # thesis MINIMUMRELATION
     relation_scale: float = 2.0  # thesis MINRELATIONSCALE
     max_candidates: int = 48  # splitter planes scored per node (0 = all); see docs/ARCHITECTURE.md
+    max_score_faces: int = 1024  # faces sampled to score them in big nodes (0 = all)
     map_scale: float = 1.0 / 32.0  # metres per Quake unit, used by the .map loader
 
 
