@@ -55,92 +55,13 @@ def point_solid(level: CompiledLevel, points, hull: int = 0) -> np.ndarray:
 def segment_hits(level: CompiledLevel, starts, ends, hull: int = 0) -> np.ndarray:
     """First solid hit of each segment: an (N, 7) float64 array [fraction, x, y, z, nx, ny, nz].
 
-    fraction is 1.0 (point = end, normal 0) where nothing is hit.  All segments walk the tree in
-    lock step, each with its own stack of (node, t0, t1, entry plane) held in NumPy arrays; one
-    loop iteration pops one entry per segment, nearer child first, so the first solid leaf
-    popped is the first hit.
+    fraction is 1.0 (point = end, normal 0) where nothing is hit and 0.0 (normal 0) where the start
+    is already solid.  The walk is find_first_transitions (core/trace.py); box hulls also get its
+    robustness retry for starts resting on a surface.
     """
-    s = np.asarray(starts, dtype=np.float64).reshape(-1, 3)
-    e = np.asarray(ends, dtype=np.float64).reshape(-1, 3)
-    n = len(s)
-    out = np.zeros((n, 7))
-    out[:, 0] = 1.0
-    out[:, 1:4] = e
-    if n == 0:
-        return out
-    bit = _hull_bit(hull)
-    level = _tree_for(level, hull)
-    normals, dists = level.plane_normals, level.plane_dists
-    planes, children, solid = level.node_plane, level.node_children.astype(np.int64), level.leaf_solid
-    depth = level.depth() + 2
-    st_code = np.empty((n, depth), dtype=np.int64)
-    st_t0 = np.empty((n, depth))
-    st_t1 = np.empty((n, depth))
-    st_plane = np.empty((n, depth), dtype=np.int64)
-    st_code[:, 0] = level.root
-    st_t0[:, 0] = 0.0
-    st_t1[:, 0] = 1.0
-    st_plane[:, 0] = -1
-    sp = np.ones(n, dtype=np.int64)
-    hit_t = np.full(n, 2.0)
-    hit_plane = np.full(n, -1, dtype=np.int64)
-    live = np.arange(n)
-    delta = e - s
-    while len(live):
-        top = sp[live] - 1
-        code = st_code[live, top]
-        t0, t1, pl0 = st_t0[live, top], st_t1[live, top], st_plane[live, top]
-        sp[live] = top
-        is_leaf = code < 0
-        if is_leaf.any():
-            rays = live[is_leaf]
-            hit = (solid[-1 - code[is_leaf]] & bit) != 0
-            hit_t[rays[hit]] = t0[is_leaf][hit]
-            hit_plane[rays[hit]] = pl0[is_leaf][hit]
-            sp[rays[hit]] = 0  # done
-        node_sel = ~is_leaf
-        if node_sel.any():
-            rays = live[node_sel]
-            nodes = code[node_sel]
-            t0n, t1n, pl0n = t0[node_sel], t1[node_sel], pl0[node_sel]
-            pl = planes[nodes]
-            nrm = normals[pl]
-            ds = np.einsum("ij,ij->i", s[rays], nrm) - dists[pl]
-            dd = np.einsum("ij,ij->i", delta[rays], nrm)
-            d0, d1 = ds + t0n * dd, ds + t1n * dd
-            front0, front1 = d0 >= 0, d1 >= 0
-            near = np.where(front0, 0, 1)
-            near_child = children[nodes, near]
-            cross = front0 != front1
-            with np.errstate(divide="ignore", invalid="ignore"):
-                tm = np.clip(np.where(cross, -ds / np.where(dd == 0, 1.0, dd), t1n), t0n, t1n)
-            # far half first (popped later), only where the segment crosses the plane
-            c = np.flatnonzero(cross)
-            if len(c):
-                r = rays[c]
-                k = sp[r]
-                st_code[r, k] = children[nodes[c], 1 - near[c]]
-                st_t0[r, k] = tm[c]
-                st_t1[r, k] = t1n[c]
-                st_plane[r, k] = pl[c] ^ near[c]  # the plane's face toward the near side
-                sp[r] = k + 1
-            k = sp[rays]
-            st_code[rays, k] = near_child
-            st_t0[rays, k] = t0n
-            st_t1[rays, k] = np.where(cross, tm, t1n)
-            st_plane[rays, k] = pl0n
-            sp[rays] = k + 1
-        live = live[sp[live] > 0]
-    got = hit_t <= 1.0
-    t = hit_t[got]
-    out[got, 0] = t
-    out[got, 1:4] = s[got] + t[:, None] * delta[got]
-    hp = hit_plane[got]
-    has_plane = hp >= 0
-    nrm = np.zeros((len(hp), 3))
-    nrm[has_plane] = normals[hp[has_plane]]
-    out[got, 4:7] = nrm
-    return out
+    from .trace import trace_hulls
+
+    return trace_hulls(level, starts, ends, hull=hull, retry=hull != 0)[0]
 
 
 @dataclass
