@@ -86,6 +86,17 @@ def bake_table(stats: dict, times: dict) -> str:
         ("  depth", f"{s.get('depth', 0)}", ""),
         ("detail: nodes added", f"{s.get('nodes', 0) - s.get('structural_nodes', 0)}", f"{times.get('detail', 0):.2f}"),
         ("arrays: faces / planes", f"{s.get('faces', 0)} / {s.get('planes', 0)}", f"{times.get('arrays', 0):.2f}"),
+    ]
+    if s.get("hulls"):
+        rows += [
+            ("onion: expand + csg (faces per hull)",
+             " / ".join(str(s.get(f"space{h}_faces", 0)) for h in range(s["hulls"] + 1)), f"{times.get('expand_csg', 0):.2f}"),
+            ("  map trees (nodes per hull)", " / ".join(map(str, s.get("map_tree_nodes", []))), f"{times.get('map_trees', 0):.2f}"),
+            ("  onion tree nodes (separate trees)", f"{s.get('onion_nodes', 0)} ({s.get('separate_tree_nodes', 0)})",
+             f"{times.get('onion_tree', 0):.2f}"),
+            ("  leaf solidity", f"{s.get('onion_leaves', 0)} leaves", f"{times.get('leaf_solidity', 0):.2f}"),
+        ]
+    rows += [
         ("write", "", f"{times.get('write', 0):.2f}"),
         ("total", "", f"{sum(v for v in times.values()):.2f}"),
     ]
@@ -107,6 +118,12 @@ def level_table(level) -> str:
         ("brushes", str(len(level.brush_names)), ""),
         ("hulls", ", ".join(level.hull_names), ""),
     ]
+    if level.has_onion:
+        rows += [("onion nodes", str(len(level.onion_node_plane)), ""),
+                 ("onion leaves", str(len(level.onion_leaf_solid)), "")]
+        for h, name in enumerate(level.hull_names):
+            solid = int(np.count_nonzero(level.onion_leaf_solid & (1 << h)))
+            rows.append((f"  solid leaves for {name}", str(solid), ""))
     return _table(rows)
 
 
@@ -133,6 +150,16 @@ def cmd_bake(args) -> int:
         scene.settings.splitter = args.splitter
     if args.max_candidates is not None:
         scene.settings.max_candidates = args.max_candidates
+    if args.no_hulls:
+        scene.hulls = []
+    elif args.hull:
+        from .core.hulls import parse_hull
+
+        scene.hulls = [parse_hull(spec) for spec in args.hull]
+        names = [h.name for h in scene.hulls]
+        if len(set(names)) != len(names):
+            raise BrushbakeError(f"hull names must be different (got {', '.join(names)}).",
+                                 hint="Give each --hull its own NAME=...")
     for warning in scene.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     progress.start("compile")
@@ -237,6 +264,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--scale", type=float, default=None, help="metres per .map unit (default 1/32)")
     b.add_argument("--splitter", choices=("onion", "thesis"), help="splitter heuristic (default onion)")
     b.add_argument("--max-candidates", type=int, help="splitter planes scored per node (0 = all)")
+    b.add_argument("--hull", action="append", metavar="NAME=MINX,MINY,MINZ,MAXX,MAXY,MAXZ",
+                   help="a box hull for the onion tree (metres), or a preset name such as stand, crouch, "
+                        "q1_player; repeatable; replaces the scene's own hulls")
+    b.add_argument("--no-hulls", action="store_true", help="build only the point tree")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress and no table")
     b.set_defaults(func=cmd_bake)
 

@@ -154,7 +154,7 @@ def brush_from_planes(
             hint="Remove the duplicate face; editors do this with 'clean up' or by re-snapping the brush.",
         )
 
-    verts = _polytope_vertices(normals, dists)
+    verts = _polytope_vertices(normals, dists) if len(normals) <= MAX_TRIPLE_PLANES else _clipped_vertices(normals, dists)
     faces, keep, areas = [], [], []
     if len(verts):
         on_plane = np.abs(verts @ normals.T - dists) <= ON_EPSILON  # (V, K)
@@ -197,6 +197,32 @@ def brush_from_planes(
         )
     _check_extent(verts, name)
     return brush
+
+
+#: Above this many planes the vertices come from clipping (O(K^2) polygon clips) instead of
+#: intersecting every triple (O(K^3) memory and time): a mesh sphere can have hundreds of planes.
+MAX_TRIPLE_PLANES = 48
+
+
+def _clipped_vertices(normals: np.ndarray, dists: np.ndarray) -> np.ndarray:
+    """Brush vertices by clipping a huge polygon on each plane by all the others."""
+    from .geometry import Side, base_polygon, clip_polygon
+
+    out = []
+    for i in range(len(normals)):
+        poly = base_polygon(normals[i], dists[i])
+        for j in range(len(normals)):
+            if j != i:
+                poly = clip_polygon(poly, normals[j], dists[j], Side.BACK)
+                if poly is None:
+                    break
+        if poly is not None:
+            out.append(poly)
+    if not out:
+        return np.zeros((0, 3))
+    pts = np.concatenate(out)
+    _, first = np.unique(np.round(pts / MIN_EDGE_LENGTH), axis=0, return_index=True)
+    return pts[np.sort(first)]
 
 
 @functools.lru_cache(maxsize=64)

@@ -510,7 +510,9 @@ class _Builder:
             self.warnings.append(
                 f"{name} ({entity.classname}) has no 'origin'; placed at 0 0 0. Move it in the editor to give it one."
             )
-        return Marker(name=name, kind=entity.classname, position=self.origin(entity), angle=float(angle))
+        # one convention for every loader: 'info_player_start' -> 'player_start' (see SCENE_FORMAT.md)
+        kind = entity.classname[5:] if entity.classname.lower().startswith("info_") else entity.classname
+        return Marker(name=name, kind=kind, position=self.origin(entity), angle=float(angle))
 
 
 def _fail(strict: bool, err: BrushbakeError, warnings: list[str], name: str, lineno: int) -> None:
