@@ -160,7 +160,7 @@ def test_real_map_loads_with_sensible_counts(map_name, loaded_scenes):
     # the real maps are clean: no brush is skipped, no plane dropped
     assert scene.warnings == []
     if re.search(r'"classname"\s+"info_player_start"', text):
-        assert any(m.kind == "info_player_start" for m in scene.markers)
+        assert any(m.kind == "player_start" for m in scene.markers)
     n_lights = len(re.findall(r'"classname"\s+"light[^"]*"', text))
     assert len(scene.lights) == n_lights
     for b in scene.brushes:
@@ -185,7 +185,7 @@ def test_expected_contents_in_real_maps(loaded_scenes):
     e1m7 = loaded_scenes["e1m7.map"]
     assert any(b.contents == Contents.NONSOLID for b in e1m7.brushes)  # water / lava
     assert any(b.contents == Contents.CLIP for b in e1m7.brushes)
-    assert any(m.kind == "info_player_deathmatch" for m in e1m7.markers)
+    assert any(m.kind == "player_deathmatch" for m in e1m7.markers)
     assert any(b.entity == "func_door" for b in e1m7.movers)
     e3m4 = loaded_scenes["e3m4.map"]
     assert len(e3m4.brushes) > 2000
@@ -222,7 +222,7 @@ def test_plane_orientation_on_q1_cube():
     np.testing.assert_allclose(scene.brushes[0].bounds, [[32, -240, 80], [80, -144, 112]])
     assert scene.brushes[0].name == "q1_cube.map:entity0:brush0"
     start = scene.markers[0]
-    assert start.kind == "info_player_start" and start.position == (56.0, -208.0, 136.0)
+    assert start.kind == "player_start" and start.position == (56.0, -208.0, 136.0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -291,7 +291,7 @@ def test_tolerated_syntax_variants():
     scene = load_map_text(text, "variants.map")
     assert len(scene.brushes) == 1 and scene.warnings == []
     assert scene.brushes[0].textures[0] == "e1u1/wall"
-    assert scene.markers[0].kind == "info_player_start"
+    assert scene.markers[0].kind == "player_start"
     assert scene.markers[0].position == (1.0, 1.0, 3.0)
     assert scene.markers[0].angle == 90.0
     assert len(scene.markers) == 1  # path_corner is neither a light nor an info_ marker
@@ -428,7 +428,7 @@ def test_lights_and_markers():
     np.testing.assert_allclose(lights[1].color, (1.0, 128 / 255, 0.0))
     np.testing.assert_allclose(lights[2].color, (1.0, 0.5, 0.25))
     kinds = [m.kind for m in scene.markers]
-    assert kinds == ["info_player_start", "info_player_deathmatch", "info_player_coop", "info_intermission", "info_null"]
+    assert kinds == ["player_start", "player_deathmatch", "player_coop", "intermission", "null"]
     assert scene.markers[0].angle == 270.0 and scene.markers[0].position == (0.5, 0.5, 0.75)
     assert scene.markers[1].angle == 45.0
 

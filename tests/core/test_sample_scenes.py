@@ -381,9 +381,8 @@ def test_two_rooms_map_loads_with_the_map_loader():
         for x, y in zip(sorted(a, key=key), sorted(b, key=key)):
             assert np.allclose(x.bounds, y.bounds, atol=1e-9)
             assert abs(x.volume - y.volume) < 1e-9
-    # the .map loader keeps the classname as the kind (info_player_start); the JSON format
-    # names kinds without the 'info_' prefix (player_start)
-    starts = [m for m in from_map.markers if m.kind in ("player_start", "info_player_start")]
+    # both loaders name kinds without the 'info_' prefix (player_start)
+    starts = [m for m in from_map.markers if m.kind == "player_start"]
     assert len(starts) == 1
     assert np.allclose(starts[0].position, marker(from_json, "player_start").position)
     assert [(li.color, li.intensity) for li in from_map.lights] == [(li.color, li.intensity) for li in from_json.lights]
