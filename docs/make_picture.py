@@ -3,7 +3,7 @@
 Empty leaves get a pastel colour each, solid leaves are dark, so the picture shows the BSP's
 partition of space directly.  Needs only NumPy (the PNG is written with zlib).
 
-    python docs/make_picture.py SCENE [--heights 0.5,3.5] [-o docs/images/slices.png]
+    python docs/make_picture.py SCENE [--heights 0.5,3.5] [--hulls point,stand] [-o docs/images/slices.png]
 """
 
 from __future__ import annotations
@@ -38,18 +38,19 @@ def leaf_colours(n: int, solid: np.ndarray) -> np.ndarray:
     return colours
 
 
-def render_slice(level, z: float, lo: np.ndarray, hi: np.ndarray, width: int) -> np.ndarray:
+def render_slice(level, z: float, lo: np.ndarray, hi: np.ndarray, width: int, hull: int = 0) -> np.ndarray:
     from brushbake.core.query import point_leaves
 
+    tree = level.collision_tree(hull)
     span = hi - lo
     height = max(1, int(round(width * span[1] / span[0])))
     xs = lo[0] + (np.arange(width) + 0.5) * span[0] / width
     ys = hi[1] - (np.arange(height) + 0.5) * span[1] / height  # north up
     gx, gy = np.meshgrid(xs, ys)
     pts = np.stack([gx.ravel(), gy.ravel(), np.full(gx.size, z)], axis=1)
-    leaves = point_leaves(level, pts).reshape(height, width)
-    solid = (level.leaf_solid & 1) != 0
-    img = leaf_colours(level.num_leaves, solid)[leaves]
+    leaves = point_leaves(tree, pts).reshape(height, width)
+    solid = (tree.leaf_solid & (1 << hull)) != 0
+    img = leaf_colours(tree.num_leaves, solid)[leaves]
     edge = np.zeros(leaves.shape, bool)  # leaf boundaries drawn as thin dark lines
     edge[:, 1:] |= leaves[:, 1:] != leaves[:, :-1]
     edge[1:, :] |= leaves[1:, :] != leaves[:-1, :]
@@ -62,6 +63,7 @@ def main(argv=None) -> int:
     ap.add_argument("scene")
     ap.add_argument("--heights", default="", help="comma-separated slice heights in metres")
     ap.add_argument("--width", type=int, default=640, help="pixels per slice")
+    ap.add_argument("--hulls", default="point", help="comma-separated hull names, one slice row each")
     ap.add_argument("-o", "--output", default=str(Path(__file__).parent / "images" / "slices.png"))
     args = ap.parse_args(argv)
 
@@ -71,7 +73,8 @@ def main(argv=None) -> int:
     level = compile_scene(load_scene(args.scene))
     lo, hi = level.world_bounds[0].copy(), level.world_bounds[1].copy()
     heights = [float(h) for h in args.heights.split(",") if h] or [lo[2] + 0.3 * (hi[2] - lo[2]), lo[2] + 0.6 * (hi[2] - lo[2])]
-    slices = [render_slice(level, z, lo, hi, args.width) for z in heights]
+    hulls = [level.hull_names.index(h) for h in args.hulls.split(",")]
+    slices = [render_slice(level, z, lo, hi, args.width, h) for z in heights for h in hulls]
     gap = np.full((slices[0].shape[0], 12, 3), 255, np.uint8)
     row = slices[0]
     for s in slices[1:]:

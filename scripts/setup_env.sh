@@ -94,8 +94,9 @@ if ! "$python_bin" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; t
   exit 1
 fi
 
-# A venv whose interpreter no longer starts (base Python upgraded or removed) is rebuilt.
-if [[ -e "$VENV" ]] && ! "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
+# A venv whose interpreter no longer starts (base Python upgraded or removed), or that is not
+# CPython 3.11 (made by hand with another python3), is rebuilt.
+if [[ -e "$VENV" ]] && ! "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' >/dev/null 2>&1; then
   say "rebuilding broken $VENV"
   rm -rf "$VENV"
 fi
