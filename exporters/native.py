@@ -1,0 +1,491 @@
+"""The native compiled-level file (.bbk): a checksummed container of little-endian array sections.
+
+docs/FORMAT.md describes the file byte by byte; this module is its reference implementation.
+The same level always gives the same bytes (no timestamps, sections in a fixed order), on any
+machine.  The reader trusts nothing: every offset, size, checksum and index is checked, and any
+bad input raises core.errors.LevelFormatError, never another exception.  Writes are atomic.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import struct
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..core.errors import LevelFormatError
+from ..core.level import CompiledLevel
+
+MAGIC = b"BRBK"
+VERSION_MAJOR = 1
+VERSION_MINOR = 0
+
+#: magic, major, minor, flags, header size, entry size, section count, file size, header crc,
+#: reserved.  Magic and version stay at offsets 0-7 in every version of the format.
+HEADER = struct.Struct("<4sHHIIIIQII")
+#: tag, record size, record count, offset, byte size, crc, reserved
+ENTRY = struct.Struct("<4sIQQQII")
+HEADER_CRC_OFFSET = 32  # the header crc is computed with these 4 bytes set to zero
+ALIGNMENT = 8
+
+#: flag bits 0-15 change how the file must be read: a reader rejects a file with one it does not
+#: know.  Bits 16-31 are hints it may ignore.  Format 1.0 defines no flags.
+REQUIRED_FLAGS = 0x0000FFFF
+KNOWN_FLAGS = 0
+
+#: unitless. How far a stored plane normal's length may be from 1.  Normals are made unit in
+#: float64 (error ~1e-16); 1e-6 only catches normals that were never normalised or were damaged.
+NORMAL_LENGTH_TOLERANCE = 1e-6
+
+#: most hulls a level can have: leaf_solid is a u32 bit set, one bit per hull
+MAX_HULLS = 32
+
+REBAKE = "Rebake the level (export it again from Blender or with the brushbake command line)."
+COMPILER_BUG = "The level in memory is inconsistent, a bug in the compiler that made it; please report it."
+
+
+@dataclass(frozen=True)
+class ArraySection:
+    """One CompiledLevel array stored as one section of fixed-size records."""
+
+    tag: bytes
+    field: str  # CompiledLevel attribute
+    dtype: str  # explicit little-endian NumPy dtype of one element
+    record: tuple[int, ...]  # shape of one record (() for a scalar)
+    count: str  # the count that arrays of the same object share
+
+    @property
+    def record_size(self) -> int:
+        return np.dtype(self.dtype).itemsize * int(np.prod(self.record, dtype=np.int64))
+
+
+#: in file order.  world_bounds is a single (2, 3) record; the others are (count, *record).
+ARRAY_SECTIONS = (
+    ArraySection(b"PLNN", "plane_normals", "<f8", (3,), "planes"),
+    ArraySection(b"PLND", "plane_dists", "<f8", (), "planes"),
+    ArraySection(b"NODP", "node_plane", "<i4", (), "nodes"),
+    ArraySection(b"NODC", "node_children", "<i4", (2,), "nodes"),
+    ArraySection(b"LFSD", "leaf_solid", "<u4", (), "leaves"),
+    ArraySection(b"LFCL", "leaf_cluster", "<i4", (), "leaves"),
+    ArraySection(b"LFBB", "leaf_bounds", "<f8", (2, 3), "leaves"),
+    ArraySection(b"LFFF", "leaf_face_first", "<i4", (), "leaves"),
+    ArraySection(b"LFFC", "leaf_face_count", "<i4", (), "leaves"),
+    ArraySection(b"LFFI", "leaf_faces", "<i4", (), "leaf face references"),
+    ArraySection(b"FCPL", "face_plane", "<i4", (), "faces"),
+    ArraySection(b"FCFV", "face_first_vertex", "<i4", (), "faces"),
+    ArraySection(b"FCNV", "face_num_vertices", "<i4", (), "faces"),
+    ArraySection(b"FCBR", "face_brush", "<i4", (), "faces"),
+    ArraySection(b"FCFL", "face_flags", "<u4", (), "faces"),
+    ArraySection(b"VERT", "vertices", "<f8", (3,), "vertices"),
+    ArraySection(b"ONNP", "onion_node_plane", "<i4", (), "onion nodes"),
+    ArraySection(b"ONNC", "onion_node_children", "<i4", (2,), "onion nodes"),
+    ArraySection(b"ONLS", "onion_leaf_solid", "<u4", (), "onion leaves"),
+    ArraySection(b"HULB", "hull_boxes", "<f8", (2, 3), "hulls"),
+    ArraySection(b"WBND", "world_bounds", "<f8", (2, 3), "world"),
+)
+SINGLE_RECORD_FIELDS = {"world_bounds"}
+
+#: (index tag, text tag, field): a list of strings as (offset u32, length u32) records into a
+#: UTF-8 text section
+NAME_SECTIONS = ((b"BRSN", b"BRST", "brush_names"), (b"HULN", b"HULT", "hull_names"))
+NAME_INDEX = np.dtype([("offset", "<u4"), ("length", "<u4")])
+
+
+def _fail(message: str, subject: str | None, hint: str = REBAKE) -> LevelFormatError:
+    return LevelFormatError(message, subject=subject, hint=hint)
+
+
+# --------------------------------------------------------------------------------------------
+# Public API
+
+
+def write_level(level: CompiledLevel, path: str | os.PathLike) -> None:
+    """Write `level` to `path` (.bbk) atomically: either the whole new file is there or the old
+    one (or none) is, never a partial file.  Raises LevelFormatError if the level is inconsistent
+    (a compiler bug) and OSError if the file cannot be written."""
+    write_atomic(path, level_to_bytes(level))
+
+
+def read_level(path: str | os.PathLike) -> CompiledLevel:
+    """Read and fully validate a .bbk file.  Raises LevelFormatError for any bad content and
+    OSError if the file cannot be opened."""
+    data = Path(path).read_bytes()
+    return level_from_bytes(data, source_name=os.fspath(path))
+
+
+def level_to_bytes(level: CompiledLevel) -> bytes:
+    """The .bbk bytes of `level`: the same level always gives the same bytes."""
+    fields = fields_from_level(level, subject="level to write", hint=COMPILER_BUG)
+    check_level_fields(fields, subject="level to write", hint=COMPILER_BUG)
+    return _pack_sections(_encode_sections(fields))
+
+
+def level_from_bytes(data: bytes, source_name: str = "<bytes>") -> CompiledLevel:
+    """Parse and validate .bbk bytes.  `source_name` (usually the path) starts error messages."""
+    sections = _unpack_sections(bytes(data), source_name)
+    fields = _decode_sections(sections, source_name)
+    check_level_fields(fields, subject=source_name, hint=REBAKE)
+    return level_from_fields(fields)
+
+
+def write_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """Write `data` to a new temporary file beside `path`, then rename it over `path`.  On any
+    error (or interrupt) the temporary file is removed and `path` is left as it was."""
+    path = Path(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    while True:
+        temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(temp, flags, 0o666)  # the umask applies, as for any new file
+            break
+        except FileExistsError:
+            continue
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+
+
+# --------------------------------------------------------------------------------------------
+# CompiledLevel <-> a dict of canonical arrays (exact dtypes and shapes), shared with json_dump
+
+
+def fields_from_level(level: CompiledLevel, subject: str, hint: str) -> dict:
+    """Every stored field of `level` as canonical arrays / lists of str (stats is never stored)."""
+    fields = {s.field: as_field_array(getattr(level, s.field), s, subject, hint) for s in ARRAY_SECTIONS}
+    for _, _, name in NAME_SECTIONS:
+        fields[name] = as_name_list(getattr(level, name), name, subject, hint)
+    return fields
+
+
+def level_from_fields(fields: dict) -> CompiledLevel:
+    """A CompiledLevel with native-endian, writable copies of the canonical arrays."""
+    kwargs = {}
+    for s in ARRAY_SECTIONS:
+        array = fields[s.field]
+        kwargs[s.field] = array.astype(array.dtype.newbyteorder("="), copy=True)
+    for _, _, name in NAME_SECTIONS:
+        kwargs[name] = list(fields[name])
+    return CompiledLevel(**kwargs)
+
+
+def as_field_array(value, section: ArraySection, subject: str | None, hint: str) -> np.ndarray:
+    """`value` as an array of section.dtype shaped (n, *record) ((2, 3) for world_bounds).
+    Empty arrays of any shape are accepted; integer fields accept integral floats in range."""
+    what = section.field
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError) as err:
+        raise _fail(f"{what} is not a numeric array ({err}).", subject, hint) from None
+    if array.dtype.kind not in "biuf":
+        raise _fail(f"{what} has element type {array.dtype}, expected numbers.", subject, hint)
+    shape = section.record if section.field in SINGLE_RECORD_FIELDS else (-1, *section.record)
+    if array.size == 0 and section.field not in SINGLE_RECORD_FIELDS:
+        array = array.reshape((0, *section.record))
+    if array.ndim != len(shape) or any(want >= 0 and got != want for got, want in zip(array.shape, shape)):
+        wanted = "x".join("n" if n < 0 else str(n) for n in shape)
+        raise _fail(f"{what} has shape {array.shape}, expected ({wanted}).", subject, hint)
+    target = np.dtype(section.dtype)
+    if target.kind in "iu" and array.size:
+        if array.dtype.kind == "f" and not (np.all(np.isfinite(array)) and np.all(array == np.round(array))):
+            raise _fail(f"{what} holds non-integer values.", subject, hint)
+        info = np.iinfo(target)
+        if array.min() < info.min or array.max() > info.max:
+            raise _fail(f"{what} holds values outside the range of {target}.", subject, hint)
+    return np.ascontiguousarray(array, dtype=target)
+
+
+def as_name_list(value, what: str, subject: str | None, hint: str) -> list[str]:
+    if isinstance(value, (str, bytes)) or not all(isinstance(name, str) for name in value):
+        raise _fail(f"{what} must be a list of strings.", subject, hint)
+    for name in value:
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _fail(f"{what} holds {name!r}, which is not valid Unicode text.", subject, hint) from None
+    return list(value)
+
+
+# --------------------------------------------------------------------------------------------
+# Semantic checks, the same for writing, reading and JSON
+
+
+def check_level_fields(f: dict, subject: str | None, hint: str) -> None:
+    """Raise LevelFormatError unless the canonical fields form a consistent level: matching array
+    lengths, every index in range, finite coordinates, unit normals, a well-formed tree."""
+
+    def fail(message: str) -> LevelFormatError:
+        return _fail(message, subject, hint)
+
+    counts: dict[str, tuple[str, int]] = {"brushes": ("brush_names", len(f["brush_names"]))}
+    counts["hulls"] = ("hull_names", len(f["hull_names"]))
+    for s in ARRAY_SECTIONS:
+        n = 1 if s.field in SINGLE_RECORD_FIELDS else len(f[s.field])
+        first = counts.setdefault(s.count, (s.field, n))
+        if first[1] != n:
+            raise fail(f"{s.field} has {n} entries but {first[0]} has {first[1]}: both count the {s.count}.")
+        if s.dtype == "<f8" and not np.all(np.isfinite(f[s.field])):
+            raise fail(f"{s.field} holds NaN or infinite values.")
+    planes, nodes, leaves = counts["planes"][1], counts["nodes"][1], counts["leaves"][1]
+    faces, verts, hulls = counts["faces"][1], counts["vertices"][1], counts["hulls"][1]
+    refs, brushes = counts["leaf face references"][1], counts["brushes"][1]
+
+    _check_planes(f["plane_normals"], f["plane_dists"], fail)
+    if leaves < 1:
+        raise fail("has no leaves; even an empty level has one leaf, the root.")
+    _check_tree(f, "", planes, nodes, leaves, fail)
+    onion_nodes, onion_leaves = counts["onion nodes"][1], counts["onion leaves"][1]
+    _check_tree(f, "onion_", planes, onion_nodes, onion_leaves, fail)
+    _check_ranges(f["leaf_face_first"], f["leaf_face_count"], 0, refs, "leaf", "leaf_faces", fail)
+    _check_indices(f["leaf_faces"], 0, faces, "leaf_faces", "a face", fail)
+    _check_indices(f["leaf_cluster"], 0, leaves, "leaf_cluster", "a leaf", fail)
+    if hulls < 1 or hulls > MAX_HULLS:
+        raise fail(f"has {hulls} hulls; a level has 1 (the point hull) to {MAX_HULLS}.")
+    for prefix in ("", "onion_"):
+        _check_solid_bits(f[prefix + "leaf_solid"], hulls, prefix, fail)
+    _check_indices(f["face_plane"], 0, planes, "face_plane", "a plane", fail)
+    _check_ranges(f["face_first_vertex"], f["face_num_vertices"], 3, verts, "face", "vertices", fail)
+    _check_indices(f["face_brush"], 0, brushes, "face_brush", "a brush name", fail)
+    for field in ("hull_boxes", "world_bounds"):
+        boxes = f[field].reshape(-1, 2, 3)
+        if np.any(boxes[:, 0] > boxes[:, 1]):
+            raise fail(f"{field} has a box whose mins exceed its maxs.")
+
+
+def _check_tree(f: dict, prefix: str, planes: int, nodes: int, leaves: int, fail) -> None:
+    """Node planes in range; each child a later node or an existing leaf (so no cycles)."""
+    _check_indices(f[prefix + "node_plane"], 0, planes, prefix + "node_plane", "a plane", fail)
+    children = f[prefix + "node_children"].astype(np.int64)
+    parent = np.arange(nodes, dtype=np.int64)[:, None]
+    bad = ((children >= 0) & ((children <= parent) | (children >= nodes))) | (children < -leaves)
+    if bad.any():
+        node, side = (int(i) for i in np.argwhere(bad)[0])
+        tree, child = prefix.replace("_", " "), int(children[node, side])
+        raise fail(
+            f"{tree}node {node}'s {'front' if side == 0 else 'back'} child is {child}: "
+            f"a child must be a later node (< {nodes}) or a leaf -1-c with c < {leaves}."
+        )
+
+
+def _check_solid_bits(solid: np.ndarray, hulls: int, prefix: str, fail) -> None:
+    stray = solid >> np.uint32(hulls) if hulls < 32 else np.zeros(0, np.uint32)
+    if np.any(stray):
+        leaf = int(np.flatnonzero(stray)[0])
+        tree, bits = prefix.replace("_", " "), int(solid[leaf])
+        raise fail(f"{tree}leaf {leaf}'s solid bits {bits:#x} name hulls beyond the {hulls} there are.")
+
+
+def _check_planes(normals: np.ndarray, dists: np.ndarray, fail) -> None:
+    if len(normals) % 2:
+        raise fail(f"has {len(normals)} planes; planes come in pairs (plane i and i ^ 1 are flips).")
+    length = np.sqrt(np.einsum("ij,ij->i", normals, normals))
+    off = np.flatnonzero(~(np.abs(length - 1.0) <= NORMAL_LENGTH_TOLERANCE))
+    if off.size:
+        raise fail(f"plane {int(off[0])}'s normal has length {float(length[off[0]])!r}, not 1.")
+    unflipped = np.any(normals[1::2] != -normals[0::2], axis=1) | (dists[1::2] != -dists[0::2])
+    if unflipped.any():
+        i = 2 * int(np.flatnonzero(unflipped)[0])
+        raise fail(f"planes {i} and {i + 1} are not exact flips of each other.")
+
+
+def _check_indices(values: np.ndarray, low: int, high: int, field: str, target: str, fail) -> None:
+    bad = np.flatnonzero((values < low) | (values >= high))
+    if bad.size:
+        i = int(bad[0])
+        raise fail(f"{field}[{i}] is {int(values[i])}, not {target} index in [{low}, {high}).")
+
+
+def _check_ranges(first, count, min_count: int, size: int, owner: str, target: str, fail) -> None:
+    first, count = first.astype(np.int64), count.astype(np.int64)
+    bad = np.flatnonzero((first < 0) | (count < min_count) | (first + count > size))
+    if bad.size:
+        i = int(bad[0])
+        raise fail(
+            f"{owner} {i} uses {target} [{int(first[i])}, +{int(count[i])}), outside the {size} there are"
+            + (f" or fewer than {min_count}." if min_count else ".")
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Fields <-> sections
+
+
+def _encode_sections(f: dict) -> list[tuple[bytes, int, int, bytes]]:
+    """(tag, record size, record count, payload) for every section, in file order."""
+    sections = []
+    for s in ARRAY_SECTIONS:
+        array = f[s.field]
+        count = 1 if s.field in SINGLE_RECORD_FIELDS else len(array)
+        sections.append((s.tag, s.record_size, count, array.tobytes()))
+    for index_tag, text_tag, field in NAME_SECTIONS:
+        encoded = [name.encode("utf-8") for name in f[field]]
+        lengths = np.array([len(e) for e in encoded], dtype=np.int64)
+        if lengths.sum() > 0xFFFFFFFF:
+            raise _fail(f"{field} hold more than 4 GiB of text.", "level to write", COMPILER_BUG)
+        index = np.zeros(len(encoded), dtype=NAME_INDEX)
+        index["offset"] = np.cumsum(lengths) - lengths
+        index["length"] = lengths
+        sections.append((index_tag, NAME_INDEX.itemsize, len(encoded), index.tobytes()))
+        text = b"".join(encoded)
+        sections.append((text_tag, 1, len(text), text))
+    return sections
+
+
+def _decode_sections(sections: dict, subject: str) -> dict:
+    f = {}
+    for s in ARRAY_SECTIONS:
+        count, payload = _known_section(sections, s.tag, s.record_size, s.field, subject)
+        array = np.frombuffer(payload, dtype=s.dtype).reshape((count, *s.record))
+        if s.field in SINGLE_RECORD_FIELDS:
+            if count != 1:
+                raise _fail(f"section {s.tag.decode()} ({s.field}) has {count} records, expected 1.", subject)
+            array = array[0]
+        f[s.field] = array
+    for index_tag, text_tag, field in NAME_SECTIONS:
+        _, index_bytes = _known_section(sections, index_tag, NAME_INDEX.itemsize, field, subject)
+        _, text = _known_section(sections, text_tag, 1, field + " text", subject)
+        names = []
+        for i, (offset, length) in enumerate(np.frombuffer(index_bytes, dtype=NAME_INDEX).tolist()):
+            if offset + length > len(text):
+                raise _fail(f"{field}[{i}] lies outside its text section {text_tag.decode()}.", subject)
+            try:
+                names.append(text[offset : offset + length].decode("utf-8"))
+            except UnicodeDecodeError:
+                raise _fail(f"{field}[{i}] is not valid UTF-8.", subject) from None
+        f[field] = names
+    return f
+
+
+def _known_section(sections: dict, tag: bytes, record_size: int, what: str, subject: str):
+    if tag not in sections:
+        raise _fail(f"the required section {tag.decode()} ({what}) is missing.", subject)
+    size, count, payload = sections[tag]
+    if size != record_size:
+        raise _fail(
+            f"section {tag.decode()} ({what}) has {size}-byte records, expected {record_size}.", subject
+        )
+    return count, payload
+
+
+# --------------------------------------------------------------------------------------------
+# The container: header, section table, aligned sections
+
+
+def _align(n: int) -> int:
+    return -(-n // ALIGNMENT) * ALIGNMENT
+
+
+def _pack_sections(sections: list[tuple[bytes, int, int, bytes]]) -> bytes:
+    table_end = HEADER.size + ENTRY.size * len(sections)
+    offset, entries, layout = _align(table_end), [], []
+    for tag, record_size, count, payload in sections:
+        entries.append(ENTRY.pack(tag, record_size, count, offset, len(payload), zlib.crc32(payload), 0))
+        layout.append((offset, payload))
+        offset = _align(offset + len(payload))
+    out = bytearray(offset)
+    header = HEADER.pack(
+        MAGIC, VERSION_MAJOR, VERSION_MINOR, 0, HEADER.size, ENTRY.size, len(sections), offset, 0, 0
+    )
+    out[:table_end] = header + b"".join(entries)
+    out[HEADER_CRC_OFFSET : HEADER_CRC_OFFSET + 4] = struct.pack("<I", zlib.crc32(out[:table_end]))
+    for start, payload in layout:
+        out[start : start + len(payload)] = payload
+    return bytes(out)
+
+
+def _is_tag(tag: bytes) -> bool:
+    return all(48 <= c <= 57 or 65 <= c <= 90 for c in tag)  # A-Z, 0-9
+
+
+def _unpack_sections(data: bytes, subject: str) -> dict[bytes, tuple[int, int, bytes]]:
+    """Check the container and return {tag: (record size, record count, payload)}."""
+    header_size, entry_size, count = _check_header(data, subject)
+    table_end = header_size + count * entry_size
+    sections, spans = {}, []
+    for i in range(count):
+        entry = ENTRY.unpack_from(data, header_size + i * entry_size)
+        tag, record_size, records, payload = _check_entry(data, i, entry, table_end, sections, subject)
+        sections[tag] = (record_size, records, payload)
+        spans.append((entry[3], entry[3] + entry[4], tag.decode("ascii")))
+    end = table_end
+    for start, stop, name in sorted(spans):
+        if start < end:
+            raise _fail(f"section {name} overlaps the section table or another section.", subject)
+        _check_padding(data, end, start, subject)
+        end = stop
+    _check_padding(data, end, len(data), subject)
+    return sections
+
+
+def _check_header(data: bytes, subject: str) -> tuple[int, int, int]:
+    """Magic, version, sizes, header checksum, flags; returns (header size, entry size, count)."""
+    size = len(data)
+    truncated = f"is truncated ({size} bytes)"
+    if data[:4] != MAGIC[: min(size, 4)]:
+        raise _fail(f"is not a brushbake level: it starts with {data[:4]!r}, not {MAGIC!r}.", subject,
+                    "Choose a .bbk file written by brushbake.")
+    if size < 8:
+        raise _fail(f"{truncated}: not even the header is complete.", subject)
+    major, minor = struct.unpack_from("<HH", data, 4)
+    if major != VERSION_MAJOR:
+        raise _fail(
+            f"uses format version {major}.{minor}; this brushbake reads version {VERSION_MAJOR}.x.",
+            subject, "Use the brushbake version that wrote it, or rebake the level with this one.",
+        )
+    if size < HEADER.size:
+        raise _fail(f"{truncated}: not even the header is complete.", subject)
+    _, _, _, flags, header_size, entry_size, count, file_size, crc, _ = HEADER.unpack_from(data)
+    if header_size < HEADER.size or entry_size < ENTRY.size or header_size % 8 or entry_size % 8:
+        raise _fail(f"has a corrupt header (header size {header_size}, entry size {entry_size}).", subject)
+    table_end = header_size + count * entry_size
+    if table_end > size:
+        raise _fail(f"{truncated} or its header is corrupt: its section table would end at {table_end}.",
+                    subject)
+    if zlib.crc32(data[:HEADER_CRC_OFFSET] + bytes(4) + data[HEADER_CRC_OFFSET + 4 : table_end]) != crc:
+        raise _fail("is corrupt: the header checksum does not match.", subject)
+    if file_size != size:
+        state = "is truncated" if file_size > size else "has extra bytes at the end"
+        raise _fail(f"{state}: the header says {file_size} bytes, the file has {size}.", subject)
+    if size % ALIGNMENT:
+        raise _fail(f"is {size} bytes long, not a multiple of {ALIGNMENT}.", subject)
+    if flags & REQUIRED_FLAGS & ~KNOWN_FLAGS:
+        raise _fail(f"needs features (flags {flags:#x}) this brushbake does not know.", subject,
+                    "Use a newer brushbake, or rebake the level with this one.")
+    return header_size, entry_size, count
+
+
+def _check_entry(data: bytes, i: int, entry: tuple, table_end: int, seen: dict, subject: str):
+    """One table entry's tag, sizes, place and checksum; returns (tag, record size, count, payload)."""
+    tag, record_size, records, offset, byte_size, crc, _ = entry
+    if not _is_tag(tag) or tag in seen:
+        raise _fail(f"section table entry {i} has a bad or repeated tag {tag!r}.", subject)
+    name = tag.decode("ascii")
+    if record_size * records != byte_size:
+        message = f"section {name} holds {records} records of {record_size} bytes in {byte_size} bytes."
+        raise _fail(message, subject)
+    if offset % ALIGNMENT or offset < table_end or offset + byte_size > len(data):
+        raise _fail(f"section {name} at byte {offset} (+{byte_size}) lies outside the data area.", subject)
+    payload = data[offset : offset + byte_size]
+    if zlib.crc32(payload) != crc:
+        raise _fail(f"is corrupt: the checksum of section {name} does not match.", subject)
+    return tag, record_size, records, payload
+
+
+def _check_padding(data: bytes, start: int, stop: int, subject: str) -> None:
+    if data.count(0, start, stop) != stop - start:
+        raise _fail(f"is corrupt: padding bytes between {start} and {stop} are not zero.", subject)
