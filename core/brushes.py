@@ -155,17 +155,7 @@ def brush_from_planes(
         )
 
     verts = _polytope_vertices(normals, dists) if len(normals) <= MAX_TRIPLE_PLANES else _clipped_vertices(normals, dists)
-    faces, keep, areas = [], [], []
-    if len(verts):
-        on_plane = np.abs(verts @ normals.T - dists) <= ON_EPSILON  # (V, K)
-        for i in np.flatnonzero(on_plane.sum(axis=0) >= 3):
-            poly = _clean_ring(order_polygon_vertices(verts[on_plane[:, i]], normals[i]))
-            area = polygon_normal_area(poly)[1] if poly is not None else 0.0
-            if area <= MIN_EDGE_LENGTH * MIN_EDGE_LENGTH:
-                continue
-            faces.append(poly)
-            areas.append(area)
-            keep.append(int(i))
+    faces, keep, areas = _assemble_faces(verts, normals, dists)
     total_area = sum(areas)
     closure = np.sum([a * normals[i] for a, i in zip(areas, keep)], axis=0) if faces else np.ones(3)
     if len(faces) < 4:
@@ -249,6 +239,51 @@ def _polytope_vertices(normals: np.ndarray, dists: np.ndarray) -> np.ndarray:
     # Several triples meet at one corner (a pyramid's apex): merge points on a fine grid.
     _, first = np.unique(np.round(pts / MIN_EDGE_LENGTH), axis=0, return_index=True)
     return pts[np.sort(first)]
+
+
+def _assemble_faces(verts: np.ndarray, normals: np.ndarray, dists: np.ndarray):
+    """Every plane's face polygon at once: vertices on the plane, sorted counter-clockwise (seen
+    from outside) by angle about their centroid, in one lexsort over all (face, angle) pairs.
+    Returns (faces, plane indices, areas) for planes whose face has positive area."""
+    if not len(verts):
+        return [], [], []
+    on = np.abs(verts @ normals.T - dists) <= ON_EPSILON  # (V, K)
+    counts = on.sum(axis=0)
+    planes = np.flatnonzero(counts >= 3)
+    if not len(planes):
+        return [], [], []
+    k_idx, v_idx = np.nonzero(on[:, planes].T)  # sorted by face
+    n = normals[planes]
+    centre = (on[:, planes].T.astype(np.float64) @ verts) / counts[planes, None]
+    axis = np.argmax(np.abs(n), axis=1)
+    u = cross3(n, np.eye(3)[(axis + 1) % 3])
+    u /= np.linalg.norm(u, axis=1)[:, None]
+    v = cross3(n, u)
+    rel = verts[v_idx] - centre[k_idx]
+    angle = np.arctan2(np.einsum("ij,ij->i", rel, v[k_idx]), np.einsum("ij,ij->i", rel, u[k_idx]))
+    order = np.lexsort((angle, k_idx))
+    k_idx, pts = k_idx[order], verts[v_idx[order]]
+    starts = np.flatnonzero(np.r_[True, k_idx[1:] != k_idx[:-1]])
+    ends = np.r_[starts[1:], len(k_idx)]
+    nxt = np.arange(1, len(k_idx) + 1)
+    nxt[ends - 1] = starts  # each face's last vertex wraps to its first
+    cross = cross3(pts, pts[nxt])
+    area = 0.5 * np.linalg.norm(np.add.reduceat(cross, starts, axis=0), axis=1)
+    step = pts[nxt] - pts
+    long_edge = np.einsum("ij,ij->i", step, step) > MIN_EDGE_LENGTH * MIN_EDGE_LENGTH
+    faces, keep, areas = [], [], []
+    for f, (a, z) in enumerate(zip(starts.tolist(), ends.tolist())):
+        if area[f] <= MIN_EDGE_LENGTH * MIN_EDGE_LENGTH:
+            continue
+        poly = pts[a:z]
+        if not long_edge[a:z].all():
+            poly = _clean_ring(poly)
+            if poly is None:
+                continue
+        faces.append(poly)
+        keep.append(int(planes[f]))
+        areas.append(float(area[f]))
+    return faces, keep, areas
 
 
 def _clean_ring(poly: np.ndarray) -> np.ndarray | None:

@@ -64,11 +64,15 @@ def build_map_tree(faces: FaceList, ids: np.ndarray, planes: PlaneTable, setting
 
 
 def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, settings, bounds,
-                  progress=None, cancel=None) -> dict:
+                  progress=None, cancel=None, map_trees: bool = False) -> dict:
     """Build the onion tree for the point hull plus `hulls`.
 
-    Returns {'node_plane', 'node_children', 'leaf_solid' (bit h per hull), 'map_trees',
-    'stats', 'times'}.  `planes` is shared with the point tree so one plane table serves both.
+    Returns {'node_plane', 'node_children', 'leaf_solid' (bit h per hull), 'map_trees' (when
+    asked), 'stats', 'times'}.  `planes` is shared with the point tree so one plane table serves
+    both.  Leaf solidity asks, for each leaf's interior point, whether it lies in a space's solid.
+    With map_trees=True that is Listing 3 verbatim (a map tree per space, built by the ordinary
+    compiler); by default the point is tested against the space's expanded brushes directly,
+    which gives the same answer (the tests check it) without building trees nobody keeps.
     """
     times: dict = {}
     stats: dict = {}
@@ -85,11 +89,13 @@ def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, s
     t0 = time.perf_counter()
     faces = FaceList()
     space_ranges = []
+    spaces: list[list[Brush]] = []
     for h in range(len(hulls) + 1):
         check_cancel()
         report(0.3 * h / (len(hulls) + 1), f"expanding brushes for hull {h}")
         base = colliding_brushes(brushes, h)
         space = base if h == 0 else [expand_brush(b, hulls[h - 1]) for b in base]
+        spaces.append(space)
         start = len(faces)
         space_faces(space, planes, faces, h, cancel)
         space_ranges.append((start, len(faces)))
@@ -97,15 +103,17 @@ def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, s
         stats[f"space{h}_faces"] = len(faces) - start
     times["expand_csg"] = time.perf_counter() - t0
 
-    # 2. map trees, one per space
-    t0 = time.perf_counter()
-    map_trees = []
-    for h, (a, b) in enumerate(space_ranges):
-        check_cancel()
-        report(0.3 + 0.2 * h / len(space_ranges), f"map tree for hull {h}")
-        map_trees.append(build_map_tree(faces, np.arange(a, b), planes, settings, bounds))
-    stats["map_tree_nodes"] = [t.num_nodes for t in map_trees]
-    times["map_trees"] = time.perf_counter() - t0
+    # 2. map trees, one per space (Listing 3's classifiers), when asked for
+    trees: list[TreeView] = []
+    if map_trees:
+        t0 = time.perf_counter()
+        for h, (a, b) in enumerate(space_ranges):
+            check_cancel()
+            report(0.3 + 0.2 * h / len(space_ranges), f"map tree for hull {h}")
+            trees.append(build_map_tree(faces, np.arange(a, b), planes, settings, bounds))
+        stats["map_tree_nodes"] = [t.num_nodes for t in trees]
+        stats["separate_tree_nodes"] = int(sum(t.num_nodes for t in trees))
+        times["map_trees"] = time.perf_counter() - t0
 
     # 3. the onion tree over all spaces' faces
     t0 = time.perf_counter()
@@ -122,24 +130,51 @@ def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, s
     view = TreeView(planes.normals, planes.dists, flat.node_plane, flat.node_children,
                     np.zeros(len(flat.leaf_order), np.uint32))
     points, fallbacks = leaf_points(builder, flat, view, faces, bounds)
-    solid = determine_leaf_solidity(points, map_trees)
+    solid = determine_leaf_solidity(points, trees if map_trees else spaces)
     times["leaf_solidity"] = time.perf_counter() - t0
     stats.update(onion_nodes=len(flat.node_plane), onion_leaves=len(flat.leaf_order),
-                 onion_splits=builder.stats.splits, leaf_point_fallbacks=fallbacks,
-                 separate_tree_nodes=int(sum(t.num_nodes for t in map_trees)))
+                 onion_splits=builder.stats.splits, leaf_point_fallbacks=fallbacks)
     return {"node_plane": flat.node_plane, "node_children": flat.node_children, "leaf_solid": solid,
-            "map_trees": map_trees, "stats": stats, "times": times}
+            "map_trees": trees, "stats": stats, "times": times}
 
 
-def determine_leaf_solidity(points: np.ndarray, map_trees: list[TreeView]) -> np.ndarray:
-    """Listing 3: bit h of a leaf is set when its point is solid in map tree h."""
+def determine_leaf_solidity(points: np.ndarray, spaces: list) -> np.ndarray:
+    """Listing 3: bit h of a leaf is set when its point is solid in space h.
+
+    spaces[h] is either a map tree (TreeView: the leaf holding the point is solid) or the list
+    of that space's brushes (the point is strictly inside one of them).
+    """
     from .query import point_leaves
 
     bits = np.zeros(len(points), dtype=np.uint32)
-    for h, tree in enumerate(map_trees):
-        solid = tree.leaf_solid[point_leaves(tree, points)] != 0
+    for h, space in enumerate(spaces):
+        if isinstance(space, TreeView):
+            solid = space.leaf_solid[point_leaves(space, points)] != 0
+        else:
+            solid = points_in_brushes(points, space)
         bits |= solid.astype(np.uint32) << np.uint32(h)
     return bits
+
+
+def points_in_brushes(points: np.ndarray, brushes: list[Brush]) -> np.ndarray:
+    """(N,) bool: the point is strictly inside some brush (bounding boxes first, then planes)."""
+    inside = np.zeros(len(points), dtype=bool)
+    if not len(points) or not brushes:
+        return inside
+    order = np.argsort(points[:, 0], kind="stable")
+    xs = points[order, 0]
+    for b in brushes:
+        verts = np.concatenate(b.faces)
+        lo, hi = verts.min(axis=0), verts.max(axis=0)
+        a, z = np.searchsorted(xs, lo[0], "right"), np.searchsorted(xs, hi[0], "left")
+        if a >= z:
+            continue
+        cand = order[a:z]
+        p = points[cand]
+        cand = cand[np.all((p > lo) & (p < hi), axis=1)]
+        if len(cand):
+            inside[cand[np.all(points[cand] @ b.normals.T - b.dists < 0, axis=1)]] = True
+    return inside
 
 
 def leaf_points(builder: TreeBuilder, flat, view: TreeView, faces: FaceList, bounds) -> tuple[np.ndarray, int]:
