@@ -128,7 +128,7 @@ def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
         margin = 1.0 + max(float(np.abs(np.array([h.mins, h.maxs])).max()) for h in scene.hulls)
         onion = compile_onion(scene.brushes, list(scene.hulls), planes, splitter_settings(scene),
                               world_box(scene.bounds if scene.brushes else None, margin),
-                              progress=bar.stage("onion"), cancel=cancel)
+                              progress=bar.stage("onion"), cancel=cancel, map_trees=scene.settings.onion_map_trees)
         level.plane_normals, level.plane_dists = planes.arrays()  # expanded brushes added planes
         level.onion_node_plane = onion["node_plane"]
         level.onion_node_children = onion["node_children"]

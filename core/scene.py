@@ -62,6 +62,7 @@ class Settings:
     max_candidates: int = 48  # splitter planes scored per node (0 = all); see docs/ARCHITECTURE.md
     max_score_faces: int = 1024  # faces sampled to score them in big nodes (0 = all)
     map_scale: float = 1.0 / 32.0  # metres per Quake unit, used by the .map loader
+    onion_map_trees: bool = False  # build each hull's map tree too (Listing 3 verbatim; for reports)
 
 
 @dataclass
