@@ -1,0 +1,193 @@
+"""Benchmark: load and compile every sample scene and every map in ../shared/maps/.
+
+    python bench/compile.py [--only NAME ...] [--repeat N] [--splitter onion|thesis] [--max-candidates K]
+
+Prints ONE JSON object on stdout (sorted keys); progress goes to stderr.  Per scene: load_s
+(parse), stages_s (csg, tree, detail, arrays and any further stage in level.stats['times']),
+compile_s (wall time of compile_scene, box-hull trees included when the scene lists hulls: see
+'hulls'), total_s = load_s + compile_s (comparable to ericw qbsp's whole-process time), cpu_s
+(process CPU time of load + compile, steadier on a busy machine), counts, and the ericw-tools
+row of ../shared/REFERENCE.md where the map is listed.  With --repeat N each scene's figures
+come from the best of N runs (lowest total_s).  'machine' names the commit and whether core/
+differed from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]  # the repo root is the package 'brushbake' (pip install -e .)
+
+import numpy as np  # noqa: E402
+
+from brushbake.core.compile import compile_scene  # noqa: E402
+from brushbake.core.loaders import SCENE_SUFFIXES, load_scene  # noqa: E402
+
+SHARED = REPO.parent / "shared"
+SAMPLES = REPO / "sample_scenes"
+MAPS = SHARED / "maps"
+REFERENCE = SHARED / "REFERENCE.md"
+
+COUNT_KEYS = ("brushes", "structural_brushes", "detail_brushes", "faces_before_csg", "faces_after_csg", "splits",
+              "nodes", "leaves", "solid_leaves", "depth", "planes", "faces")
+STAGES = ("csg", "tree", "detail", "arrays")
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def scene_files() -> dict[str, Path]:
+    """{name: path}: sample scenes first, then maps, named by file stem (file name on a clash)."""
+    paths = sorted(p for p in SAMPLES.glob("*") if p.suffix.lower() in SCENE_SUFFIXES) if SAMPLES.is_dir() else []
+    paths += sorted(MAPS.rglob("*.map")) if MAPS.is_dir() else []
+    stems: dict[str, int] = {}
+    for p in paths:
+        stems[p.stem] = stems.get(p.stem, 0) + 1
+    return {(p.stem if stems[p.stem] == 1 else p.name): p for p in paths}
+
+
+def _number(text: str):
+    t = text.strip().replace(",", "")
+    try:
+        return int(t)
+    except ValueError:
+        try:
+            return float(t)
+        except ValueError:
+            return t
+
+
+def reference_rows(path: Path = REFERENCE) -> dict[str, dict]:
+    """The last markdown table of REFERENCE.md (ericw-tools timings), keyed by map name."""
+    if not path.is_file():
+        return {}
+    tables, current = [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip().startswith("|"):
+            current.append([c.strip() for c in line.strip().strip("|").split("|")])
+        elif current:
+            tables.append(current)
+            current = []
+    if current:
+        tables.append(current)
+    if not tables:
+        return {}
+    header, *rows = tables[-1]
+    keys = [re.sub(r"[^a-z0-9]+", "_", h.lower()).strip("_") for h in header]
+    out = {}
+    for row in rows:
+        if all(set(c) <= set("-: ") for c in row):
+            continue  # the |---| separator
+        rec = {k: _number(v) for k, v in zip(keys, row)}
+        name = rec.pop(keys[0])
+        # keep what a compile benchmark compares against: qbsp time, brushes, nodes, leafs
+        out[str(name)] = {("ericw_" + k): v for k, v in rec.items()
+                          if k in ("qbsp_s", "world_brushes", "nodes", "leafs")}
+    return out
+
+
+def machine_info() -> dict:
+    info = {
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+    }
+    try:
+        info["loadavg_at_start"] = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        pass
+    info.update(git_state())
+    return info
+
+
+def git_state() -> dict:
+    """The commit benchmarked and whether core/ differs from it (numbers then describe the work tree)."""
+    def git(*args):
+        return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True, timeout=10).stdout.strip()
+    try:
+        return {"commit": git("rev-parse", "--short", "HEAD") or None,
+                "core_dirty": bool(git("status", "--porcelain", "--", "core"))}
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "core_dirty": None}
+
+
+def run_once(path: Path, splitter: str | None, max_candidates: int | None) -> dict:
+    c0 = time.process_time()
+    t0 = time.perf_counter()
+    scene = load_scene(path)
+    t1 = time.perf_counter()
+    if splitter is not None:
+        scene.settings.splitter = splitter
+    if max_candidates is not None:
+        scene.settings.max_candidates = max_candidates
+    level = compile_scene(scene)
+    t2 = time.perf_counter()
+    cpu = time.process_time() - c0
+    stats = level.stats
+    return {
+        "load_s": round(t1 - t0, 4),
+        "compile_s": round(t2 - t1, 4),
+        "total_s": round(t2 - t0, 4),
+        "cpu_s": round(cpu, 4),
+        # the point-tree stages always, plus any further stage compile_scene times (box hulls)
+        "stages_s": {k: round(float(v), 4) for k, v in {**dict.fromkeys(STAGES, 0.0), **stats["times"]}.items()},
+        "counts": {k: int(stats.get(k, 0)) for k in COUNT_KEYS},
+        "hulls": len(scene.hulls),
+        "warnings": len(scene.warnings),
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", action="append", default=[],
+                    help="scene name (file stem) to run; repeat or comma-separate for several")
+    ap.add_argument("--repeat", type=int, default=1, help="best of N runs (default 1)")
+    ap.add_argument("--splitter", choices=("onion", "thesis"), default=None, help="override Settings.splitter")
+    ap.add_argument("--max-candidates", type=int, default=None, help="override Settings.max_candidates (0 = all)")
+    args = ap.parse_args(argv)
+
+    files = scene_files()
+    only = {n for o in args.only for n in o.split(",") if n}
+    if only:
+        unknown = only - set(files) - {p.stem for p in files.values()}
+        if unknown:
+            log(f"unknown scene(s): {', '.join(sorted(unknown))}; known: {', '.join(files)}")
+            return 2
+        files = {k: p for k, p in files.items() if k in only or p.stem in only}
+    refs = reference_rows()
+
+    start = time.perf_counter()
+    out = {"machine": machine_info(), "settings": {"splitter": args.splitter or "default",
+                                                   "max_candidates": args.max_candidates, "repeat": args.repeat},
+           "scenes": {}}
+    for name, path in files.items():
+        best = None
+        for r in range(max(1, args.repeat)):
+            rec = run_once(path, args.splitter, args.max_candidates)
+            if best is None or rec["total_s"] < best["total_s"]:
+                best = rec
+        best["path"] = os.path.relpath(path, REPO)
+        if path.stem in refs:
+            best["reference"] = refs[path.stem]
+        out["scenes"][name] = best
+        c = best["counts"]
+        log(f"{name:<16} load {best['load_s']:7.2f} s  compile {best['compile_s']:7.2f} s  "
+            f"nodes {c['nodes']:6d}  leaves {c['leaves']:6d}  depth {c['depth']:3d}")
+    out["wall_s"] = round(time.perf_counter() - start, 2)
+    print(json.dumps(out, sort_keys=True, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
