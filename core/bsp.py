@@ -36,7 +36,7 @@ from .tolerances import ON_EPSILON, WORLD_HALF_EXTENT
 @dataclass
 class SplitterSettings:
     splitter: str = "onion"
-    split_weight: float = 4.0
+    split_weight: float = 8.0
     min_relation: float = 0.8
     relation_scale: float = 2.0
     max_candidates: int = 48
@@ -131,7 +131,10 @@ class TreeBuilder:
             splitter = self._choose_splitter(ids, cand) if cand.any() else None
             if splitter is None:
                 code = -1 - len(self.leaves)
-                self.leaves.append(LeafRecord(ids.tolist(), solid=not cnt.any(), bounds=box, parent=par, side=sd))
+                # a faceless leaf lies right behind its parent's splitter face: solid; a faceless
+                # root (nothing to build from) is the empty world
+                solid = not cnt.any() and par >= 0
+                self.leaves.append(LeafRecord(ids.tolist(), solid=solid, bounds=box, parent=par, side=sd))
                 self._done_faces += int(cnt.sum())
                 self._report()
             else:
@@ -184,7 +187,9 @@ class TreeBuilder:
         cls = self._classify(ids[sample], cand_planes)
         self.stats.scored += len(cand_planes)
         on = cls == 0
-        same = face_planes[sample, None] == cand_planes[None, :]
+        # a face on a candidate plane goes to the side its normal faces; a nearly identical plane
+        # from another brush (a different index) must count by direction too, not by index
+        same = self.planes.normals[face_planes[sample]] @ self.planes.normals[cand_planes].T > 0
         n_front = np.count_nonzero((cls == 1) | (on & same), axis=0)
         n_back = np.count_nonzero((cls == 2) | (on & ~same), axis=0)
         n_split = np.count_nonzero(cls == 3, axis=0)
@@ -202,8 +207,9 @@ class TreeBuilder:
         f = self.faces
         face_planes = self._plane[ids]
         on = cls == 0
-        to_front = (cls == 1) | (on & (face_planes == plane))
-        to_back = (cls == 2) | (on & (face_planes != plane))
+        facing = self.planes.normals[face_planes] @ self.planes.normals[plane] > 0
+        to_front = (cls == 1) | (on & facing)
+        to_back = (cls == 2) | (on & ~facing)
         on_plane = on  # coplanar faces stop being candidates (Listing 2)
         cand = cand & ~on_plane
         front = [ids[to_front]], [cand[to_front]], [cnt[to_front]]
@@ -233,13 +239,17 @@ class TreeBuilder:
         return tuple(np.concatenate(x) for x in front), tuple(np.concatenate(x) for x in back)
 
     # -- detail ------------------------------------------------------------------------------
-    def push_faces(self, face_ids: list[int]) -> dict[int, list[int]]:
+    def push_faces(self, face_ids: list[int]) -> tuple[dict[int, list[int]], set[int]]:
         """PUSH-POLYGON: send faces down the tree, splitting them at nodes they span.
 
-        Returns {leaf index: [face ids]} for the empty leaves reached; parts reaching solid
-        leaves are dropped (they lie inside structural brushes).
+        Returns ({leaf index: [face ids]} for the empty leaves reached, the set of face ids that
+        lay *on* some node's plane on the way).  Such a face lies on its leaf's boundary, so it
+        must not split that leaf again: that would only cut off a zero-volume cell behind it,
+        which a trace can fall into by rounding.  Parts reaching solid leaves are dropped (they
+        lie inside structural brushes).
         """
         out: dict[int, list[int]] = {}
+        on_boundary: set[int] = set()
         if not self.node_plane:
             root = -1
         else:
@@ -260,7 +270,9 @@ class TreeBuilder:
                 dist = verts @ normals[plane] - dists[plane]
                 fmax, fmin = float(dist.max()), float(dist.min())
                 if fmin >= -ON_EPSILON and fmax <= ON_EPSILON:
-                    stack.append((front_code if self.faces.plane[face] == plane else back_code, face))
+                    facing = float(normals[self.faces.plane[face]] @ normals[plane]) > 0
+                    on_boundary.add(face)
+                    stack.append((front_code if facing else back_code, face))
                 elif fmin >= -ON_EPSILON:
                     stack.append((front_code, face))
                 elif fmax <= ON_EPSILON:
@@ -268,11 +280,13 @@ class TreeBuilder:
                 else:
                     fp, bp = split_polygon(verts, normals[plane], dists[plane], dist=dist)
                     self.stats.splits += 1
-                    if bp is not None:
-                        stack.append((back_code, self._new_face(bp, face)))
-                    if fp is not None:
-                        stack.append((front_code, self._new_face(fp, face)))
-        return out
+                    for part, child in ((bp, back_code), (fp, front_code)):
+                        if part is not None:
+                            piece = self._new_face(part, face)
+                            if face in on_boundary:
+                                on_boundary.add(piece)
+                            stack.append((child, piece))
+        return out, on_boundary
 
 
 @dataclass

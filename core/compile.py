@@ -18,6 +18,7 @@ from .errors import CancelledError
 from .geometry import PlaneTable
 from .level import FACE_DETAIL, POINT_HULL_BIT, CompiledLevel
 from .scene import Scene
+from .tolerances import ON_EPSILON
 
 
 class StageProgress:
@@ -102,7 +103,7 @@ def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
     t0 = time.perf_counter()
     report = bar.stage("detail")
     detail_ids = list(range(n_structural, n_csg))
-    pushed = builder.push_faces(detail_ids) if detail_ids else {}
+    pushed, on_boundary = builder.push_faces(detail_ids) if detail_ids else ({}, set())
     builder.progress = None  # sub-builds report through this stage's own bar
     for k, (leaf_index, dfaces) in enumerate(sorted(pushed.items())):
         check_cancel()
@@ -110,8 +111,9 @@ def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
         leaf.alive = False
         ids = np.array(leaf.faces + dfaces, dtype=np.int64)
         is_detail = np.array([(faces.flags[f] & FACE_DETAIL) != 0 for f in ids], dtype=bool)
+        candidate = is_detail & np.array([f not in on_boundary for f in ids.tolist()], dtype=bool)
         first_new = len(builder.leaves)
-        builder.build(ids, is_detail, is_detail, leaf.bounds, parent=leaf.parent, side=leaf.side)
+        builder.build(ids, candidate, is_detail, leaf.bounds, parent=leaf.parent, side=leaf.side)
         for sub in builder.leaves[first_new:]:
             sub.cluster = leaf.cluster
         report((k + 1) / len(pushed), f"{len(pushed)} leaves with detail")
@@ -177,7 +179,10 @@ def _mark_leaves_inside_detail(builder: TreeBuilder, faces: FaceList, detail, pu
         if not len(overlap):
             continue
         point = tree.interior_point(index, faces)
-        if point is not None and any(detail[j].contains(point)[0] for j in overlap):
+        # touching detail brushes may fill the leaf together with the probe exactly on their contact
+        # plane: accept points within ON_EPSILON (no surface of the union comes that close, since
+        # none crosses the leaf)
+        if point is not None and any(detail[j].contains(point, eps=-ON_EPSILON)[0] for j in overlap):
             leaf.solid = True
             marked += 1
     return marked

@@ -88,7 +88,7 @@ def union_faces(
                 separated = (dist.min(axis=0) > -ON_EPSILON) & (dist.max(axis=0) > ON_EPSILON)
                 touching = near[~np.logical_or.reduceat(separated, seg)]
                 for j in touching:
-                    pieces = _remove_inside(pieces, pid, brushes[j], plane_ids[j], keep_flush=j > i)
+                    pieces = _remove_inside(pieces, planes.normal(pid), brushes[j], keep_flush=j > i)
                     if not pieces:
                         break
             for piece in pieces:
@@ -98,31 +98,33 @@ def union_faces(
 
 def _remove_inside(
     pieces: list[np.ndarray],
-    face_plane: int,
+    face_normal: np.ndarray,
     brush: Brush,
-    brush_planes: np.ndarray,
     keep_flush: bool,
 ) -> list[np.ndarray]:
     """Pieces with their parts inside `brush` removed (the coplanar rule in the module docstring).
 
-    keep_flush: a piece lying on one of brush's planes with the same facing is kept (outside),
-    otherwise it counts as inside.
+    A piece lying on one of the brush's planes (every vertex within ON_EPSILON; decided by
+    geometry, not plane index, so nearly identical planes of different brushes agree) counts as
+    inside when it faces the other way, and when it faces the same way unless keep_flush.
     """
     kept: list[np.ndarray] = []
-    if keep_flush and np.any(brush_planes == face_plane):
-        return list(pieces)  # flush with a later brush: this face is the one kept
-    coplanar = ((brush_planes >> 1) == (face_plane >> 1)).tolist()
     normals, dists = brush.normals, brush.dists
+    facing = (normals @ face_normal > 0).tolist()
     for piece in pieces:
         rest = piece
         dist = rest @ normals.T - dists  # (K, planes), refreshed after each split
         lo, hi = dist.min(axis=0).tolist(), dist.max(axis=0).tolist()
-        if any(lo[k] >= -ON_EPSILON and not coplanar[k] for k in range(len(lo))):
-            kept.append(rest)  # wholly in front of one plane: outside the brush
+        if keep_flush and any(h <= ON_EPSILON and m >= -ON_EPSILON and f for h, m, f in zip(hi, lo, facing)):
+            kept.append(rest)  # flush with a later brush: this face is the one kept, whole
             continue
         for k in range(len(lo)):
-            if coplanar[k] or hi[k] <= ON_EPSILON:
-                continue  # wholly behind (or on an inside-counting coplanar plane)
+            if hi[k] <= ON_EPSILON:
+                if lo[k] >= -ON_EPSILON and facing[k] and keep_flush:
+                    kept.append(rest)  # flush with a later brush: this face is the one kept
+                    rest = None
+                    break
+                continue  # behind this plane (or on it, counting as inside)
             if lo[k] >= -ON_EPSILON:
                 kept.append(rest)  # wholly in front: outside the brush
                 rest = None

@@ -56,7 +56,7 @@ class Settings:
     """Compile settings.  Defaults are what `bake` uses; see docs/USER_GUIDE.md."""
 
     splitter: str = "onion"  # 'onion' (balance + weight * splits) or 'thesis' (CHOOSE-DIVIDING-POLYGON)
-    split_weight: float = 4.0  # onion score: |front - back| + split_weight * splits
+    split_weight: float = 8.0  # onion score: |front - back| + split_weight * splits
     min_relation: float = 0.8  # thesis MINIMUMRELATION
     relation_scale: float = 2.0  # thesis MINRELATIONSCALE
     max_candidates: int = 48  # splitter planes scored per node (0 = all); see docs/ARCHITECTURE.md

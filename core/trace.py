@@ -210,7 +210,7 @@ def trace_hulls(level, starts, ends, hull: int = 0, retry: bool = True) -> tuple
         hit_t[ok] = 0.0
     out = np.zeros((len(s), 7))
     out[:, 0] = hit_t
-    out[:, 1:4] = s + hit_t[:, None] * (e - s)
+    out[:, 1:4] = np.where(hit_t[:, None] >= 1.0, e, s + hit_t[:, None] * (e - s))  # a miss ends exactly at e
     has = hit_plane >= 0
     out[has, 4:7] = tree.plane_normals[hit_plane[has]]
     return out, start_solid
