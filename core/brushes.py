@@ -154,8 +154,12 @@ def brush_from_planes(
             hint="Remove the duplicate face; editors do this with 'clean up' or by re-snapping the brush.",
         )
 
-    verts = _polytope_vertices(normals, dists) if len(normals) <= MAX_TRIPLE_PLANES else _clipped_vertices(normals, dists)
-    faces, keep, areas = _assemble_faces(verts, normals, dists)
+    if len(normals) <= MAX_TRIPLE_PLANES:
+        verts, member = _polytope_vertices(normals, dists)
+    else:
+        verts = _clipped_vertices(normals, dists)
+        member = np.abs(verts @ normals.T - dists) <= ON_EPSILON
+    faces, keep, areas = _assemble_faces(verts, member, normals)
     total_area = sum(areas)
     closure = np.sum([a * normals[i] for a, i in zip(areas, keep)], axis=0) if faces else np.ones(3)
     if len(faces) < 4:
@@ -220,34 +224,57 @@ def _triples(k: int) -> np.ndarray:
     return np.array(list(itertools.combinations(range(k), 3)), dtype=np.intp).reshape(-1, 3)
 
 
-def _polytope_vertices(normals: np.ndarray, dists: np.ndarray) -> np.ndarray:
-    """Vertices of {x : normals.x <= dists}, deduplicated (empty when the planes meet nowhere).
+#: m. A vertex found by intersecting three planes is kept when it lies behind every other plane
+#: by at least -VERTEX_EPSILON, and belongs to any plane it lies on within it.  Far tighter than
+#: ON_EPSILON: two planes 1e-4 rad apart (a leaning edge bevel) cut a sliver face whose vertices
+#: are all within ON_EPSILON of both, so distance cannot say which face a vertex is on, but
+#: the triple that made it can.  Cramer's rule is good to ~1e-12 m at these sizes.
+VERTEX_EPSILON = 1e-9
+
+
+def _polytope_vertices(normals: np.ndarray, dists: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices of {x : normals.x <= dists} and which planes each lies on ((V, 3), (V, K) bool).
 
     Every triple of planes is intersected at once by Cramer's rule; points behind all planes are
-    the vertices.  An unbounded set still has vertices; the caller's closure test catches it.
+    the vertices, and a vertex lies on the planes of every triple that produced it (several meet
+    at a pyramid's apex) plus any it touches within VERTEX_EPSILON.  An unbounded set still has
+    vertices; the caller's closure test catches it.
     """
-    t = _triples(len(normals))
+    k = len(normals)
+    t = _triples(k)
     a, b, c = normals[t[:, 0]], normals[t[:, 1]], normals[t[:, 2]]
     bc, ca, ab = cross3(b, c), cross3(c, a), cross3(a, b)
     det = np.einsum("ij,ij->i", a, bc)
     ok = np.abs(det) > 1e-12
-    da, db, dc = dists[t[ok, 0], None], dists[t[ok, 1], None], dists[t[ok, 2], None]
+    t = t[ok]
+    da, db, dc = dists[t[:, 0], None], dists[t[:, 1], None], dists[t[:, 2], None]
     pts = (da * bc[ok] + db * ca[ok] + dc * ab[ok]) / det[ok, None]
-    pts = pts[np.all(pts @ normals.T - dists <= ON_EPSILON, axis=1)]
+    dist = pts @ normals.T - dists
+    inside = np.all(dist <= VERTEX_EPSILON, axis=1)
+    pts, t = pts[inside], t[inside]
     if len(pts) == 0:
-        return pts
-    # Several triples meet at one corner (a pyramid's apex): merge points on a fine grid.
-    _, first = np.unique(np.round(pts / MIN_EDGE_LENGTH), axis=0, return_index=True)
-    return pts[np.sort(first)]
+        return pts, np.zeros((0, k), bool)
+    # Several triples meet at one corner: merge points on a fine grid, uniting their planes.
+    _, first, inverse = np.unique(np.round(pts / MIN_EDGE_LENGTH), axis=0, return_index=True, return_inverse=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    order = np.argsort(first)  # keep the order of first appearance: deterministic output
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    slot = rank[inverse]
+    member = np.zeros((len(first), k), dtype=bool)
+    for col in range(3):
+        member[slot, t[:, col]] = True
+    verts = pts[first[order]]
+    member |= np.abs(verts @ normals.T - dists) <= VERTEX_EPSILON
+    return verts, member
 
 
-def _assemble_faces(verts: np.ndarray, normals: np.ndarray, dists: np.ndarray):
-    """Every plane's face polygon at once: vertices on the plane, sorted counter-clockwise (seen
-    from outside) by angle about their centroid, in one lexsort over all (face, angle) pairs.
-    Returns (faces, plane indices, areas) for planes whose face has positive area."""
+def _assemble_faces(verts: np.ndarray, on: np.ndarray, normals: np.ndarray):
+    """Every plane's face polygon at once: the vertices on the plane (on: (V, K) bool), sorted
+    counter-clockwise (seen from outside) by angle about their centroid, in one lexsort over all
+    (face, angle) pairs.  Returns (faces, plane indices, areas) for faces of positive area."""
     if not len(verts):
         return [], [], []
-    on = np.abs(verts @ normals.T - dists) <= ON_EPSILON  # (V, K)
     counts = on.sum(axis=0)
     planes = np.flatnonzero(counts >= 3)
     if not len(planes):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .brushes import Brush, brush_from_planes
-from .geometry import cross3
+from .geometry import cross3, snap_normals
 from .scene import Hull
 from .tolerances import NORMAL_EPSILON, ON_EPSILON
 
@@ -44,54 +44,58 @@ def brush_edges(brush: Brush) -> tuple[np.ndarray, np.ndarray]:
     axis = np.argmax(np.abs(d), axis=1)
     flip = d[np.arange(len(d)), axis] < 0
     d[flip] *= -1.0
-    key = np.round(np.concatenate([d, np.einsum("ij,ij->i", p, d)[:, None]], axis=1) * 1e6)
+    key = np.round(np.concatenate([d, p - np.einsum("ij,ij->i", p, d)[:, None] * d], axis=1) * 1e6)  # direction, foot point
     _, first = np.unique(key, axis=0, return_index=True)
     first = np.sort(first)
     return p[first], d[first]
+
+
+#: m. Candidate facet directions are one direction when their angle times the size of the
+#: expanded brush is below this: a brush edge leaning 1e-6 rad off an axis (float32 mesh data)
+#: makes an edge bevel that nearly repeats a face or axial plane, and the two would be a
+#: duplicate or a sliver thinner than ON_EPSILON.  Every plane's offset is the exact support of
+#: the sum in its own direction, so a merge moves the surface by at most this much.
+DIRECTION_MERGE_DISTANCE = ON_EPSILON
 
 
 def expansion_planes(brush: Brush, mins, maxs) -> tuple[np.ndarray, np.ndarray]:
     """Outward planes (normals (K, 3), dists (K,)) of brush (+) box(-maxs .. -mins).
 
     The character box is p + [mins, maxs]; it touches the brush when p is in brush - box.
+    Directions: the brush's face normals, the six axes, and edge bevels (edge x axis where the
+    whole brush lies on one side).  Offsets: the support of the brush plus that of the box.
     """
     neg_mins, neg_maxs = -np.asarray(maxs, float), -np.asarray(mins, float)
     verts = np.concatenate(brush.faces)
-    normals = [brush.normals]
-    dists = [brush.dists]
-    # axial planes at the brush bounds
     eye = np.eye(3)
-    normals.append(np.vstack([eye, -eye]))
-    dists.append(np.concatenate([verts.max(axis=0), -verts.min(axis=0)]))
-    # edge bevels: e x axis where the whole brush lies on one side
+    directions = [brush.normals, np.vstack([eye, -eye])]
     p, d = brush_edges(brush)
     for a in range(3):
         n = cross3(d, np.broadcast_to(eye[a], d.shape))
         length = np.linalg.norm(n, axis=1)
         ok = length > 1e-9
         n, pa = n[ok] / length[ok, None], p[ok]
-        off = np.einsum("ij,ij->i", n, pa)
-        side = verts @ n.T - off  # (V, E)
+        side = verts @ n.T - np.einsum("ij,ij->i", n, pa)  # (V, E)
         behind = np.all(side <= ON_EPSILON, axis=0)
         ahead = np.all(side >= -ON_EPSILON, axis=0)
-        n = np.concatenate([n[behind], -n[ahead & ~behind]])
-        off = np.concatenate([off[behind], -off[ahead & ~behind]])
-        normals.append(n)
-        dists.append(off)
-    n = np.concatenate(normals)
-    dist = np.concatenate(dists)
-    n, dist = _unique_directions(n, dist)
-    return n, dist + box_support(n, neg_mins, neg_maxs)
+        directions.append(np.concatenate([n[behind], -n[ahead & ~behind]]))
+    extent = float(np.linalg.norm(verts.max(axis=0) - verts.min(axis=0)) + np.linalg.norm(np.subtract(maxs, mins)))
+    n = _merge_directions(snap_normals(np.concatenate(directions)), DIRECTION_MERGE_DISTANCE / max(extent, 1e-9))
+    support = (verts @ n.T).max(axis=0)  # the brush's own support: its face planes exactly
+    return n, support + box_support(n, neg_mins, neg_maxs)
 
 
-def _unique_directions(normals: np.ndarray, dists: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One plane per direction (the outermost), so the expanded brush has no duplicate planes."""
-    key = np.round(normals / (10 * NORMAL_EPSILON)).astype(np.int64)
-    order = np.lexsort((-dists, *key.T[::-1]))
-    key, normals, dists = key[order], normals[order], dists[order]
-    first = np.ones(len(key), bool)
-    first[1:] = np.any(key[1:] != key[:-1], axis=1)
-    return normals[first], dists[first]
+def _merge_directions(normals: np.ndarray, tolerance: float) -> np.ndarray:
+    """Unit directions with near-repeats (largest component difference below `tolerance`)
+    removed, the first one kept (face normals come first, then axes, then bevels)."""
+    keep: list[int] = []
+    kept = np.zeros((0, 3))
+    for i, n in enumerate(normals):
+        if len(kept) and np.any(np.abs(kept - n).max(axis=1) < tolerance):
+            continue
+        keep.append(i)
+        kept = normals[keep]
+    return normals[keep]
 
 
 def expand_brush(brush: Brush, hull: Hull) -> Brush:
