@@ -157,7 +157,12 @@ def determine_leaf_solidity(points: np.ndarray, spaces: list) -> np.ndarray:
 
 
 def points_in_brushes(points: np.ndarray, brushes: list[Brush]) -> np.ndarray:
-    """(N,) bool: the point is strictly inside some brush (bounding boxes first, then planes)."""
+    """(N,) bool: the point is inside some brush (bounding boxes first, then planes).
+
+    Points within ON_EPSILON of a brush surface count as inside: leaf probes keep more than that
+    from every surface of the union, but may sit exactly on the contact plane of two touching
+    brushes, which is inside the union and strictly inside neither.
+    """
     inside = np.zeros(len(points), dtype=bool)
     if not len(points) or not brushes:
         return inside
@@ -166,14 +171,14 @@ def points_in_brushes(points: np.ndarray, brushes: list[Brush]) -> np.ndarray:
     for b in brushes:
         verts = np.concatenate(b.faces)
         lo, hi = verts.min(axis=0), verts.max(axis=0)
-        a, z = np.searchsorted(xs, lo[0], "right"), np.searchsorted(xs, hi[0], "left")
+        a, z = np.searchsorted(xs, lo[0] - ON_EPSILON, "right"), np.searchsorted(xs, hi[0] + ON_EPSILON, "left")
         if a >= z:
             continue
         cand = order[a:z]
         p = points[cand]
-        cand = cand[np.all((p > lo) & (p < hi), axis=1)]
+        cand = cand[np.all((p > lo - ON_EPSILON) & (p < hi + ON_EPSILON), axis=1)]
         if len(cand):
-            inside[cand[np.all(points[cand] @ b.normals.T - b.dists < 0, axis=1)]] = True
+            inside[cand[np.all(points[cand] @ b.normals.T - b.dists < ON_EPSILON, axis=1)]] = True
     return inside
 
 

@@ -36,8 +36,8 @@ import numpy as np
 # the player start and a point inside the pillar; a standing walk from room A through the corridor to room B
 np.save("out/points.npy", np.array([[2.0, 2.0, 0.78125], [4.0, 5.5, 1.0]]))
 # two standing walks: through the corridor into room B (free), and into room A's west wall (blocked)
-np.save("out/walk.npy", np.array([[[2.0, 5.0, 0.78125], [15.0, 5.0, 0.78125]],
-                                  [[2.0, 5.0, 0.78125], [-2.0, 5.0, 0.78125]]]))
+np.save("out/walk.npy", np.array([[[2.0, 4.0, 0.78125], [15.0, 4.0, 0.78125]],
+                                  [[2.0, 4.0, 0.78125], [-2.0, 4.0, 0.78125]]]))
 PY
 "$VENV/bin/python" -m brushbake query out/two_rooms.bbk --points out/points.npy -o out/points_solid.npy
 "$VENV/bin/python" -m brushbake query out/two_rooms.bbk --hull stand --segments out/walk.npy -o out/walk_hit.npy
