@@ -50,3 +50,9 @@ MESH_WELD_DISTANCE = 1e-6
 #: called non-convex.  Larger than ON_EPSILON because meshes come from float32 Blender data
 #: (about 1e-7 relative, so 1e-5 m at 100 m).
 MESH_CONVEXITY_TOLERANCE = 1e-4
+
+#: m. Plane shifting (core/shift.py): a swept shape whose start lies within this of a shifted
+#: plane while moving into it is *touching* that plane (a hit at t = 0 with its normal), not
+#: starting inside the grown solid.  Far above the ~1e-12 m rounding of a shape resting where a
+#: previous trace stopped, far below anything a player could see.
+SHIFT_CONTACT_EPSILON = 1e-7
