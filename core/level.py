@@ -50,6 +50,13 @@ class CompiledLevel:
     onion_node_plane: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # (N,) int32
     onion_node_children: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int32))  # (N, 2)
     onion_leaf_solid: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))  # (L,) uint32
+    # the beveled point tree for plane shifting (core/bevel.py, core/shift.py): same plane table
+    # (bevel planes appended as flip pairs); nodes and leaves of the point tree first, unchanged,
+    # then the bevel nodes and their zero-volume empty leaves.  Empty when the level was baked
+    # without bevels.
+    bevel_node_plane: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # (N,) int32
+    bevel_node_children: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int32))  # (N, 2)
+    bevel_leaf_solid: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))  # (L,) uint32
     #: counts and seconds per stage, for the command line's table; never written to files
     stats: dict = field(default_factory=dict)
 
@@ -83,6 +90,17 @@ class CompiledLevel:
     @property
     def has_onion(self) -> bool:
         return len(self.onion_leaf_solid) > 0
+
+    @property
+    def has_bevel(self) -> bool:
+        return len(self.bevel_leaf_solid) > 0
+
+    def bevel_tree(self) -> "TreeView":
+        """The beveled point tree for plane shifting; the plain point tree when there is none."""
+        if not self.has_bevel:
+            return self.point_tree()
+        return TreeView(self.plane_normals, self.plane_dists, self.bevel_node_plane, self.bevel_node_children,
+                        self.bevel_leaf_solid)
 
     def collision_tree(self, hull: int = 0) -> "TreeView":
         """The tree that answers for a hull: the point tree for hull 0, the onion tree otherwise."""

@@ -89,6 +89,15 @@ ARRAY_SECTIONS = (
 )
 SINGLE_RECORD_FIELDS = {"world_bounds"}
 
+#: sections a level may lack: the beveled tree for plane shifting.  A writer stores them, after
+#: all other sections, only when the level has a beveled tree (so levels without one keep their
+#: exact 1.0 bytes); a reader gives empty arrays when they are absent (and 1.0 readers skip them).
+OPTIONAL_SECTIONS = (
+    ArraySection(b"BVNP", "bevel_node_plane", "<i4", (), "bevel nodes"),
+    ArraySection(b"BVNC", "bevel_node_children", "<i4", (2,), "bevel nodes"),
+    ArraySection(b"BVLS", "bevel_leaf_solid", "<u4", (), "bevel leaves"),
+)
+
 #: (index tag, text tag, field): a list of strings as (offset u32, length u32) records into a
 #: UTF-8 text section
 NAME_SECTIONS = ((b"BRSN", b"BRST", "brush_names"), (b"HULN", b"HULT", "hull_names"))
@@ -170,6 +179,9 @@ def fields_from_level(level: CompiledLevel, subject: str, hint: str) -> dict:
     fields = {s.field: as_field_array(getattr(level, s.field), s, subject, hint) for s in ARRAY_SECTIONS}
     for _, _, name in NAME_SECTIONS:
         fields[name] = as_name_list(getattr(level, name), name, subject, hint)
+    if len(getattr(level, "bevel_leaf_solid", ())):  # optional: only a beveled level has them
+        for s in OPTIONAL_SECTIONS:
+            fields[s.field] = as_field_array(getattr(level, s.field), s, subject, hint)
     return fields
 
 
@@ -181,6 +193,10 @@ def level_from_fields(fields: dict) -> CompiledLevel:
         kwargs[s.field] = array.astype(array.dtype.newbyteorder("="), copy=True)
     for _, _, name in NAME_SECTIONS:
         kwargs[name] = list(fields[name])
+    for s in OPTIONAL_SECTIONS:
+        if s.field in fields:
+            array = fields[s.field]
+            kwargs[s.field] = array.astype(array.dtype.newbyteorder("="), copy=True)
     return CompiledLevel(**kwargs)
 
 
@@ -251,6 +267,13 @@ def check_level_fields(f: dict, subject: str | None, hint: str) -> None:
     _check_tree(f, "", planes, nodes, leaves, fail)
     onion_nodes, onion_leaves = counts["onion nodes"][1], counts["onion leaves"][1]
     _check_tree(f, "onion_", planes, onion_nodes, onion_leaves, fail)
+    if "bevel_leaf_solid" in f:
+        bevel_nodes, bevel_leaves = len(f["bevel_node_plane"]), len(f["bevel_leaf_solid"])
+        if len(f["bevel_node_children"]) != bevel_nodes:
+            raise fail(f"bevel_node_children has {len(f['bevel_node_children'])} entries but bevel_node_plane "
+                       f"has {bevel_nodes}: both count the bevel nodes.")
+        _check_tree(f, "bevel_", planes, bevel_nodes, bevel_leaves, fail)
+        _check_solid_bits(f["bevel_leaf_solid"], 1, "bevel_", fail)
     _check_ranges(f["leaf_face_first"], f["leaf_face_count"], 0, refs, "leaf", "leaf_faces", fail)
     _check_indices(f["leaf_faces"], 0, faces, "leaf_faces", "a face", fail)
     _check_indices(f["leaf_cluster"], 0, leaves, "leaf_cluster", "a leaf", fail)
@@ -343,6 +366,9 @@ def _encode_sections(f: dict) -> list[tuple[bytes, int, int, bytes]]:
         sections.append((index_tag, NAME_INDEX.itemsize, len(encoded), index.tobytes()))
         text = b"".join(encoded)
         sections.append((text_tag, 1, len(text), text))
+    if len(f.get("bevel_leaf_solid", ())):
+        for s in OPTIONAL_SECTIONS:
+            sections.append((s.tag, s.record_size, len(f[s.field]), f[s.field].tobytes()))
     return sections
 
 
@@ -368,6 +394,12 @@ def _decode_sections(sections: dict, subject: str) -> dict:
             except UnicodeDecodeError:
                 raise _fail(f"{field}[{i}] is not valid UTF-8.", subject) from None
         f[field] = names
+    for s in OPTIONAL_SECTIONS:
+        if s.tag in sections:
+            count, payload = _known_section(sections, s.tag, s.record_size, s.field, subject)
+            f[s.field] = np.frombuffer(payload, dtype=s.dtype).reshape((count, *s.record))
+        else:
+            f[s.field] = np.zeros((0, *s.record), dtype=s.dtype)
     return f
 
 
