@@ -3,6 +3,7 @@
     python -m brushbake bake SCENE [-o OUT.bbk] [--json OUT.json]
     python -m brushbake info LEVEL
     python -m brushbake query LEVEL (--points IN.npy | --segments IN.npy) -o OUT.npy
+    python -m brushbake query LEVEL --segments IN.npy --shape sphere:0.5 [--impact] -o OUT.npy
 
 User errors (bad scenes, corrupt files, wrong arrays) print one paragraph and exit 1; Ctrl-C
 cancels cleanly (exit 130) and leaves no file behind.  Anything else is a bug and may show a
@@ -103,6 +104,12 @@ def bake_table(stats: dict, times: dict) -> str:
         rows += [
             ("  leaf solidity", f"{s.get('onion_leaves', 0)} leaves", f"{times.get('leaf_solidity', 0):.2f}"),
         ]
+    if s.get("bevel"):
+        bv = s["bevel"]
+        rows += [("bevel: nodes plain / beveled", f"{bv['plain_nodes']} / {bv['beveled_nodes']}",
+                  f"{times.get('bevel', 0):.2f}"),
+                 ("  edge / vertex / axial / flat-top",
+                  f"{bv['edge_bevels']} / {bv['vertex_bevels']} / {bv['axial_bevels']} / {bv['flat_top_bevels']}", "")]
     rows += [
         ("write", "", f"{times.get('write', 0):.2f}"),
         ("total", "", f"{sum(v for v in times.values()):.2f}"),
@@ -175,6 +182,12 @@ def cmd_bake(args) -> int:
     level = compile_scene(scene, progress=progress)
     progress.done()
     times.update(level.stats.get("times", {}))
+    if not args.no_bevels:
+        from .core.bevel import BevelSettings, add_bevels
+
+        t0 = time.perf_counter()
+        add_bevels(level, BevelSettings(angle=args.bevel_angle))
+        times["bevel"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     write_level(level, out)
     if args.json:
@@ -251,7 +264,20 @@ def cmd_query(args) -> int:
             raise BrushbakeError(f"has no hull named '{args.hull}'.", subject=args.level,
                                  hint=f"Hulls in this level: {', '.join(level.hull_names)}.")
         hull = level.hull_names.index(args.hull)
-    if args.points:
+    if args.shape:
+        from .core.shift import parse_shape, shift_hits
+
+        if args.points or hull:
+            raise BrushbakeError("--shape answers swept segments through the beveled point tree.",
+                                 hint="Use --segments without --hull.")
+        try:
+            shape = parse_shape(args.shape)
+        except (ValueError, OSError) as err:
+            raise BrushbakeError(f"is not a shape ({err}).", subject=args.shape,
+                                 hint="Use sphere:R, cylinder:R,H, box:HX,HY,HZ or hull:POINTS.npy (metres).") from None
+        seg = _load_array(args.segments, "segments", (2, 3))
+        result = shift_hits(level.bevel_tree(), shape, seg[:, 0], seg[:, 1], impact=args.impact)
+    elif args.points:
         result = point_solid(level, _load_array(args.points, "points", (3,)), hull=hull)
     else:
         seg = _load_array(args.segments, "segments", (2, 3))
@@ -280,6 +306,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--map-trees", action="store_true",
                    help="also build each hull's separate map tree: leaf solidity by Listing 3 verbatim, and "
                         "the onion tree's size against the separate trees in the table")
+    b.add_argument("--no-bevels", action="store_true", help="do not build the beveled tree (plane shifting)")
+    b.add_argument("--bevel-angle", type=float, default=90.0,
+                   help="edge bevel where a solid cell's face normals differ by more than this (degrees, default 90)")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress and no table")
     b.set_defaults(func=cmd_bake)
 
@@ -293,6 +322,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--points", help="(N,3) array: answers (N,) uint8, 1 = solid")
     g.add_argument("--segments", help="(N,2,3) array: answers (N,7) [fraction, point xyz, normal xyz]")
     q.add_argument("--hull", help="hull name (default: the point hull)")
+    q.add_argument("--shape", help="plane shifting through the beveled tree: sphere:R, cylinder:R,H (reference "
+                                   "point at the base centre), box:HX,HY,HZ (centred) or hull:POINTS.npy")
+    q.add_argument("--impact", action="store_true", help="with --shape: append the impact point on the shape (N,10)")
     q.add_argument("-o", "--output", required=True, help=".npy file to write")
     q.set_defaults(func=cmd_query)
     return p
