@@ -1,14 +1,18 @@
 """Benchmark: load and compile every sample scene and every map in ../shared/maps/.
 
     python bench/compile.py [--only NAME ...] [--repeat N] [--splitter onion|thesis] [--max-candidates K]
+                            [--hulls stand,crouch] [--cpu-stages]
 
 Prints ONE JSON object on stdout (sorted keys); progress goes to stderr.  Per scene: load_s
 (parse), stages_s (csg, tree, detail, arrays and any further stage in level.stats['times']),
 compile_s (wall time of compile_scene, box-hull trees included when the scene lists hulls: see
 'hulls'), total_s = load_s + compile_s (comparable to ericw qbsp's whole-process time), cpu_s
 (process CPU time of load + compile, steadier on a busy machine), counts, and the ericw-tools
-row of ../shared/REFERENCE.md where the map is listed.  With --repeat N each scene's figures
-come from the best of N runs (lowest total_s).  'machine' names the commit and whether core/
+row of ../shared/REFERENCE.md where the map is listed.  --hulls replaces each scene's box hulls by
+the named presets (core/hulls.py; 'none' for none), so the onion stages (expand_csg, onion_tree,
+leaf_solidity) are timed too.  --cpu-stages times every stage in process CPU time instead of wall
+time (other work on the machine then barely moves the figures).  With --repeat N each scene's figures
+come from the best of N runs (lowest total_s; lowest cpu_s with --cpu-stages).  'machine' names the commit and whether core/
 differed from it.
 """
 
@@ -122,11 +126,30 @@ def git_state() -> dict:
         return {"commit": None, "core_dirty": None}
 
 
-def run_once(path: Path, splitter: str | None, max_candidates: int | None) -> dict:
+class _CpuClock:
+    """Stands in for the `time` module inside the compiler: perf_counter reads process CPU time."""
+
+    perf_counter = staticmethod(time.process_time)
+
+    def __getattr__(self, name):
+        return getattr(time, name)
+
+
+def use_cpu_clock() -> None:
+    """Make compile_scene's per-stage times (level.stats['times']) process CPU seconds."""
+    import brushbake.core.compile as compile_module
+    import brushbake.core.onion as onion_module
+
+    compile_module.time = onion_module.time = _CpuClock()
+
+
+def run_once(path: Path, splitter: str | None, max_candidates: int | None, hulls: list | None = None) -> dict:
     c0 = time.process_time()
     t0 = time.perf_counter()
     scene = load_scene(path)
     t1 = time.perf_counter()
+    if hulls is not None:
+        scene.hulls = list(hulls)
     if splitter is not None:
         scene.settings.splitter = splitter
     if max_candidates is not None:
@@ -155,7 +178,17 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="best of N runs (default 1)")
     ap.add_argument("--splitter", choices=("onion", "thesis"), default=None, help="override Settings.splitter")
     ap.add_argument("--max-candidates", type=int, default=None, help="override Settings.max_candidates (0 = all)")
+    ap.add_argument("--hulls", default=None,
+                    help="comma-separated hull presets replacing each scene's hulls (e.g. stand,crouch; 'none')")
+    ap.add_argument("--cpu-stages", action="store_true", help="per-stage times in process CPU seconds")
     args = ap.parse_args(argv)
+    hulls = None
+    if args.hulls is not None:
+        from brushbake.core.hulls import preset
+
+        hulls = [preset(h) for h in args.hulls.split(",") if h and h != "none"]
+    if args.cpu_stages:
+        use_cpu_clock()
 
     files = scene_files()
     only = {n for o in args.only for n in o.split(",") if n}
@@ -169,13 +202,15 @@ def main(argv=None) -> int:
 
     start = time.perf_counter()
     out = {"machine": machine_info(), "settings": {"splitter": args.splitter or "default",
-                                                   "max_candidates": args.max_candidates, "repeat": args.repeat},
+                                                   "max_candidates": args.max_candidates, "repeat": args.repeat,
+                                                   "hulls": args.hulls, "cpu_stages": args.cpu_stages},
            "scenes": {}}
     for name, path in files.items():
         best = None
         for r in range(max(1, args.repeat)):
-            rec = run_once(path, args.splitter, args.max_candidates)
-            if best is None or rec["total_s"] < best["total_s"]:
+            rec = run_once(path, args.splitter, args.max_candidates, hulls)
+            key = "cpu_s" if args.cpu_stages else "total_s"
+            if best is None or rec[key] < best[key]:
                 best = rec
         best["path"] = os.path.relpath(path, REPO)
         if path.stem in refs:

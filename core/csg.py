@@ -42,7 +42,11 @@ class FaceList:
 
 def brush_plane_ids(brushes: list[Brush], planes: PlaneTable) -> list[np.ndarray]:
     """Each brush's face planes as plane-table indices (same order as brush.faces)."""
-    return [np.array([planes.add(n, d) for n, d in zip(b.normals, b.dists)], dtype=np.int64) for b in brushes]
+    if not brushes:
+        return []
+    counts = [len(b.dists) for b in brushes]
+    ids = planes.add_many(np.concatenate([b.normals for b in brushes]), np.concatenate([b.dists for b in brushes]))
+    return np.split(ids, np.cumsum(counts)[:-1])
 
 
 def union_faces(

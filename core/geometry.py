@@ -69,9 +69,13 @@ def _is_canonical(n: np.ndarray) -> bool:
 class PlaneTable:
     """Unique planes, each stored beside its flip: plane i and plane i ^ 1 face opposite ways.
 
-    Adding a plane within NORMAL_EPSILON / DIST_EPSILON of a stored one returns the stored index,
-    so 'coplanar' is `a >> 1 == b >> 1` and 'same facing' is `a == b`.  Tolerances apply here,
-    once, when a plane is created.
+    Adding a plane within NORMAL_EPSILON / DIST_EPSILON of a stored one (either facing) returns
+    the stored index, so 'coplanar' is `a >> 1 == b >> 1` and 'same facing' is `a == b`.
+    Tolerances apply here, once, when a plane is created; indices are handed out first come,
+    first served, so the same planes in the same order always get the same indices.
+
+    Lookups compare plain Python floats (a plane is looked up once per brush face, and NumPy's
+    per-call overhead would cost ten times the comparison itself).
     """
 
     _BUCKET = 0.01  # m, hash bucket of the canonical distance; neighbours are searched too
@@ -81,6 +85,7 @@ class PlaneTable:
         self._dists = np.zeros(64)
         self._count = 0
         self._buckets: dict[int, list[int]] = {}
+        self._canonical: list[tuple[float, float, float, float]] = []  # (nx, ny, nz, d) of plane 2k
 
     def __len__(self) -> int:
         return self._count
@@ -108,40 +113,92 @@ class PlaneTable:
         dists[: self._count] = self._dists[: self._count]
         self._normals, self._dists = normals, dists
 
-    def find(self, n: np.ndarray, d: float) -> int:
-        """Index of the stored plane equal to (n, d) within tolerance, or -1."""
-        canonical = _is_canonical(n)
-        cn, cd = (n, d) if canonical else (-n, -d)
-        key = math.floor(cd / self._BUCKET)
+    def _search(self, nx: float, ny: float, nz: float, d: float) -> int:
+        """The first stored canonical plane (even index) within tolerance of (n, d), or -1.
+
+        Buckets key, key - 1, key + 1 in that order, each in insertion order: deterministic."""
+        key = math.floor(d / self._BUCKET)
+        canonical = self._canonical
         for k in (key, key - 1, key + 1):
             for idx in self._buckets.get(k, ()):
-                if abs(self._dists[idx] - cd) < DIST_EPSILON and np.all(
-                    np.abs(self._normals[idx] - cn) < NORMAL_EPSILON
-                ):
-                    return idx if canonical else idx ^ 1
+                sx, sy, sz, sd = canonical[idx >> 1]
+                if (abs(sd - d) < DIST_EPSILON and abs(sx - nx) < NORMAL_EPSILON and abs(sy - ny) < NORMAL_EPSILON
+                        and abs(sz - nz) < NORMAL_EPSILON):
+                    return idx
         return -1
+
+    def _find_snapped(self, nx: float, ny: float, nz: float, d: float, canonical: bool) -> int:
+        """find() for a snapped normal given as floats, its canonical flag already known.
+
+        The canonical orientation is searched first; then the opposite one, which can only match
+        when two components tie in size and rounding picked the other as dominant (a 45-degree
+        plane stored as (a, -b) and looked up as (b, -a))."""
+        cx, cy, cz, cd = (nx, ny, nz, d) if canonical else (-nx, -ny, -nz, -d)
+        idx = self._search(cx, cy, cz, cd)
+        if idx >= 0:
+            return idx if canonical else idx ^ 1
+        idx = self._search(-cx, -cy, -cz, -cd)
+        if idx >= 0:
+            return idx ^ 1 if canonical else idx
+        return -1
+
+    def find(self, n: np.ndarray, d: float) -> int:
+        """Index of the stored plane equal to (n, d) within tolerance (either facing), or -1."""
+        nx, ny, nz = (float(x) for x in n)
+        return self._find_snapped(nx, ny, nz, float(d), _is_canonical(n))
+
+    def _insert(self, nx: float, ny: float, nz: float, d: float, canonical: bool) -> int:
+        """Append (n, d) and its flip, the canonical member first; returns the index of (n, d)."""
+        cx, cy, cz, cd = (nx, ny, nz, d) if canonical else (-nx, -ny, -nz, -d)
+        if self._count + 2 > len(self._dists):
+            self._grow()
+        idx = self._count
+        self._normals[idx] = (cx, cy, cz)
+        self._normals[idx + 1] = (-cx, -cy, -cz)
+        self._dists[idx], self._dists[idx + 1] = cd, -cd
+        self._count += 2
+        self._canonical.append((cx, cy, cz, cd))
+        self._buckets.setdefault(math.floor(cd / self._BUCKET), []).append(idx)
+        return idx if canonical else idx + 1
 
     def add(self, n, d: float) -> int:
         """Index of plane (n, d), adding it (and its flip) if new.  n must be unit length."""
         n = snap_normal(n)
+        nx, ny, nz = n.tolist()
         d = float(d)
-        found = self.find(n, d)
-        if found >= 0:
-            return found
         canonical = _is_canonical(n)
-        cn, cd = (n, d) if canonical else (-n, -d)
-        if self._count + 2 > len(self._dists):
-            self._grow()
-        idx = self._count
-        self._normals[idx], self._dists[idx] = cn, cd
-        self._normals[idx + 1], self._dists[idx + 1] = -cn, -cd
-        self._count += 2
-        self._buckets.setdefault(math.floor(cd / self._BUCKET), []).append(idx)
-        return idx if canonical else idx + 1
+        found = self._find_snapped(nx, ny, nz, d, canonical)
+        return found if found >= 0 else self._insert(nx, ny, nz, d, canonical)
+
+    def add_many(self, normals: np.ndarray, dists: np.ndarray) -> np.ndarray:
+        """add() for each row in order, as (K,) int64 indices: the same answers, the same table.
+
+        Snapping and the canonical test run on all rows at once (bit for bit what add() computes
+        per row); only the tolerant lookup, which depends on the rows added before, is a loop."""
+        normals = np.asarray(normals, dtype=np.float64).reshape(-1, 3)
+        dists = np.asarray(dists, dtype=np.float64).reshape(-1)
+        out = np.empty(len(normals), dtype=np.int64)
+        if not len(normals):
+            return out
+        snapped = _snap_unit_normals(normals)
+        mag = np.abs(snapped)
+        axis = np.argmax(mag, axis=1)
+        canonical = (snapped[np.arange(len(snapped)), axis] > 0).tolist()
+        for k, ((nx, ny, nz), d, c) in enumerate(zip(snapped.tolist(), dists.tolist(), canonical)):
+            found = self._find_snapped(nx, ny, nz, d, c)
+            out[k] = found if found >= 0 else self._insert(nx, ny, nz, d, c)
+        return out
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """Copies of (normals, dists) for a compiled level."""
         return self.normals.copy(), self.dists.copy()
+
+
+def _snap_unit_normals(normals: np.ndarray) -> np.ndarray:
+    """snap_normal of each row, bit for bit: normalised by the square root of the same dot
+    product (a stacked matmul takes the BLAS path that `n @ n` takes), then snapped."""
+    sq = np.matmul(normals[:, None, :], normals[:, :, None])[:, 0, 0]
+    return snap_normals(normals / np.sqrt(sq)[:, None])
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,11 +230,11 @@ def split_polygon(
     Vertices within eps of the plane go to both halves, so the halves share the cut edge exactly.
     A polygon lying on the plane is returned as (verts, None) and the caller decides by facing.
     Polygons have a handful of vertices, so the loop is plain Python on lists (NumPy's per-call
-    overhead would dominate).
+    overhead would dominate); `dist` may be given as an array or a list.
     """
     if dist is None:
         dist = verts @ n - d
-    dl = dist.tolist()
+    dl = dist if isinstance(dist, list) else dist.tolist()
     if min(dl) >= -eps:
         return verts, None
     if max(dl) <= eps:
