@@ -11,9 +11,9 @@ Nothing outside addon/ may import bpy: core/ and exporters/ run headless.
 
 import bpy
 
-from . import panels, properties
+from . import operators, overlays, panels, properties
 
-_modules = (properties, panels)
+_modules = (properties, operators, overlays, panels)
 """Submodules whose ``classes`` are registered, in this order."""
 
 classes: tuple[type, ...] = tuple(cls for module in _modules for cls in module.classes)
@@ -25,10 +25,13 @@ def register() -> None:
     for cls in classes:
         bpy.utils.register_class(cls)
     properties.register_scene_pointer()
+    operators.register_menus()
 
 
 def unregister() -> None:
-    """Undo :func:`register` exactly: scene pointer first, then the classes in reverse order."""
+    """Undo :func:`register` exactly: draw handler, menus, scene pointer, then the classes in reverse."""
+    overlays.unregister_handler()
+    operators.unregister_menus()
     properties.unregister_scene_pointer()
     for cls in reversed(classes):
         bpy.utils.unregister_class(cls)

@@ -1,12 +1,15 @@
-"""Sidebar panels in the 3D viewport (N panel, tab "brushbake").
+"""Sidebar panels in the 3D viewport (N panel, tab "brushbake"), in the order of the workflow:
+hulls -> roles -> bake -> previews -> export.
 
 Every panel mixes in :class:`BrushbakePanel`, which carries the space, region and tab, so a new
-panel is a label and a ``draw``.  Sub-panels set ``bl_parent_id = "BRUSHBAKE_PT_main"``.
+panel is a label and a ``draw``.  Sub-panels set ``bl_parent_id = "BRUSHBAKE_PT_main"``; later
+issues (visibility, light, crowds) add theirs the same way, between Previews and Export.
 """
 
-from bpy.types import Context, Panel
+from bpy.types import Context, Panel, UIList
 
 from .. import __version__
+from . import storage
 
 
 class BrushbakePanel:
@@ -17,18 +20,133 @@ class BrushbakePanel:
     bl_category = "brushbake"
 
 
+class BrushbakeSubPanel(BrushbakePanel):
+    bl_parent_id = "BRUSHBAKE_PT_main"
+
+
+class BRUSHBAKE_UL_hulls(UIList):
+    """One row per hull: its name and size."""
+
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index=0):
+        row = layout.row(align=True)
+        row.prop(item, "name", text="", emboss=False, icon="MESH_CUBE")
+        size = [hi - lo for lo, hi in zip(item.mins, item.maxs)]
+        row.label(text=" x ".join(f"{v:.2f}" for v in size))
+
+
 class BRUSHBAKE_PT_main(BrushbakePanel, Panel):
-    """Top panel: what is installed and where the bake goes."""
+    """Top panel: what is installed and the state of the scene's bake."""
 
     bl_idname = "BRUSHBAKE_PT_main"
     bl_label = "brushbake"
 
     def draw(self, context: Context) -> None:
         layout = self.layout
+        settings = context.scene.brushbake
         layout.label(text=f"brushbake {__version__}")
         layout.label(text="Compile brushes into collision and visibility data", icon="INFO")
+        if settings.status:
+            layout.label(text=settings.status, icon="ERROR" if settings.status.startswith("Error") else "CHECKMARK")
+
+
+class BRUSHBAKE_PT_hulls(BrushbakeSubPanel, Panel):
+    bl_idname = "BRUSHBAKE_PT_hulls"
+    bl_label = "Hulls"
+
+    def draw(self, context: Context) -> None:
+        layout = self.layout
+        settings = context.scene.brushbake
+        row = layout.row()
+        row.template_list("BRUSHBAKE_UL_hulls", "", settings, "hulls", settings, "active_hull", rows=3)
+        col = row.column(align=True)
+        col.operator("brushbake.hull_add", icon="ADD", text="")
+        col.operator("brushbake.hull_remove", icon="REMOVE", text="")
+        layout.prop(settings, "hull_preset")
+        if 0 <= settings.active_hull < len(settings.hulls):
+            hull = settings.hulls[settings.active_hull]
+            col = layout.column(align=True)
+            col.prop(hull, "mins")
+            col.prop(hull, "maxs")
+        layout.label(text="The point hull is always baked", icon="DOT")
+
+
+class BRUSHBAKE_PT_roles(BrushbakeSubPanel, Panel):
+    bl_idname = "BRUSHBAKE_PT_roles"
+    bl_label = "Roles"
+
+    def draw(self, context: Context) -> None:
+        layout = self.layout
+        obj = context.active_object
+        if obj is None:
+            layout.label(text="No active object")
+        else:
+            layout.prop(obj.brushbake, "role", text=obj.name)
+        layout.operator_menu_enum("brushbake.set_role", "role", text="Set Role of Selected")
+
+
+class BRUSHBAKE_PT_bake(BrushbakeSubPanel, Panel):
+    bl_idname = "BRUSHBAKE_PT_bake"
+    bl_label = "Bake"
+
+    def draw(self, context: Context) -> None:
+        layout = self.layout
+        settings = context.scene.brushbake
+        layout.prop(settings, "source", expand=True)
+        if settings.source == "COLLECTION":
+            layout.prop(settings, "collection")
+        col = layout.column(align=True)
+        col.prop(settings, "splitter")
+        col.prop(settings, "split_weight")
+        col.prop(settings, "max_candidates")
+        row = layout.row(align=True)
+        row.prop(settings, "use_bevels")
+        sub = row.row()
+        sub.enabled = settings.use_bevels
+        sub.prop(settings, "bevel_angle")
+        layout.operator("brushbake.bake", icon="MOD_BUILD")
+        layout.operator("brushbake.import_map", icon="IMPORT")
+        layout.label(text="Bake stored with the scene" if storage.has_bake(context.scene) else "No bake yet")
+
+
+class BRUSHBAKE_PT_previews(BrushbakeSubPanel, Panel):
+    bl_idname = "BRUSHBAKE_PT_previews"
+    bl_label = "Previews"
+
+    def draw(self, context: Context) -> None:
+        layout = self.layout
+        settings = context.scene.brushbake
+        layout.prop(settings, "overlay")
+        if settings.overlay != "TRACE":
+            layout.prop(settings, "overlay_hull")
+        if settings.overlay == "LEAVES":
+            layout.prop(settings, "overlay_empty")
+        layout.prop(settings, "show_overlay", icon="OVERLAY")
+        layout.operator("brushbake.make_preview", icon="MESH_DATA")
+        box = layout.box()
+        box.prop(settings, "trace_hull", text="Hull or shape")
+        box.prop(settings, "trace_distance")
+        box.operator("brushbake.trace", icon="CURSOR")
+
+
+class BRUSHBAKE_PT_export(BrushbakeSubPanel, Panel):
+    bl_idname = "BRUSHBAKE_PT_export"
+    bl_label = "Export"
+
+    def draw(self, context: Context) -> None:
+        layout = self.layout
         layout.prop(context.scene.brushbake, "output_path")
+        row = layout.row(align=True)
+        row.operator("brushbake.export", text="Export .bbk", icon="EXPORT").format = "NATIVE"
+        row.operator("brushbake.export", text="Export JSON").format = "JSON"
 
 
-classes: tuple[type, ...] = (BRUSHBAKE_PT_main,)
+classes: tuple[type, ...] = (
+    BRUSHBAKE_UL_hulls,
+    BRUSHBAKE_PT_main,
+    BRUSHBAKE_PT_hulls,
+    BRUSHBAKE_PT_roles,
+    BRUSHBAKE_PT_bake,
+    BRUSHBAKE_PT_previews,
+    BRUSHBAKE_PT_export,
+)
 """Classes of this module in registration order: parents before their sub-panels."""

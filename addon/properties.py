@@ -1,23 +1,85 @@
-"""Settings that brushbake remembers per scene.
+"""Settings that brushbake remembers: per scene (``scene.brushbake``) and per object (``object.brushbake``).
 
-One PropertyGroup hangs off every scene as ``scene.brushbake``, so a level's bake settings travel
-with its .blend file and each scene in a file can target a different output.  Later issues add hull
-sizes, lightmap options and the like here; panels and operators read them through
-``context.scene.brushbake`` and never keep settings of their own.
+One PropertyGroup hangs off every scene, so a level's bake settings travel with its .blend file and
+each scene in a file can target a different output.  Per object there is only the role: what the
+object is for in the level.  Panels and operators read these and never keep settings of their own.
+The compiled bake itself is not a property here: addon/storage.py keeps it (raw .bbk bytes on the
+scene) so that it is replaced whole and covered by undo.
 """
 
 # No `from __future__ import annotations` in addon/: Blender reads property definitions from class
 # annotations, and postponed evaluation would hand it strings instead of property objects.
 import bpy
-from bpy.props import PointerProperty, StringProperty
+from bpy.props import (
+    BoolProperty,
+    CollectionProperty,
+    EnumProperty,
+    FloatProperty,
+    FloatVectorProperty,
+    IntProperty,
+    PointerProperty,
+    StringProperty,
+)
 from bpy.types import PropertyGroup
 
+from ..core.brushes import Contents
+from ..core.hulls import PRESETS
 
 # Blender 4.5 marks a '//' (blend-relative) path as invalid unless the property opts in, and older
 # versions reject the option by name: ask for it only where it exists.
 _BLEND_RELATIVE_PATH: set[str] = (
     {"PATH_SUPPORTS_BLEND_RELATIVE"} if bpy.app.version >= (4, 5, 0) else set()
 )
+
+#: Object roles: (identifier, label, description).  The identifiers are stored in .blend files.
+ROLES = (
+    ("STRUCTURAL", "Structural", "Brush that collides, seals the world and splits the tree first"),
+    ("DETAIL", "Detail", "Brush that collides but neither seals nor splits the structural tree"),
+    ("CLIP", "Clip", "Collision for box hulls only: characters stop, the point hull passes"),
+    ("NONSOLID", "Non-solid", "Brush that never collides (water, triggers, hints)"),
+    ("MOVER", "Mover", "Brush of a moving entity (door, platform): kept, not compiled yet"),
+    ("INSIDE_MARKER", "Inside marker", "A point known to be inside the level (player start, leak checks)"),
+    ("IGNORE", "Ignored", "Not part of the level: never baked (preview objects, references)"),
+)
+
+#: role -> brush contents, for the roles that are brushes compiled into the level
+ROLE_CONTENTS = {
+    "STRUCTURAL": Contents.SOLID,
+    "DETAIL": Contents.DETAIL,
+    "CLIP": Contents.CLIP,
+    "NONSOLID": Contents.NONSOLID,
+}
+CONTENTS_ROLE = {contents: role for role, contents in ROLE_CONTENTS.items()}
+
+#: hull presets offered by the Add Hull button, in a fixed order (the aliases stand/crouch left out)
+PRESET_ITEMS = tuple(
+    (name, name.replace("_", " "), f"{name}: mins {PRESETS[name][0]}, maxs {PRESETS[name][1]} m")
+    for name in ("q3_stand", "q3_crouch", "q1_player", "q1_large", "onion_stand", "onion_crouch")
+)
+
+OVERLAYS = (
+    ("LEAVES", "Leaves", "Leaf cells of the tree for the chosen hull, red where solid"),
+    ("HULL_SURFACE", "Hull surface", "The expanded surface the chosen hull's reference point collides with"),
+    ("TRACE", "Last trace", "The last trace from the 3D cursor, its hit point and normal"),
+)
+
+
+def _redraw_overlay(self, context) -> None:
+    from . import overlays  # imported late: overlays imports gpu, only needed once something draws
+
+    overlays.settings_changed(context)
+
+
+class BRUSHBAKE_PG_hull(PropertyGroup):
+    """One box hull: mins and maxs relative to the character's reference point (metres)."""
+
+    name: StringProperty(name="Name", default="hull")  # type: ignore[valid-type]
+    mins: FloatVectorProperty(  # type: ignore[valid-type]
+        name="Mins", size=3, subtype="XYZ", unit="LENGTH", default=(-0.5, -0.5, -1.0), max=0.0
+    )
+    maxs: FloatVectorProperty(  # type: ignore[valid-type]
+        name="Maxs", size=3, subtype="XYZ", unit="LENGTH", default=(0.5, 0.5, 1.0), min=0.0
+    )
 
 
 class BRUSHBAKE_PG_settings(PropertyGroup):
@@ -33,20 +95,84 @@ class BRUSHBAKE_PG_settings(PropertyGroup):
         subtype="FILE_PATH",
         options=_BLEND_RELATIVE_PATH,
     )
+    # hulls
+    hulls: CollectionProperty(type=BRUSHBAKE_PG_hull)  # type: ignore[valid-type]
+    active_hull: IntProperty(name="Active hull", default=0, min=0)  # type: ignore[valid-type]
+    hull_preset: EnumProperty(  # type: ignore[valid-type]
+        name="Preset", items=PRESET_ITEMS, default="q3_stand", description="Size of the next hull added"
+    )
+    # what to bake
+    source: EnumProperty(  # type: ignore[valid-type]
+        name="Bake",
+        items=(("SELECTED", "Selected", "The selected objects"),
+               ("COLLECTION", "Collection", "Every object in a collection, with its children")),
+        default="SELECTED",
+    )
+    collection: PointerProperty(type=bpy.types.Collection, name="Collection")  # type: ignore[valid-type]
+    # compile settings (defaults are core.scene.Settings' and the command line's)
+    splitter: EnumProperty(  # type: ignore[valid-type]
+        name="Splitter",
+        items=(("onion", "Onion", "Balance plus weighted splits (the onion article)"),
+               ("thesis", "Thesis", "CHOOSE-DIVIDING-POLYGON (the thesis)")),
+        default="onion",
+    )
+    split_weight: FloatProperty(name="Split weight", default=8.0, min=0.0)  # type: ignore[valid-type]
+    max_candidates: IntProperty(  # type: ignore[valid-type]
+        name="Candidates", default=48, min=0, description="Splitter planes scored per node (0 = all)"
+    )
+    use_bevels: BoolProperty(  # type: ignore[valid-type]
+        name="Bevels", default=True,
+        description="Also build the beveled tree for plane shifting (spheres, cylinders, any box)",
+    )
+    bevel_angle: FloatProperty(  # type: ignore[valid-type]
+        name="Bevel angle", default=90.0, min=0.0, max=180.0,
+        description="Edge bevel where a solid cell's face normals differ by more than this (degrees)",
+    )
+    map_scale: FloatProperty(  # type: ignore[valid-type]
+        name="Map scale", default=1.0 / 32.0, min=1e-6, precision=5,
+        description="Metres per .map unit when importing (1/32: a 56-unit Quake player is 1.75 m)",
+    )
+    # status of the last bake, shown in the panel (errors as data: the text of the last report)
+    status: StringProperty(name="Status", default="")  # type: ignore[valid-type]
+    # trace
+    trace_hull: StringProperty(name="Trace hull", default="point")  # type: ignore[valid-type]
+    trace_distance: FloatProperty(name="Distance", default=100.0, min=0.0, unit="LENGTH")  # type: ignore[valid-type]
+    last_trace_valid: BoolProperty(default=False)  # type: ignore[valid-type]
+    last_trace_start: FloatVectorProperty(size=3, subtype="XYZ")  # type: ignore[valid-type]
+    last_trace_end: FloatVectorProperty(size=3, subtype="XYZ")  # type: ignore[valid-type]
+    last_trace_point: FloatVectorProperty(size=3, subtype="XYZ")  # type: ignore[valid-type]
+    last_trace_normal: FloatVectorProperty(size=3, subtype="XYZ")  # type: ignore[valid-type]
+    last_trace_fraction: FloatProperty(default=1.0)  # type: ignore[valid-type]
+    # overlays
+    overlay: EnumProperty(name="Overlay", items=OVERLAYS, default="LEAVES", update=_redraw_overlay)  # type: ignore[valid-type]
+    overlay_hull: StringProperty(name="Hull", default="point", update=_redraw_overlay)  # type: ignore[valid-type]
+    overlay_empty: BoolProperty(  # type: ignore[valid-type]
+        name="Empty leaves too", default=False, update=_redraw_overlay,
+        description="Draw the empty leaf cells as well (green), not only the solid ones",
+    )
+    show_overlay: BoolProperty(name="Show in viewport", default=False, update=_redraw_overlay)  # type: ignore[valid-type]
 
 
-classes: tuple[type, ...] = (BRUSHBAKE_PG_settings,)
+class BRUSHBAKE_PG_object(PropertyGroup):
+    """Per-object settings (``bpy.types.Object.brushbake``): the role in the level."""
+
+    role: EnumProperty(name="Role", items=ROLES, default="STRUCTURAL")  # type: ignore[valid-type]
+
+
+classes: tuple[type, ...] = (BRUSHBAKE_PG_hull, BRUSHBAKE_PG_settings, BRUSHBAKE_PG_object)
 """Classes of this module in registration order (unregistered in reverse)."""
 
 
 def register_scene_pointer() -> None:
-    """Attach the settings to every scene.  Call after BRUSHBAKE_PG_settings is registered."""
+    """Attach the settings to every scene and object.  Call after the groups are registered."""
     bpy.types.Scene.brushbake = PointerProperty(type=BRUSHBAKE_PG_settings)
+    bpy.types.Object.brushbake = PointerProperty(type=BRUSHBAKE_PG_object)
 
 
 def unregister_scene_pointer() -> None:
-    """Detach the settings from scenes.  Call before BRUSHBAKE_PG_settings is unregistered.
+    """Detach the settings.  Call before the groups are unregistered.
 
     Values saved in .blend files survive as ID properties and come back on the next register.
     """
+    del bpy.types.Object.brushbake
     del bpy.types.Scene.brushbake

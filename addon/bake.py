@@ -1,0 +1,139 @@
+"""Baking, as plain functions the operator and the tests share.
+
+The bake has three steps, and only the middle one is slow:
+
+1. :func:`gather` (main thread, reads bpy): objects -> core Scene.  Fails early, naming the object.
+2. :func:`compile_level` (no bpy at all): Scene -> CompiledLevel, with progress and cancel.
+3. :func:`commit` (main thread, writes bpy): the level replaces the scene's stored bake, whole.
+
+A failure or a cancel in steps 1 or 2 never reaches step 3, so the previous bake stays untouched.
+The modal operator runs step 2 in a :class:`BakeJob` thread and polls it from a timer (progress in
+the status bar, Esc sets the cancel flag); headless code and tests call :func:`bake` directly, or
+drive a BakeJob by polling, since modal operators and timers do not run without a window.
+"""
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+from ..core.compile import compile_scene
+from ..core.errors import BrushbakeError
+from ..core.level import CompiledLevel
+from ..core.scene import Scene
+from . import bridge, storage
+
+
+@dataclass
+class BakeOptions:
+    """What the compiler needs besides the scene (copied from the PropertyGroup on the main thread)."""
+
+    use_bevels: bool = True
+    bevel_angle: float = 90.0
+
+
+def options_from_settings(settings) -> BakeOptions:
+    return BakeOptions(use_bevels=settings.use_bevels, bevel_angle=settings.bevel_angle)
+
+
+def gather(context, objects=None) -> tuple[Scene, BakeOptions]:
+    """Step 1: the core Scene and options for the scene's bake (the selection by default)."""
+    settings = context.scene.brushbake
+    if objects is None:
+        objects = bridge.objects_to_bake(context)
+    else:
+        objects = bridge.sort_objects(objects)
+    core_scene = bridge.scene_from_objects(objects, settings, name=context.scene.name,
+                                           depsgraph=context.evaluated_depsgraph_get())
+    return core_scene, options_from_settings(settings)
+
+
+def compile_level(core_scene: Scene, options: BakeOptions, progress=None, cancel=None) -> CompiledLevel:
+    """Step 2, the same pipeline as ``python -m brushbake bake``: compile, then bevels if asked.
+
+    The bevel stage (core/bevel.py, plane shifting) is imported only when asked for, so the rest of
+    the add-on keeps working while that module changes.
+    """
+    level = compile_scene(core_scene, progress=progress, cancel=cancel)
+    if options.use_bevels:
+        from ..core.bevel import BevelSettings, add_bevels
+
+        t0 = time.perf_counter()
+        add_bevels(level, BevelSettings(angle=options.bevel_angle), cancel=cancel)
+        level.stats.setdefault("times", {})["bevel"] = time.perf_counter() - t0
+    return level
+
+
+def commit(scene, level: CompiledLevel) -> str:
+    """Step 3: store the level with the scene (replacing any previous bake); returns a summary."""
+    storage.store_level(scene, level)
+    text = summary(level)
+    scene.brushbake.status = text
+    return text
+
+
+def summary(level: CompiledLevel) -> str:
+    """One line a designer reads to judge the bake (the CLI's table, shortened)."""
+    s = level.stats
+    seconds = sum(s.get("times", {}).values())
+    solid = int((level.leaf_solid & 1).astype(bool).sum())
+    text = (f"Baked {len(level.brush_names)} brushes: {level.num_nodes} nodes, {level.num_leaves} leaves "
+            f"({solid} solid), hulls {', '.join(level.hull_names)}")
+    return text + (f" in {seconds:.2f} s" if seconds else "")
+
+
+def bake(context, objects=None, progress=None, cancel=None) -> CompiledLevel:
+    """All three steps on the calling thread.  Raises BrushbakeError (including CancelledError)
+    with the scene's bake untouched."""
+    core_scene, options = gather(context, objects)
+    level = compile_level(core_scene, options, progress=progress, cancel=cancel)
+    commit(context.scene, level)
+    return level
+
+
+@dataclass
+class BakeJob:
+    """Step 2 on a worker thread.  The core never touches bpy, so this is safe; only :meth:`poll`'s
+    caller (the main thread) commits the result.
+
+    ``job.start()``, then ``job.poll()`` until it is not None: the CompiledLevel, or the
+    BrushbakeError that stopped it (a CancelledError after ``job.cancel()``).  ``fraction`` and
+    ``message`` follow the progress for the status bar.
+    """
+
+    core_scene: Scene
+    options: BakeOptions
+    fraction: float = 0.0
+    message: str = ""
+    _cancel: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+    _result: object = None
+
+    def start(self) -> "BakeJob":
+        self._thread = threading.Thread(target=self._run, name="brushbake bake", daemon=True)
+        self._thread.start()
+        return self
+
+    def _progress(self, fraction: float, message: str = "") -> None:
+        self.fraction, self.message = fraction, message
+
+    def _run(self) -> None:
+        try:
+            self._result = compile_level(self.core_scene, self.options, self._progress, self._cancel.is_set)
+        except BrushbakeError as err:
+            self._result = err
+        except Exception as err:  # a bug: hand it to the main thread rather than lose it
+            self._result = err
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def poll(self):
+        """None while running; then the level or the exception."""
+        if self._thread is None or self._thread.is_alive():
+            return None
+        return self._result
+
+    def wait(self, timeout: float | None = None):
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return self.poll()

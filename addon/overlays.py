@@ -1,0 +1,356 @@
+"""Viewport overlays: geometry built by plain functions returning NumPy arrays, drawn by a handler.
+
+Every overlay is an :class:`OverlayGeometry` (triangles and lines, each with a colour per vertex)
+made from the compiled level alone, so the same arrays feed the viewport, the preview objects
+(addon/preview.py) and the tests, which check them against the level's own queries:
+
+* :func:`leaf_overlay`: the leaf cells of the tree that answers for a hull (the point tree for the
+  point hull, the onion tree for box hulls), red where the leaf is solid for that hull, green
+  (optionally) where empty.  Cells are the convex polytopes the tree's planes cut from the world box.
+* :func:`hull_surface_overlay`: the faces of solid cells, cut down the tree to the parts that border
+  empty cells for the hull: the expanded ('configuration space') surface its reference point collides with.
+* :func:`trace_overlay`: the last trace, its hit point and normal.
+
+Later overlays (portals, bevel planes, lightmaps, slices) add a function here and an item to
+properties.OVERLAYS; :func:`geometry_for` picks by that item.  The draw handler only draws.  gpu is
+imported inside the drawing functions: the geometry functions run anywhere, even without a GPU.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core.geometry import base_polygon, polygon_normal_area, split_polygon
+from ..core.tolerances import ON_EPSILON
+
+SOLID_COLOR = (0.9, 0.25, 0.15, 0.55)
+EMPTY_COLOR = (0.2, 0.8, 0.35, 0.12)
+SURFACE_COLOR = (0.25, 0.55, 1.0, 0.6)
+TRACE_COLOR = (1.0, 0.85, 0.1, 1.0)
+TRACE_REST_COLOR = (0.6, 0.6, 0.6, 1.0)
+NORMAL_COLOR = (0.1, 1.0, 1.0, 1.0)
+
+@dataclass
+class OverlayGeometry:
+    """Triangles (T*3 vertices) and line segments (S*2 vertices), float32, colours RGBA per vertex.
+
+    ``tri_leaf`` names the leaf each triangle came from (-1 when not from a leaf), for checking.
+    """
+
+    tri_positions: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.float32))
+    tri_colors: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.float32))
+    tri_leaf: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    line_positions: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.float32))
+    line_colors: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.float32))
+
+    @property
+    def num_triangles(self) -> int:
+        return len(self.tri_positions) // 3
+
+
+# ------------------------------------------------------------------------------------------------
+# leaf cells
+
+
+def box_cell(bounds: np.ndarray) -> list[np.ndarray]:
+    """The six faces of an axis-aligned box, counter-clockwise seen from outside."""
+    (x0, y0, z0), (x1, y1, z1) = np.asarray(bounds, dtype=np.float64)
+    c = np.array([[x0, y0, z0], [x1, y0, z0], [x1, y1, z0], [x0, y1, z0],
+                  [x0, y0, z1], [x1, y0, z1], [x1, y1, z1], [x0, y1, z1]])
+    quads = [(0, 3, 2, 1), (4, 5, 6, 7), (0, 1, 5, 4), (1, 2, 6, 5), (2, 3, 7, 6), (3, 0, 4, 7)]
+    return [c[list(q)] for q in quads]
+
+
+def _face_plane(poly: np.ndarray) -> tuple[np.ndarray, float]:
+    n, _ = polygon_normal_area(poly)
+    return n, float(n @ poly.mean(axis=0))
+
+
+def split_cell(cell: list[np.ndarray], n: np.ndarray, d: float, extent: float):
+    """Split a convex cell (its outward faces) by plane n.x = d into (front cell, back cell).
+
+    The new face on the plane (the cap) is the plane's huge square clipped by every face of the
+    cell.  Either result may be empty (an empty list).
+    """
+    front, back = [], []
+    for poly in cell:
+        dist = poly @ n - d
+        if np.abs(dist).max() <= ON_EPSILON:  # lies on the plane: goes to the side it bounds
+            (front if polygon_normal_area(poly)[0] @ n < 0 else back).append(poly)
+            continue
+        f, b = split_polygon(poly, n, d, ON_EPSILON, dist)
+        if f is not None:
+            front.append(f)
+        if b is not None:
+            back.append(b)
+    cap = base_polygon(n, d, extent)
+    for poly in cell:
+        pn, pd = _face_plane(poly)
+        if not pn.any():
+            continue
+        if abs(abs(pn @ n) - 1.0) < 1e-9 and abs(pd - d * (pn @ n)) <= ON_EPSILON:
+            cap = None  # the cell already has a face on this plane: no new cap
+            break
+        _, cap = split_polygon(cap, pn, pd, ON_EPSILON)
+        if cap is None:
+            break
+    if cap is not None and polygon_normal_area(cap)[1] > 1e-12:
+        back.append(cap)  # base_polygon faces along n: outward for the back cell
+        front.append(cap[::-1].copy())
+    return _solid_cell(front), _solid_cell(back)
+
+
+def _solid_cell(polys: list[np.ndarray]) -> list[np.ndarray]:
+    """A cell with fewer than four faces has no volume: empty."""
+    polys = [p for p in polys if polygon_normal_area(p)[1] > 1e-12]
+    return polys if len(polys) >= 4 else []
+
+
+def leaf_cells(tree, bounds) -> list[list[np.ndarray]]:
+    """Every leaf's convex cell within `bounds` ((2, 3) box), as outward polygons; empty list for a
+    leaf that lies wholly outside the box."""
+    bounds = np.asarray(bounds, dtype=np.float64)
+    extent = 4.0 * float(np.abs(bounds).max() + 1.0)
+    cells: list[list[np.ndarray]] = [[] for _ in range(tree.num_leaves)]
+    stack = [(tree.root, box_cell(bounds))]
+    normals, dists = tree.plane_normals, tree.plane_dists
+    while stack:
+        code, cell = stack.pop()
+        if code < 0:
+            cells[-1 - code] = cell
+            continue
+        if not cell:
+            continue
+        plane = int(tree.node_plane[code])
+        front, back = split_cell(cell, normals[plane], float(dists[plane]), extent)
+        stack.append((int(tree.node_children[code][0]), front))
+        stack.append((int(tree.node_children[code][1]), back))
+    return cells
+
+
+def cell_volume(cell: list[np.ndarray]) -> float:
+    """Volume of a closed convex cell (divergence theorem over its outward faces)."""
+    total = 0.0
+    for poly in cell:
+        n, area = polygon_normal_area(poly)
+        total += area * float(n @ poly[0]) / 3.0
+    return total
+
+
+def _fan(polys: list[np.ndarray]) -> np.ndarray:
+    """(T, 3, 3) triangles of convex polygons, fanned from each first vertex."""
+    tris = [np.stack([p[0], p[i], p[i + 1]]) for p in polys for i in range(1, len(p) - 1)]
+    return np.array(tris, dtype=np.float64).reshape(-1, 3, 3)
+
+
+def hull_index(level, hull) -> int:
+    """A hull given by name or index, as the level's index.  Raises KeyError naming the hulls."""
+    if isinstance(hull, int):
+        if not 0 <= hull < len(level.hull_names):
+            raise KeyError(f"the bake has no hull {hull}; it has {', '.join(level.hull_names)}")
+        return hull
+    if hull not in level.hull_names:
+        raise KeyError(f"the bake has no hull '{hull}'; it has {', '.join(level.hull_names)}")
+    return level.hull_names.index(hull)
+
+
+def _cells_for(level, hull: int):
+    tree = level.collision_tree(hull)
+    margin = float(np.abs(level.hull_boxes[hull]).max()) if hull else 0.0
+    bounds = np.asarray(level.world_bounds) + np.array([[-margin] * 3, [margin] * 3])
+    return tree, leaf_cells(tree, bounds)
+
+
+def leaf_overlay(level, hull=0, include_empty: bool = False) -> OverlayGeometry:
+    """Leaf cells of the hull's tree as triangles, coloured by solidity for that hull."""
+    h = hull_index(level, hull)
+    tree, cells = _cells_for(level, h)
+    solid = (np.asarray(tree.leaf_solid) >> h) & 1
+    tris, colors, leaves = [], [], []
+    for leaf, cell in enumerate(cells):
+        if not cell or not (solid[leaf] or include_empty):
+            continue
+        t = _fan(cell)
+        tris.append(t)
+        leaves.append(np.full(len(t), leaf))
+        colors.append(np.tile(SOLID_COLOR if solid[leaf] else EMPTY_COLOR, (3 * len(t), 1)))
+    if not tris:
+        return OverlayGeometry()
+    return OverlayGeometry(np.concatenate(tris).reshape(-1, 3).astype(np.float32),
+                           np.concatenate(colors).astype(np.float32), np.concatenate(leaves))
+
+
+def empty_pieces(tree, poly: np.ndarray, bit: int) -> list[np.ndarray]:
+    """The parts of a polygon (on a solid cell's boundary, normal facing out of the cell) that
+    border cells empty for the hull: the polygon pushed down the tree, split at every node it
+    crosses, and sent to the side it faces where it lies in a node's plane."""
+    normal = polygon_normal_area(poly)[0]
+    out, stack = [], [(tree.root, poly)]
+    while stack:
+        code, piece = stack.pop()
+        if code < 0:
+            if not tree.leaf_solid[-1 - code] & bit:
+                out.append(piece)
+            continue
+        plane = int(tree.node_plane[code])
+        n, d = tree.plane_normals[plane], float(tree.plane_dists[plane])
+        front_child, back_child = (int(c) for c in tree.node_children[code])
+        dist = piece @ n - d
+        if np.abs(dist).max() <= ON_EPSILON:
+            stack.append((front_child if normal @ n > 0 else back_child, piece))
+            continue
+        f, b = split_polygon(piece, n, d, ON_EPSILON, dist)
+        if f is not None:
+            stack.append((front_child, f))
+        if b is not None:
+            stack.append((back_child, b))
+    return out
+
+
+def hull_surface_overlay(level, hull=0) -> OverlayGeometry:
+    """The expanded surface for the hull: every face of a solid cell, cut to the parts that border
+    an empty cell.  Triangles face out of the solid (towards where the reference point may be)."""
+    h = hull_index(level, hull)
+    tree, cells = _cells_for(level, h)
+    bit = 1 << h
+    keep, owner = [], []
+    for leaf, cell in enumerate(cells):
+        if cell and tree.leaf_solid[leaf] & bit:
+            for poly in cell:
+                pieces = [p for p in empty_pieces(tree, poly, bit) if polygon_normal_area(p)[1] > 1e-12]
+                keep.extend(pieces)
+                owner.extend([leaf] * len(pieces))
+    if not keep:
+        return OverlayGeometry()
+    counts = [len(p) - 2 for p in keep]
+    t = _fan(keep)
+    return OverlayGeometry(t.reshape(-1, 3).astype(np.float32),
+                           np.tile(SURFACE_COLOR, (3 * len(t), 1)).astype(np.float32),
+                           np.repeat(owner, counts))
+
+
+def trace_overlay(start, end, point, normal, hit: bool, normal_length: float = 0.5) -> OverlayGeometry:
+    """The trace as lines: start to hit (yellow), hit to end (grey), the normal (cyan), a cross."""
+    start, end, point, normal = (np.asarray(v, dtype=np.float64) for v in (start, end, point, normal))
+    lines = [start, point]
+    colors = [TRACE_COLOR, TRACE_COLOR]
+    if hit:
+        lines += [point, end, point, point + normal_length * normal]
+        colors += [TRACE_REST_COLOR] * 2 + [NORMAL_COLOR] * 2
+        for axis in np.eye(3) * 0.1:
+            lines += [point - axis, point + axis]
+            colors += [TRACE_COLOR] * 2
+    return OverlayGeometry(line_positions=np.array(lines, dtype=np.float32),
+                           line_colors=np.array(colors, dtype=np.float32))
+
+
+# ------------------------------------------------------------------------------------------------
+# which overlay the scene asks for
+
+
+def last_trace(settings) -> dict | None:
+    if not settings.last_trace_valid:
+        return None
+    return dict(start=tuple(settings.last_trace_start), end=tuple(settings.last_trace_end),
+                point=tuple(settings.last_trace_point), normal=tuple(settings.last_trace_normal),
+                hit=settings.last_trace_fraction < 1.0)
+
+
+_geometry_cache: dict[tuple, OverlayGeometry] = {}
+
+
+def geometry_for(scene) -> OverlayGeometry:
+    """The overlay the scene's settings choose, built from its stored bake (cached)."""
+    from . import storage
+
+    settings = scene.brushbake
+    if settings.overlay == "TRACE":
+        trace = last_trace(settings)
+        return OverlayGeometry() if trace is None else trace_overlay(**trace)
+    key = (storage.bake_key(scene), settings.overlay, settings.overlay_hull, settings.overlay_empty)
+    if key[0] is None:
+        return OverlayGeometry()
+    if key not in _geometry_cache:
+        level = storage.load_level(scene)
+        hull = settings.overlay_hull if settings.overlay_hull in level.hull_names else 0
+        if settings.overlay == "HULL_SURFACE":
+            geom = hull_surface_overlay(level, hull)
+        else:
+            geom = leaf_overlay(level, hull, settings.overlay_empty)
+        _geometry_cache.clear()  # one at a time: overlays of big levels are large
+        _geometry_cache[key] = geom
+    return _geometry_cache[key]
+
+
+# ------------------------------------------------------------------------------------------------
+# drawing (gpu): only this part needs a GPU context
+
+
+def batches(geom: OverlayGeometry):
+    """gpu batches for the geometry: (shader, [batch, ...])."""
+    import gpu
+    from gpu_extras.batch import batch_for_shader
+
+    shader = gpu.shader.from_builtin("SMOOTH_COLOR")
+    out = []
+    if len(geom.tri_positions):
+        out.append(batch_for_shader(shader, "TRIS", {"pos": geom.tri_positions, "color": geom.tri_colors}))
+    if len(geom.line_positions):
+        out.append(batch_for_shader(shader, "LINES", {"pos": geom.line_positions, "color": geom.line_colors}))
+    return shader, out
+
+
+def draw_geometry(geom: OverlayGeometry) -> None:
+    """Draw into whatever framebuffer is bound, with the current matrices (blended, depth-tested)."""
+    import gpu
+
+    shader, bs = batches(geom)
+    gpu.state.blend_set("ALPHA")
+    gpu.state.depth_test_set("LESS_EQUAL")
+    gpu.state.line_width_set(2.0)
+    for batch in bs:
+        batch.draw(shader)
+    gpu.state.depth_test_set("NONE")
+    gpu.state.blend_set("NONE")
+
+
+_handle = None
+
+
+def _draw_callback() -> None:
+    import bpy
+
+    scene = bpy.context.scene
+    if scene is None or not getattr(scene, "brushbake", None) or not scene.brushbake.show_overlay:
+        return
+    try:
+        geom = geometry_for(scene)
+    except Exception:  # a damaged bake must not break the viewport; the panel shows the error
+        return
+    draw_geometry(geom)
+
+
+def settings_changed(context) -> None:
+    """Install the draw handler when an overlay is shown (removed on unregister), then redraw."""
+    global _handle
+    import bpy
+
+    if _handle is None and context.scene.brushbake.show_overlay:
+        _handle = bpy.types.SpaceView3D.draw_handler_add(_draw_callback, (), "WINDOW", "POST_VIEW")
+    screen = getattr(context, "screen", None)
+    for area in (screen.areas if screen else []):
+        if area.type == "VIEW_3D":
+            area.tag_redraw()
+
+
+def unregister_handler() -> None:
+    global _handle
+    if _handle is not None:
+        import bpy
+
+        bpy.types.SpaceView3D.draw_handler_remove(_handle, "WINDOW")
+        _handle = None
+    _geometry_cache.clear()
+
+
+classes: tuple[type, ...] = ()

@@ -1,0 +1,406 @@
+"""Blender scenarios for tests/addon/test_workflow.py, each run in a fresh Python with the bpy wheel:
+
+    python scenarios.py NAME [ARG ...]
+
+brushbake is registered straight from the repository (``import brushbake; brushbake.register()``),
+not installed from the zip (test_extension.py covers that): faster, and it tests the working tree.
+Each scenario returns a dict of what it saw; the last stdout line is ``SCENARIO_RESULT <json>``.
+Checks are made by the caller, so a failure shows everything the scenario saw.  Operators are
+called through bpy.ops, as a user or script would; the plain functions behind the modal parts
+(bake steps, the bake job, overlay geometry) are called directly.
+"""
+
+import json
+import sys
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+RESULT_PREFIX = "SCENARIO_RESULT "
+
+
+def setup():
+    import bpy
+
+    import brushbake
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    brushbake.register()
+    return bpy
+
+
+def box(bpy, name: str, lo, hi, collection=None):
+    """A closed box mesh object with its origin at the box's centre (as an editor would make it)."""
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    centre, half = (lo + hi) / 2, (hi - lo) / 2
+    signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+    faces = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+    mesh = bpy.data.meshes.new(name)
+    mesh.from_pydata((signs * half).tolist(), [], faces)
+    mesh.update()
+    obj = bpy.data.objects.new(name, mesh)
+    obj.location = centre.tolist()
+    (collection or bpy.context.scene.collection).objects.link(obj)
+    return obj
+
+
+def l_shape(bpy, name: str):
+    """A closed but non-convex L-shaped prism."""
+    pts2 = [(0, 0), (2, 0), (2, 1), (1, 1), (1, 2), (0, 2)]
+    verts = [(x + 5, y + 5, z) for z in (0, 1) for x, y in pts2]
+    n = len(pts2)
+    faces = [list(range(n))[::-1], list(range(n, 2 * n))]
+    faces += [[i, (i + 1) % n, n + (i + 1) % n, n + i] for i in range(n)]
+    mesh = bpy.data.meshes.new(name)
+    mesh.from_pydata(verts, [], faces)
+    mesh.update()
+    obj = bpy.data.objects.new(name, mesh)
+    bpy.context.scene.collection.objects.link(obj)
+    return obj
+
+
+def call(op, **kwargs) -> list[str]:
+    """Run an operator; an ERROR report (which bpy.ops raises as RuntimeError) becomes
+    ['ERROR', message] so the caller can check the message."""
+    try:
+        return sorted(op(**kwargs))
+    except RuntimeError as err:
+        return ["ERROR", str(err)]
+
+
+def select(bpy, objects):
+    for obj in bpy.context.view_layer.objects:
+        obj.select_set(False)
+    for obj in objects:
+        obj.select_set(True)
+    if objects:
+        bpy.context.view_layer.objects.active = objects[0]
+
+
+def floor_and_pillar(bpy):
+    """A floor (top at z = 0) and a pillar standing on it, selected, with the q3_stand hull."""
+    floor = box(bpy, "floor", (-4, -4, -1), (4, 4, 0))
+    pillar = box(bpy, "pillar", (0, 0, 0), (1, 1, 2))
+    select(bpy, [pillar, floor])
+    bpy.ops.brushbake.hull_add(preset="q3_stand")
+    return floor, pillar
+
+
+def scene_state(bpy) -> dict:
+    """What a failed or cancelled bake must not change."""
+    from brushbake.addon import storage
+
+    scene = bpy.context.scene
+    return {
+        "objects": sorted((o.name, tuple(round(v, 6) for v in o.location)) for o in scene.objects),
+        "collections": sorted(c.name for c in bpy.data.collections),
+        "bake": storage.bake_key(scene),
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+
+
+def scenario_bake(args) -> dict:
+    """Bake operator: nothing selected, a good bake, a non-convex brush, cancel, the job, undo."""
+    bpy = setup()
+    from brushbake.addon import bake, storage
+    from brushbake.core.errors import CancelledError
+    from brushbake.core.query import point_solid
+
+    out: dict = {}
+    scene = bpy.context.scene
+    floor, pillar = floor_and_pillar(bpy)
+    out["hulls"] = [h.name for h in scene.brushbake.hulls]
+
+    select(bpy, [])
+    out["nothing_selected"] = call(bpy.ops.brushbake.bake)
+    out["nothing_selected_status"] = scene.brushbake.status
+    out["nothing_selected_bake"] = storage.has_bake(scene)
+
+    select(bpy, [floor, pillar])
+    out["bake"] = call(bpy.ops.brushbake.bake)
+    level = storage.load_level(scene)
+    out["brush_names"] = level.brush_names
+    out["hull_names"] = level.hull_names
+    out["has_bevel"] = level.has_bevel
+    probes = [(0.5, 0.5, 1.0), (2, 2, 1.0), (2, 2, -0.5), (2, 2, 0.5), (2, 2, 0.8)]
+    out["point_solid"] = point_solid(level, probes, 0).tolist()
+    out["stand_solid"] = point_solid(level, probes, 1).tolist()
+    out["status"] = scene.brushbake.status
+    good = scene_state(bpy)
+
+    bad = l_shape(bpy, "Lshape")
+    select(bpy, [floor, pillar, bad])
+    good = scene_state(bpy)
+    out["nonconvex"] = call(bpy.ops.brushbake.bake)
+    out["nonconvex_status"] = scene.brushbake.status
+    out["nonconvex_unchanged"] = scene_state(bpy) == good
+    bpy.data.objects.remove(bad)
+
+    # cancel part way: the plain function with a cancel check that fires after some progress
+    select(bpy, [floor, pillar])
+    before = scene_state(bpy)
+    seen = []
+
+    def progress(fraction, message):
+        seen.append(fraction)
+
+    try:
+        bake.bake(bpy.context, progress=progress, cancel=lambda: len(seen) >= 3)
+        out["cancel"] = "finished"
+    except CancelledError as err:
+        out["cancel"] = f"cancelled: {err}"
+    out["cancel_progress"] = [round(f, 3) for f in seen]
+    out["cancel_unchanged"] = scene_state(bpy) == before
+
+    # the modal operator's worker, driven by polling (timers do not run headless)
+    core_scene, options = bake.gather(bpy.context)
+    job = bake.BakeJob(core_scene, options).start()
+    result = job.wait(60)
+    out["job_result"] = type(result).__name__
+    from brushbake.exporters.native import level_to_bytes
+
+    out["job_same_bytes"] = level_to_bytes(result) == storage.bake_bytes(scene)
+    job = bake.BakeJob(core_scene, options)
+    job.cancel()
+    job.start()
+    out["job_cancelled"] = type(job.wait(60)).__name__
+    out["job_cancel_unchanged"] = scene_state(bpy) == before
+
+    # undo after a bake brings back the previous bake
+    bpy.ops.ed.undo_push(message="before second bake")
+    first = storage.bake_key(bpy.context.scene)
+    bpy.context.scene.brushbake.hulls.clear()
+    bpy.ops.ed.undo_push(message="hulls cleared")
+    select(bpy, [bpy.data.objects["floor"], bpy.data.objects["pillar"]])
+    out["rebake"] = call(bpy.ops.brushbake.bake)
+    out["rebake_hulls"] = storage.load_level(bpy.context.scene).hull_names
+    out["rebake_changed"] = storage.bake_key(bpy.context.scene) != first
+    bpy.ops.ed.undo()
+    out["undo_restores"] = storage.bake_key(bpy.context.scene) == first
+    out["undo_objects"] = sorted(o.name for o in bpy.context.scene.objects)
+    return out
+
+
+def scenario_save_reload(args) -> dict:
+    """The bake is saved with the .blend and comes back; baking again replaces it whole."""
+    bpy = setup()
+    from brushbake.addon import storage
+
+    path = str(Path(args[0]) / "saved.blend")
+    out: dict = {}
+    floor_and_pillar(bpy)
+    out["bake"] = call(bpy.ops.brushbake.bake)
+    key = storage.bake_key(bpy.context.scene)
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    out["after_reset"] = storage.has_bake(bpy.context.scene)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    scene = bpy.context.scene
+    out["reloaded_same"] = storage.bake_key(scene) == key
+    level = storage.load_level(scene)
+    out["reloaded_hulls"] = level.hull_names
+    out["reloaded_hull_setting"] = [h.name for h in scene.brushbake.hulls]
+    out["reloaded_role"] = bpy.data.objects["floor"].brushbake.role
+
+    scene.brushbake.hulls.clear()
+    bpy.ops.brushbake.hull_add(preset="q1_large")
+    select(bpy, [bpy.data.objects["floor"], bpy.data.objects["pillar"]])
+    out["rebake"] = call(bpy.ops.brushbake.bake)
+    out["rebaked_hulls"] = storage.load_level(scene).hull_names
+    out["bake_keys"] = sorted(k for k in scene.keys() if k.startswith("brushbake_bake"))
+    out["rebake_changed"] = storage.bake_key(scene) != key
+    return out
+
+
+def scenario_map(args) -> dict:
+    """Import a .map, bake it in Blender, export native and JSON; the caller compares with the CLI."""
+    bpy = setup()
+    from brushbake.addon import bridge, storage
+    from brushbake.core.mapfile import load_map
+
+    map_path, out_dir = args[0], Path(args[1])
+    out: dict = {}
+    scene = bpy.context.scene
+    out["import"] = call(bpy.ops.brushbake.import_map, filepath=map_path)
+    core_scene = load_map(map_path)
+    meshes = [o for o in scene.objects if o.type == "MESH"]
+    out["objects"] = len(meshes)
+    out["brushes"] = len(core_scene.brushes) + len(core_scene.movers)
+    roles: dict = {}
+    for obj in meshes:
+        roles[obj.brushbake.role] = roles.get(obj.brushbake.role, 0) + 1
+    out["roles"] = roles
+    out["contents"] = {}
+    for b in core_scene.brushes:
+        out["contents"][b.contents.label] = out["contents"].get(b.contents.label, 0) + 1
+    # positions: each object's world-space vertices are its brush's corners
+    gap = 0.0
+    by_name = {b.name: b for b in core_scene.brushes + core_scene.movers}
+    for obj in meshes:
+        verts, _ = bridge.world_mesh(obj)
+        corners = by_name[obj["brushbake_name"]].vertices
+        gap = max(gap, float(np.linalg.norm(verts[:, None] - corners[None], axis=2).min(axis=1).max()))
+    out["max_vertex_gap"] = gap
+    out["markers"] = sum(1 for o in scene.objects if o.brushbake.role == "INSIDE_MARKER")
+    out["core_markers"] = len(core_scene.markers)
+
+    for preset in ("q3_stand", "q3_crouch"):
+        bpy.ops.brushbake.hull_add(preset=preset)
+    out["bake"] = call(bpy.ops.brushbake.bake)
+    out["status"] = scene.brushbake.status
+    out["export_native"] = call(bpy.ops.brushbake.export, filepath=str(out_dir / "blender.bbk"), format="NATIVE")
+    out["export_json"] = call(bpy.ops.brushbake.export, filepath=str(out_dir / "blender.json"), format="JSON")
+
+    # a moved brush no longer matches its kept planes: it is baked from its mesh, where it now is
+    moved = next(o for o in meshes if o.brushbake.role == "STRUCTURAL")
+    moved.location.x += 0.25
+    bpy.context.view_layer.update()
+    brush = bridge.brush_from_object(moved)
+    out["moved_uses_mesh"] = bridge.kept_planes_brush(moved, bridge.world_mesh(moved)[0], brush.contents) is None
+    out["moved_shift"] = float(brush.bounds[0][0] - by_name[moved["brushbake_name"]].bounds[0][0])
+    return out
+
+
+def scenario_trace_overlay(args) -> dict:
+    """Trace operator, overlay geometry against the level, preview objects, one overlay drawn."""
+    bpy = setup()
+    from brushbake.addon import overlays, storage
+    from brushbake.core.query import point_leaves, point_solid
+
+    out: dict = {}
+    scene = bpy.context.scene
+    floor_and_pillar(bpy)
+    bpy.ops.brushbake.bake()
+    level = storage.load_level(scene)
+
+    # trace from the cursor straight down, for the stand hull and for the point hull
+    scene.cursor.location = (2.0, 2.0, 3.0)
+    settings = scene.brushbake
+    settings.trace_distance = 10.0
+    traces = {}
+    for target in ("q3_stand", "point", "sphere:0.5", "nohull"):
+        settings.trace_hull = target
+        result = call(bpy.ops.brushbake.trace, direction=(0.0, 0.0, -1.0))
+        marker = bpy.data.objects.get("brushbake trace hit")
+        traces[target] = {
+            "result": result,
+            "point": list(settings.last_trace_point),
+            "normal": list(settings.last_trace_normal),
+            "fraction": settings.last_trace_fraction,
+            "marker": list(marker.location) if marker else None,
+            "status": settings.status,
+        }
+    out["traces"] = traces
+    settings.overlay = "TRACE"
+    geom = overlays.geometry_for(scene)
+    out["trace_lines"] = len(geom.line_positions) // 2
+
+    # leaf cells of the point tree and of the stand hull's onion tree, against the level
+    checks = {}
+    for hull in (0, 1):
+        tree = level.collision_tree(hull)
+        tree_bounds = np.asarray(level.world_bounds) + np.array([[-1.0] * 3, [1.0] * 3]) * (
+            float(np.abs(level.hull_boxes[hull]).max()) if hull else 0.0)
+        cells = overlays.leaf_cells(tree, tree_bounds)
+        volumes = np.array([overlays.cell_volume(c) if c else 0.0 for c in cells])
+        centroids = {i: np.mean(np.concatenate(c), axis=0) for i, c in enumerate(cells) if c}
+        located = point_leaves(tree, np.array(list(centroids.values())))
+        solid_bits = ((tree.leaf_solid >> hull) & 1).astype(bool)
+        geom = overlays.leaf_overlay(level, hull)
+        checks[hull] = {
+            "box_volume": float(np.prod(tree_bounds[1] - tree_bounds[0])),
+            "cells_volume": float(volumes.sum()),
+            "solid_volume": float(volumes[solid_bits].sum()),
+            "centroids_in_own_leaf": bool(np.all(located == np.array(list(centroids)))),
+            "overlay_leaves_solid": bool(np.all(solid_bits[geom.tri_leaf])),
+            "overlay_solid_leaves": sorted(set(geom.tri_leaf.tolist())) == sorted(
+                i for i in centroids if solid_bits[i]),
+            "triangles": geom.num_triangles,
+        }
+        surface = overlays.hull_surface_overlay(level, hull)
+        tris = surface.tri_positions.astype(np.float64).reshape(-1, 3, 3)
+        normals = np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0])
+        big = np.linalg.norm(normals, axis=1) > 1e-8
+        normals = normals[big] / np.linalg.norm(normals[big], axis=1)[:, None]
+        centres = tris[big].mean(axis=1)
+        checks[hull]["surface_triangles"] = surface.num_triangles
+        checks[hull]["surface_area"] = float(0.5 * np.linalg.norm(
+            np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0]), axis=1).sum())
+        checks[hull]["surface_front_empty"] = bool(np.all(point_solid(level, centres + 1e-3 * normals, hull) == 0))
+        checks[hull]["surface_back_solid"] = bool(np.all(point_solid(level, centres - 1e-3 * normals, hull) == 1))
+        up = (normals[:, 2] > 0.99)
+        checks[hull]["floor_heights"] = sorted({round(float(z), 4) for z in centres[up, 2]})
+    out["cells"] = checks
+
+    # preview objects
+    settings.overlay, settings.overlay_hull = "LEAVES", "q3_stand"
+    out["preview"] = call(bpy.ops.brushbake.make_preview)
+    obj = bpy.data.objects.get("brushbake leaves q3_stand")
+    out["preview_polygons"] = len(obj.data.polygons) if obj else None
+    out["preview_expected"] = overlays.leaf_overlay(level, 1).num_triangles
+    out["preview_collection"] = [c.name for c in obj.users_collection] if obj else None
+    settings.overlay_hull = "nohull"
+    out["preview_bad_hull"] = call(bpy.ops.brushbake.make_preview)
+    out["preview_bad_hull_status"] = settings.status
+    out["offscreen"] = draw_offscreen(bpy, level)
+    return out
+
+
+def draw_offscreen(bpy, level) -> dict:
+    """Render once with Workbench (it starts the GPU context), then draw the point hull's solid
+    leaves into a GPUOffScreen seen from a camera above the floor; count red pixels."""
+    import gpu
+
+    from brushbake.addon import overlays
+
+    scene = bpy.context.scene
+    cam_data = bpy.data.cameras.new("cam")
+    cam = bpy.data.objects.new("cam", cam_data)
+    cam.location = (0.0, 0.0, 20.0)
+    scene.collection.objects.link(cam)
+    scene.camera = cam
+    scene.render.engine = "BLENDER_WORKBENCH"
+    scene.render.resolution_x = scene.render.resolution_y = 32
+    bpy.ops.render.render()
+    size = 64
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    projection = cam.calc_matrix_camera(depsgraph, x=size, y=size)
+    view = cam.matrix_world.inverted()
+    geom = overlays.leaf_overlay(level, 0)
+    result = {}
+    offscreen = gpu.types.GPUOffScreen(size, size)
+    for label, draw in (("blank", False), ("overlay", True)):
+        with offscreen.bind():
+            fb = gpu.state.active_framebuffer_get()
+            fb.clear(color=(0.0, 0.0, 0.0, 0.0), depth=1.0)
+            with gpu.matrix.push_pop():
+                gpu.matrix.load_matrix(view)
+                gpu.matrix.load_projection_matrix(projection)
+                if draw:
+                    overlays.draw_geometry(geom)
+            pixels = np.array(fb.read_color(0, 0, size, size, 4, 0, "FLOAT").to_list()).reshape(size, size, 4)
+        red = (pixels[..., 0] > 0.3) & (pixels[..., 0] > 2 * pixels[..., 1]) & (pixels[..., 3] > 0.3)
+        result[label] = int(red.sum())
+        # the floor is 8 m wide, seen from 20 m: its centre pixel is covered, the corners are not
+        result[label + "_centre_red"] = bool(red[size // 2, size // 2])
+        result[label + "_corner_red"] = bool(red[0, 0])
+    offscreen.free()
+    return result
+
+
+def main(argv) -> int:
+    name, args = argv[1], argv[2:]
+    try:
+        result = globals()[f"scenario_{name}"](args)
+    except Exception:
+        result = {"error": traceback.format_exc()}
+    sys.stdout.flush()
+    print(RESULT_PREFIX + json.dumps(result, sort_keys=True, default=str), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,189 @@
+"""The level designer's workflow in real Blender: bake, import .map, export, trace, previews, storage.
+
+Every scenario runs in a fresh Python with the bpy wheel (tests/addon/scenarios.py), for the reasons
+given in test_extension.py, with BLENDER_USER_RESOURCES pointing at a temporary directory.  Each
+scenario prints one JSON line of what it saw; the assertions are here, so a failure shows it all.
+Together they take about 30 seconds.
+"""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+if importlib.util.find_spec("bpy") is None:
+    pytest.skip("bpy wheel not installed (scripts/setup_env.sh installs bpy==5.0.1)", allow_module_level=True)
+
+pytestmark = pytest.mark.blender
+
+REPO = Path(__file__).resolve().parents[2]
+SCENARIOS = Path(__file__).with_name("scenarios.py")
+MAPS = REPO.parent / "shared" / "maps"
+TIMEOUT_S = 120
+PREFIX = "SCENARIO_RESULT "
+
+
+def isolated_blender_env(user_resources: Path) -> dict[str, str]:
+    """The environment with Blender's user directories redirected (as in test_extension.py)."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("BLENDER_USER_")}
+    env["BLENDER_USER_RESOURCES"] = str(user_resources)
+    return env
+
+
+def run_scenario(tmp_path: Path, name: str, *args: str) -> dict:
+    user = tmp_path / "blender_user"
+    user.mkdir(exist_ok=True)
+    proc = subprocess.run([sys.executable, str(SCENARIOS), name, *map(str, args)], capture_output=True, text=True,
+                          timeout=TIMEOUT_S, env=isolated_blender_env(user), stdin=subprocess.DEVNULL, cwd=tmp_path)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(PREFIX)]
+    assert proc.returncode == 0 and lines, f"scenario {name} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    result = json.loads(lines[-1].removeprefix(PREFIX))
+    assert "error" not in result, result["error"]
+    return result
+
+
+@pytest.fixture(scope="module")
+def bake_result(tmp_path_factory) -> dict:
+    return run_scenario(tmp_path_factory.mktemp("bake"), "bake")
+
+
+def test_nothing_selected_is_reported_and_bakes_nothing(bake_result):
+    r = bake_result
+    assert r["nothing_selected"][0] == "ERROR" and "Nothing to bake" in r["nothing_selected"][1]
+    assert r["nothing_selected_status"].startswith("Error: Nothing to bake")
+    assert r["nothing_selected_bake"] is False
+
+
+def test_bake_stores_a_level_that_answers_like_the_scene(bake_result):
+    r = bake_result
+    assert r["hulls"] == ["q3_stand"]
+    assert r["bake"] == ["FINISHED"]
+    assert r["brush_names"] == ["floor", "pillar"]  # by name, whatever the selection order
+    assert r["hull_names"] == ["point", "q3_stand"]
+    assert r["has_bevel"] is True
+    # probes: inside the pillar, above the floor, inside the floor, 0.5 m and 0.8 m above the floor
+    assert r["point_solid"] == [1, 0, 1, 0, 0]
+    assert r["stand_solid"] == [1, 0, 1, 1, 0]  # the stand box reaches 0.75 m below its reference point
+    assert r["status"].startswith("Baked 2 brushes")
+
+
+def test_non_convex_brush_is_named_and_the_previous_bake_kept(bake_result):
+    r = bake_result
+    assert r["nonconvex"][0] == "ERROR"
+    assert "Lshape" in r["nonconvex"][1] and "not convex" in r["nonconvex"][1]
+    assert "Lshape" in r["nonconvex_status"]
+    assert r["nonconvex_unchanged"] is True
+
+
+def test_cancel_part_way_leaves_the_scene_as_before(bake_result):
+    r = bake_result
+    assert r["cancel"].startswith("cancelled")
+    assert len(r["cancel_progress"]) == 3 and r["cancel_progress"][-1] < 1.0
+    assert r["cancel_unchanged"] is True
+    assert r["job_cancelled"] == "CancelledError" and r["job_cancel_unchanged"] is True
+
+
+def test_the_modal_bake_job_gives_the_same_level(bake_result):
+    assert bake_result["job_result"] == "CompiledLevel"
+    assert bake_result["job_same_bytes"] is True
+
+
+def test_undo_after_a_bake_restores_the_previous_bake(bake_result):
+    r = bake_result
+    assert r["rebake"] == ["FINISHED"] and r["rebake_hulls"] == ["point"] and r["rebake_changed"] is True
+    assert r["undo_restores"] is True
+    assert r["undo_objects"] == ["floor", "pillar"]
+
+
+def test_bake_is_saved_with_the_blend_and_replaced_whole(tmp_path):
+    r = run_scenario(tmp_path, "save_reload", tmp_path)
+    assert r["bake"] == ["FINISHED"]
+    assert r["after_reset"] is False
+    assert r["reloaded_same"] is True
+    assert r["reloaded_hulls"] == ["point", "q3_stand"]
+    assert r["reloaded_hull_setting"] == ["q3_stand"]
+    assert r["reloaded_role"] == "STRUCTURAL"
+    assert r["rebake"] == ["FINISHED"] and r["rebake_changed"] is True
+    assert r["rebaked_hulls"] == ["point", "q1_large"]
+    assert r["bake_keys"] == ["brushbake_bake"]
+
+
+@pytest.mark.parametrize("map_name", ["ericw-tools/q1_rocks.map"])
+def test_map_baked_in_blender_equals_the_command_line_byte_for_byte(tmp_path, map_name):
+    map_path = MAPS / map_name
+    if not map_path.is_file():
+        pytest.skip(f"{map_path} not present")
+    r = run_scenario(tmp_path, "map", map_path, tmp_path)
+    assert r["import"] == ["FINISHED"]
+    assert r["objects"] == r["brushes"] == 18
+    assert r["roles"] == {"STRUCTURAL": r["contents"]["solid"], "DETAIL": r["contents"]["detail"]}
+    assert r["max_vertex_gap"] < 1e-5
+    assert r["markers"] == r["core_markers"]
+    assert r["bake"] == ["FINISHED"] and r["export_native"] == ["FINISHED"] and r["export_json"] == ["FINISHED"]
+    assert r["moved_uses_mesh"] is True and abs(r["moved_shift"] - 0.25) < 1e-5
+
+    cli = subprocess.run([sys.executable, "-m", "brushbake", "bake", str(map_path), "-o", str(tmp_path / "cli.bbk"),
+                          "--json", str(tmp_path / "cli.json"), "--hull", "q3_stand", "--hull", "q3_crouch", "-q"],
+                         capture_output=True, text=True, timeout=TIMEOUT_S, cwd=tmp_path)
+    assert cli.returncode == 0, cli.stderr
+    assert (tmp_path / "blender.bbk").read_bytes() == (tmp_path / "cli.bbk").read_bytes()
+    assert (tmp_path / "blender.json").read_bytes() == (tmp_path / "cli.json").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def trace_result(tmp_path_factory) -> dict:
+    return run_scenario(tmp_path_factory.mktemp("trace"), "trace_overlay")
+
+
+def test_trace_reports_the_hit_and_places_the_marker(trace_result):
+    t = trace_result["traces"]
+    # from (2, 2, 3) straight down onto the floor (top at z = 0), 10 m
+    for target, z in (("q3_stand", 0.75), ("point", 0.0), ("sphere:0.5", 0.5)):
+        assert t[target]["result"] == ["FINISHED"], t[target]
+        assert t[target]["point"] == pytest.approx([2.0, 2.0, z], abs=1e-5)
+        assert t[target]["marker"] == pytest.approx([2.0, 2.0, z], abs=1e-5)
+        assert t[target]["normal"] == pytest.approx([0.0, 0.0, 1.0], abs=1e-6)
+        assert t[target]["fraction"] == pytest.approx((3.0 - z) / 10.0, abs=1e-6)
+        assert "Hit for" in t[target]["status"]
+    assert t["nohull"]["result"][0] == "ERROR" and "q3_stand" in t["nohull"]["result"][1]
+    assert trace_result["trace_lines"] == 6
+
+
+@pytest.mark.parametrize("hull", ["0", "1"])
+def test_leaf_cells_tile_the_world_and_match_the_tree(trace_result, hull):
+    c = trace_result["cells"][hull]
+    assert c["cells_volume"] == pytest.approx(c["box_volume"], rel=1e-9)
+    assert c["centroids_in_own_leaf"] is True
+    assert c["overlay_leaves_solid"] is True and c["overlay_solid_leaves"] is True
+    if hull == "0":
+        assert c["solid_volume"] == pytest.approx(64.0 + 2.0)  # floor 8 x 8 x 1 and pillar 1 x 1 x 2
+
+
+@pytest.mark.parametrize("hull, heights, area", [
+    ("0", [0.0, 2.0], 168.0),  # floor and pillar tops; the union's surface
+    # the stand box (mins z -0.75, maxs z 1, half width 15/32) around floor and pillar
+    ("1", [0.75, 2.75], 2 * 8.9375 ** 2 + 4 * 8.9375 * 2.75 + 4 * 1.9375 * 2.0),
+])
+def test_hull_surface_is_the_expanded_boundary(trace_result, hull, heights, area):
+    c = trace_result["cells"][hull]
+    assert c["surface_front_empty"] is True and c["surface_back_solid"] is True
+    assert c["floor_heights"] == heights
+    assert c["surface_area"] == pytest.approx(area, rel=1e-9)
+
+
+def test_preview_object_is_the_overlay_as_a_mesh(trace_result):
+    r = trace_result
+    assert r["preview"] == ["FINISHED"]
+    assert r["preview_polygons"] == r["preview_expected"] > 0
+    assert r["preview_collection"] == ["brushbake preview"]
+    assert r["preview_bad_hull"][0] == "ERROR" and "nohull" in r["preview_bad_hull"][1]
+
+
+def test_overlay_drawn_offscreen_shows_in_the_pixels(trace_result):
+    o = trace_result["offscreen"]
+    assert o["blank"] == 0
+    assert o["overlay"] > 200 and o["overlay_centre_red"] is True and o["overlay_corner_red"] is False
