@@ -233,9 +233,12 @@ def scenario_map(args) -> dict:
     for obj in meshes:
         roles[obj.brushbake.role] = roles.get(obj.brushbake.role, 0) + 1
     out["roles"] = roles
-    out["contents"] = {}
+    from brushbake.addon.properties import CONTENTS_ROLE
+
+    expected: dict = {"MOVER": len(core_scene.movers)} if core_scene.movers else {}
     for b in core_scene.brushes:
-        out["contents"][b.contents.label] = out["contents"].get(b.contents.label, 0) + 1
+        expected[CONTENTS_ROLE[b.contents]] = expected.get(CONTENTS_ROLE[b.contents], 0) + 1
+    out["expected_roles"] = expected
     # positions: each object's world-space vertices are its brush's corners
     gap = 0.0
     by_name = {b.name: b for b in core_scene.brushes + core_scene.movers}
