@@ -120,6 +120,26 @@ def test_level_bookkeeping_and_tree_sizes(path, compiled):
           f"{[t.num_nodes for t in trees]} = {separate} nodes; ratio {onion.num_nodes / separate:.2f}")
 
 
+@pytest.mark.parametrize("name", ["two_rooms.json", "cornell_box.json", "staircase.json"])
+def test_listing_3_verbatim_gives_the_same_onion(name):
+    """compile_onion's two ways to a leaf's bits (default: the point tested against the space's
+    expanded brushes; Settings.onion_map_trees: Listing 3 verbatim, classified in a map tree
+    per space) give the same tree and the same bits, and the map trees it builds are the ones
+    rebuilt here."""
+    import copy
+
+    os_ = ot.load_compiled(str(ot.SAMPLES_DIR / name))
+    scene = copy.deepcopy(os_.scene)
+    scene.settings.onion_map_trees = True
+    verbatim = compile_scene(scene)
+    a, b = os_.level, verbatim
+    assert np.array_equal(a.onion_node_plane, b.onion_node_plane)
+    assert np.array_equal(a.onion_node_children, b.onion_node_children)
+    assert np.array_equal(a.onion_leaf_solid, b.onion_leaf_solid)
+    assert b.stats["map_tree_nodes"] == [t.num_nodes for t in ot.map_trees_of(os_)]
+    assert b.stats["separate_tree_nodes"] == sum(t.num_nodes for t in ot.map_trees_of(os_))
+
+
 def test_clip_brushes_block_box_hulls_only_and_nonsolid_blocks_nothing():
     lo_box = Hull("small", (-0.25, -0.25, -0.25), (0.25, 0.25, 0.25))
     scene = Scene("clip", brushes=[box_brush((0, 0, 0), (1, 1, 1), "clip", Contents.CLIP),

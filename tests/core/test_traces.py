@@ -244,6 +244,92 @@ def test_traces_from_exact_surfaces(path, compiled):
     assert not problems, f"{path.name}:\n" + "\n".join(problems)
 
 
+def test_a_box_on_a_ceiling_or_a_wall_facing_minus_x_is_not_stuck():
+    """BUG (open), minimal: a room with floor, ceiling and two walls; the reference point exactly
+    on each surface (point hull and a 0.5 m cube).  By the documented convention (core/trace.py,
+    core/query.py: a point on a plane is on its front, empty side; a box sliding along a surface
+    stays empty) all four are empty and all four slides are free.  Today the ceiling and the wall
+    facing -x answer solid and the slides report start_solid with fraction 0: core/bsp.py
+    _choose_splitter stores every splitter in the canonical orientation (dominant component
+    positive), so for a face whose outward normal is -x, -y or -z the plane's front is the solid
+    side."""
+    scene = Scene("room", brushes=[box_brush((0, 0, 0), (4, 4, 1), "floor"), box_brush((0, 0, 3), (4, 4, 4), "ceiling"),
+                                   box_brush((3, 0, 1), (4, 4, 3), "wall_px"), box_brush((0, 0, 1), (1, 4, 3), "wall_mx")],
+                  hulls=[Hull("cube", (-0.25, -0.25, -0.25), (0.25, 0.25, 0.25))])
+    level = compile_scene(scene)
+    from brushbake.core.query import point_solid
+
+    answers = {}
+    for h, (floor, ceiling, wall_a, wall_b) in ((0, (1.0, 3.0, 1.0, 3.0)), (1, (1.25, 2.75, 1.25, 2.75))):
+        pts = np.array([[2, 2, floor], [2, 2, ceiling], [wall_a, 2, 2], [wall_b, 2, 2]], float)
+        slide = np.array([[0.5, 0, 0], [0.5, 0, 0], [0, 0.5, 0], [0, 0.5, 0]])
+        out, start_solid = trace_hulls(level, pts, pts + slide, h)
+        answers[h] = (point_solid(level, pts, h).tolist(), out[:, 0].tolist(), start_solid.tolist())
+    expected = ([0, 0, 0, 0], [1.0, 1.0, 1.0, 1.0], [False, False, False, False])
+    assert answers == {0: expected, 1: expected}, (
+        "on floor / ceiling / wall facing +x / wall facing -x: (point_solid, slide fraction, start_solid) per hull: "
+        f"{answers}")
+
+
+def test_the_checks_catch_wrong_answers():
+    """The trace checks must fail on wrong answers: a hit moved by 1e-5 m, a miss turned into a
+    hit, a flipped normal, a start_solid flag on a free start, a trace that runs through a wall."""
+    os_ = ot.load_compiled(str(ot.SAMPLES_DIR / "two_rooms.json"))
+    h = 1
+    rng = np.random.default_rng(3)
+    ms = ot.mink_scene(os_, h)
+    s, e, _ = make_segments(ms, *reach(os_.scene, ot.hull_box(os_, h)), 5000, rng)
+    out, ss = trace_hulls(os_.level, s, e, h)
+    ex = ot.expected_traces(ms, s, e, RETRY_BACKOFF)
+    sat = ot.sat_scene(os_, h)
+    assert not ot.check_traces(ms, out, ss, s, e, ex) and not ot.check_no_pass_through(sat, out, ss, s, e, rng)
+    judged = ~ex.ambiguous
+    L = np.linalg.norm(e - s, axis=1)
+    hit = np.flatnonzero(judged & (ex.kind == ex.HIT) & (ex.t > 0.2) & (ex.t < 0.8))[:50]
+    miss = np.flatnonzero(judged & (ex.kind == ex.MISS))[:50]
+    assert len(hit) == 50 and len(miss) == 50
+
+    def moved(o, flags, r):
+        o[r, 0] += 1e-5 / L[r]
+
+    def missed_hit(o, flags, r):
+        o[r, 0] = 0.5
+
+    def flipped(o, flags, r):
+        o[r, 4:7] *= -1
+
+    def stuck(o, flags, r):
+        flags[r] = True
+
+    for rows, f in ((hit, moved), (miss, missed_hit), (hit, flipped), (miss, stuck)):
+        o, flags = out.copy(), ss.copy()
+        f(o, flags, rows)
+        assert ot.check_traces(ms, o, flags, s, e, ex), f.__name__
+    # through the wall: the hits reported as free all the way
+    o = out.copy()
+    o[hit, 0] = 1.0
+    o[hit, 1:4] = e[hit]
+    assert ot.check_no_pass_through(sat, o, ss, s, e, np.random.default_rng(1), per_segment=16)
+
+
+def test_the_onion_checks_catch_a_wrong_leaf():
+    """Flipping hull 1's bit in one onion leaf must show up as disagreements."""
+    from test_onion import check_hull, sample_points, scene_reach
+
+    from brushbake.core.query import point_leaves, point_solid
+
+    os_ = ot.load_compiled(str(ot.SAMPLES_DIR / "low_tunnel.json"))
+    tree = os_.level.onion_tree()
+    rng = np.random.default_rng(2)
+    pts = sample_points(*scene_reach(os_.scene, ot.hull_box(os_, 1)), ot.mink_scene(os_, 1), 20000, rng)
+    sat = ot.sat_scene(os_, 1)
+    assert not check_hull(os_.level, {"onion": point_solid(tree, pts, 1)}, sat, pts, "ok")
+    leaf = np.bincount(point_leaves(tree, pts), minlength=tree.num_leaves).argmax()  # the most visited leaf
+    wrong = TreeView(tree.plane_normals, tree.plane_dists, tree.node_plane, tree.node_children, tree.leaf_solid.copy())
+    wrong.leaf_solid[leaf] ^= 2
+    assert check_hull(os_.level, {"onion": point_solid(wrong, pts, 1)}, sat, pts, "wrong")
+
+
 # --------------------------------------------------------------------------------------------
 # find_first_transition on a hand-made tree
 
