@@ -175,6 +175,7 @@ def scene_from_objects(objects, settings, name: str = "blender", depsgraph=None)
 @dataclass
 class ImportCounts:
     brushes: int = 0
+    details: int = 0
     markers: int = 0
     lights: int = 0
 
@@ -196,7 +197,7 @@ def mesh_from_brush(brush: Brush, name: str):
 
 
 def objects_from_scene(core_scene: Scene, collection) -> ImportCounts:
-    """Create one object per brush (and marker, light) of a core scene in `collection`.
+    """Create one object per brush (and detail mesh, marker, light) of a core scene in `collection`.
 
     Brushes keep their source planes, names and order (see the module docstring), so baking the
     objects gives the same level as baking the scene file.
@@ -216,6 +217,15 @@ def objects_from_scene(core_scene: Scene, collection) -> ImportCounts:
             obj.display_type = "WIRE"
         collection.objects.link(obj)
         counts.brushes += 1
+    for detail in core_scene.detail_meshes:
+        # render-only geometry: never part of the collision (the core ignores detail meshes too)
+        mesh = bpy.data.meshes.new(detail.name[-63:])
+        mesh.from_pydata(np.asarray(detail.vertices, dtype=np.float64).tolist(), [], [list(f) for f in detail.faces])
+        mesh.update()
+        obj = bpy.data.objects.new(detail.name[-63:], mesh)
+        obj.brushbake.role = "IGNORE"
+        collection.objects.link(obj)
+        counts.details += 1
     for marker in core_scene.markers:
         obj = bpy.data.objects.new(marker.name[-63:], None)
         obj.empty_display_type = "SINGLE_ARROW"

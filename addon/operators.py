@@ -226,7 +226,7 @@ def import_scene(context, core_scene, name: str):
     for obj in context.view_layer.objects:
         obj.select_set(False)
     for obj in coll.objects:
-        obj.select_set(obj.type == "MESH")
+        obj.select_set(obj.type == "MESH" and obj.brushbake.role != "IGNORE")
     if coll.objects:
         context.view_layer.objects.active = coll.objects[0]
     context.scene.brushbake.collection = coll

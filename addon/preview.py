@@ -32,7 +32,8 @@ def preview_material():
     if mat is not None:
         return mat
     mat = bpy.data.materials.new(MATERIAL)
-    mat.use_nodes = True
+    if bpy.app.version < (5, 0, 0):  # node materials are the only kind from 5.0 on
+        mat.use_nodes = True
     nodes, links = mat.node_tree.nodes, mat.node_tree.links
     bsdf = next(n for n in nodes if n.type == "BSDF_PRINCIPLED")
     attr = nodes.new("ShaderNodeAttribute")
