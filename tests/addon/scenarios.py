@@ -137,7 +137,15 @@ def scenario_bake(args) -> dict:
     out["nonconvex"] = call(bpy.ops.brushbake.bake)
     out["nonconvex_status"] = scene.brushbake.status
     out["nonconvex_unchanged"] = scene_state(bpy) == good
+    # the same mesh as non-solid is render-only detail: the bake goes through without it
+    select(bpy, [bad])
+    out["set_role"] = call(bpy.ops.brushbake.set_role, role="NONSOLID")
+    select(bpy, [floor, pillar, bad])
+    out["nonsolid_bake"] = call(bpy.ops.brushbake.bake)
+    out["nonsolid_brushes"] = storage.load_level(scene).brush_names
     bpy.data.objects.remove(bad)
+    select(bpy, [floor, pillar])
+    bpy.ops.brushbake.bake()
 
     # cancel part way: the plain function with a cancel check that fires after some progress
     select(bpy, [floor, pillar])
@@ -392,6 +400,93 @@ def draw_offscreen(bpy, level) -> dict:
         result[label + "_corner_red"] = bool(red[0, 0])
     offscreen.free()
     return result
+
+
+class LayoutRecorder:
+    """Stands in for a panel's UILayout: checks every property and operator a panel names exists."""
+
+    def __init__(self, problems: list, calls: list):
+        self.problems, self.calls = problems, calls
+
+    def _sub(self, *args, **kwargs):
+        return LayoutRecorder(self.problems, self.calls)
+
+    row = column = box = split = _sub
+
+    def label(self, text="", **kwargs):
+        self.calls.append(("label", text))
+
+    def prop(self, data, name, **kwargs):
+        self.calls.append(("prop", name))
+        if name not in data.bl_rna.properties:
+            self.problems.append(f"no property {name} on {data}")
+
+    def _check_op(self, idname):
+        import bpy
+
+        module, _, op = idname.partition(".")
+        try:
+            getattr(getattr(bpy.ops, module), op).get_rna_type()
+        except KeyError:
+            self.problems.append(f"no operator {idname}")
+
+    def operator(self, idname, **kwargs):
+        self.calls.append(("operator", idname))
+        self._check_op(idname)
+        return type("OperatorProperties", (), {})()
+
+    def operator_menu_enum(self, idname, prop, **kwargs):
+        self.calls.append(("operator_menu_enum", idname))
+        self._check_op(idname)
+
+    def template_list(self, list_type, list_id, data, prop, active_data, active_prop, **kwargs):
+        import bpy
+
+        self.calls.append(("template_list", prop))
+        for d, p in ((data, prop), (active_data, active_prop)):
+            if p not in d.bl_rna.properties:
+                self.problems.append(f"no property {p} on {d}")
+        if not hasattr(bpy.types, list_type):
+            self.problems.append(f"no UIList {list_type}")
+
+
+def scenario_samples_and_panels(args) -> dict:
+    """make_blend.py's build on a sample, saved; then every panel drawn against a recorder."""
+    bpy = setup()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "sample_scenes"))
+    import make_blend
+
+    from brushbake.addon import panels, storage
+
+    out: dict = {}
+    out["build"] = make_blend.build(make_blend.SAMPLES["cornell_box"])
+    scene = bpy.context.scene
+    out["hull_setting"] = [h.name for h in scene.brushbake.hulls]
+    out["bake_hulls"] = storage.load_level(scene).hull_names
+    out["preview_objects"] = sorted(o.name for o in bpy.data.collections["brushbake preview"].objects)
+    path = str(Path(args[0]) / "cornell_box.blend")
+    out["save"] = sorted(bpy.ops.wm.save_as_mainfile(filepath=path))
+
+    problems: list = []
+    drawn = {}
+    for settings in ({"overlay": "LEAVES", "source": "COLLECTION"}, {"overlay": "TRACE", "source": "SELECTED"}):
+        for key, value in settings.items():
+            setattr(scene.brushbake, key, value)
+        for cls in panels.classes:
+            if not hasattr(cls, "draw") or cls is panels.BRUSHBAKE_UL_hulls:
+                continue
+            calls: list = []
+            fake = type("FakePanel", (), {"layout": LayoutRecorder(problems, calls)})()
+            cls.draw(fake, bpy.context)
+            drawn[cls.__name__] = len(calls)
+    calls = []
+    hull = scene.brushbake.hulls[0]
+    panels.BRUSHBAKE_UL_hulls.draw_item(None, bpy.context, LayoutRecorder(problems, calls), scene.brushbake, hull,
+                                        0, scene.brushbake, "active_hull")
+    drawn["BRUSHBAKE_UL_hulls"] = len(calls)
+    out["panel_problems"] = problems
+    out["panels_drawn"] = drawn
+    return out
 
 
 def main(argv) -> int:

@@ -79,6 +79,12 @@ def test_non_convex_brush_is_named_and_the_previous_bake_kept(bake_result):
     assert r["nonconvex_unchanged"] is True
 
 
+def test_a_non_convex_mesh_may_be_non_solid(bake_result):
+    r = bake_result
+    assert r["set_role"] == ["FINISHED"] and r["nonsolid_bake"] == ["FINISHED"]
+    assert r["nonsolid_brushes"] == ["floor", "pillar"]
+
+
 def test_cancel_part_way_leaves_the_scene_as_before(bake_result):
     r = bake_result
     assert r["cancel"].startswith("cancelled")
@@ -187,3 +193,17 @@ def test_overlay_drawn_offscreen_shows_in_the_pixels(trace_result):
     o = trace_result["offscreen"]
     assert o["blank"] == 0
     assert o["overlay"] > 200 and o["overlay_centre_red"] is True and o["overlay_corner_red"] is False
+
+
+def test_demo_blend_and_every_panel_draws(tmp_path):
+    r = run_scenario(tmp_path, "samples_and_panels", tmp_path)
+    assert r["build"]["brushes"] == 8 and r["build"]["hulls"] == ["point", "stand", "crouch"]
+    assert r["hull_setting"] == ["stand", "crouch"]
+    assert r["bake_hulls"] == ["point", "stand", "crouch"]
+    assert r["preview_objects"] == ["brushbake surface stand"]
+    assert r["save"] == ["FINISHED"] and (tmp_path / "cornell_box.blend").is_file()
+    assert r["panel_problems"] == []
+    assert set(r["panels_drawn"]) == {"BRUSHBAKE_PT_main", "BRUSHBAKE_PT_hulls", "BRUSHBAKE_PT_roles",
+                                      "BRUSHBAKE_PT_bake", "BRUSHBAKE_PT_previews", "BRUSHBAKE_PT_export",
+                                      "BRUSHBAKE_UL_hulls"}
+    assert all(n > 0 for n in r["panels_drawn"].values()), r["panels_drawn"]
