@@ -177,20 +177,19 @@ def _check_scene_segments(compiled, truth, name):
     problems, counts = truth.check_segments(compiled.level, compiled.brushes, starts, ends)
     assert not problems, f"{name} {counts}:\n" + "\n".join(problems)
     assert counts["hits"] > 500 and counts["misses"] > 100 and counts["start_solid"] > 10, counts
-    # the single-query walker answers exactly what the batch does
-    _check_first_hit_matches(compiled.level, starts[::10], ends[::10])
 
 
 def _check_first_hit_matches(level, starts, ends):
     batch = segment_hits(level, starts, ends)
     tree = SolidTree(level)
+    bad = []
     for s, e, row in zip(starts, ends, batch):
         hit = tree.first_hit(s, e)
-        if hit is None:
-            assert row[0] == 1.0 and not row[4:].any(), (s.tolist(), e.tolist(), row.tolist())
-        else:
-            assert (hit.fraction, *hit.point, *hit.normal) == tuple(row), (s.tolist(), e.tolist(), hit, row.tolist())
-            assert hit.start_solid == (hit.fraction == 0.0 and not row[4:].any())
+        single = (1.0, *e, 0.0, 0.0, 0.0) if hit is None else (hit.fraction, *hit.point, *hit.normal)
+        if single != tuple(row) or (hit is not None and hit.start_solid != (hit.fraction == 0.0 and not row[4:].any())):
+            bad.append(f"  {s.tolist()} -> {e.tolist()}: first_hit {single}, segment_hits {row.tolist()}, "
+                       f"fraction differs by {single[0] - row[0]:.3g}")
+    assert not bad, f"{len(bad)} of {len(starts)} segments differ:\n" + "\n".join(bad[:5])
 
 
 def test_sample_scene_segments_agree_with_brute_force(sample_path, levels, truth):
@@ -199,6 +198,20 @@ def test_sample_scene_segments_agree_with_brute_force(sample_path, levels, truth
 
 def test_map_segments_agree_with_brute_force(map_path, levels, truth):
     _check_scene_segments(levels.get(map_path), truth, map_path.name)
+
+
+def test_first_hit_matches_segment_hits_exactly_on_samples(sample_path, levels, truth):
+    compiled = levels.get(sample_path)
+    starts, ends = random_segments(truth, compiled, np.random.default_rng(7), 300, 300)
+    _check_first_hit_matches(compiled.level, starts, ends)
+
+
+def test_first_hit_matches_segment_hits_exactly_on_maps(map_path, levels, truth):
+    """SolidTree.first_hit (plain Python) and segment_hits (NumPy batch) must give the same
+    bits: same fraction, point and normal, not merely close ones."""
+    compiled = levels.get(map_path)
+    starts, ends = random_segments(truth, compiled, np.random.default_rng(7), 300, 300)
+    _check_first_hit_matches(compiled.level, starts, ends)
 
 
 def test_solid_tree_leaf_matches_point_leaves(sample_path, levels):
