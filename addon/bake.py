@@ -133,6 +133,21 @@ class BakeJob:
             return None
         return self._result
 
+    def step(self, event_type: str):
+        """What the modal operator does with one event: 'ESC' asks to cancel, 'TIMER' looks for the
+        result.  Returns None while the bake runs, else the level or the exception (the operator
+        then commits or reports it)."""
+        if event_type == "ESC":
+            self.cancel()
+            return None
+        if event_type != "TIMER":
+            return None
+        return self.poll()
+
+    def status_text(self) -> str:
+        """The status bar line while baking."""
+        return f"brushbake: {100 * self.fraction:.0f}%  {self.message}   (Esc to cancel)"
+
     def wait(self, timeout: float | None = None):
         if self._thread is not None:
             self._thread.join(timeout)

@@ -152,16 +152,12 @@ Progress shows in the status bar; Esc cancels and keeps the previous bake"""
 
     def modal(self, context, event):
         job = self._job
-        if event.type == "ESC":
-            job.cancel()
-        if event.type != "TIMER":
-            return {"RUNNING_MODAL"} if event.type == "ESC" else {"PASS_THROUGH"}
-        result = job.poll()
+        result = job.step(event.type)
         if result is None:
-            context.window_manager.progress_update(int(100 * job.fraction))
-            context.workspace.status_text_set(
-                f"brushbake: {100 * job.fraction:.0f}%  {job.message}   (Esc to cancel)")
-            return {"RUNNING_MODAL"}
+            if event.type == "TIMER":
+                context.window_manager.progress_update(int(100 * job.fraction))
+                context.workspace.status_text_set(job.status_text())
+            return {"RUNNING_MODAL"} if event.type in ("ESC", "TIMER") else {"PASS_THROUGH"}
         self._finish(context)
         if isinstance(result, CancelledError):
             self.report({"WARNING"}, str(result))

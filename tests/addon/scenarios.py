@@ -171,10 +171,15 @@ def scenario_bake(args) -> dict:
     from brushbake.exporters.native import level_to_bytes
 
     out["job_same_bytes"] = level_to_bytes(result) == storage.bake_bytes(scene)
+    # the modal operator's event steps: Esc cancels, a timer event then finds the cancellation
     job = bake.BakeJob(core_scene, options)
-    job.cancel()
     job.start()
-    out["job_cancelled"] = type(job.wait(60)).__name__
+    steps = [job.step("MOUSEMOVE"), job.step("ESC")]
+    job.wait(60)
+    final = job.step("TIMER")
+    out["job_steps"] = [s is None for s in steps]
+    out["job_status_text"] = job.status_text()
+    out["job_cancelled"] = type(final).__name__ if isinstance(final, CancelledError) else f"not cancelled: {final!r}"
     out["job_cancel_unchanged"] = scene_state(bpy) == before
 
     # undo after a bake brings back the previous bake
@@ -308,6 +313,14 @@ def scenario_trace_overlay(args) -> dict:
     settings.overlay = "TRACE"
     geom = overlays.geometry_for(scene)
     out["trace_lines"] = len(geom.line_positions) // 2
+    settings.show_overlay = True  # installs the draw handler (it only runs with a window)
+    out["handler_installed"] = overlays._handle is not None
+    import brushbake
+
+    brushbake.unregister()
+    out["handler_after_unregister"] = overlays._handle is not None
+    brushbake.register()
+    settings = scene.brushbake  # the old settings object went with the unregistered class
 
     # leaf cells of the point tree and of the stand hull's onion tree, against the level
     checks = {}

@@ -90,6 +90,8 @@ def test_cancel_part_way_leaves_the_scene_as_before(bake_result):
     assert r["cancel"].startswith("cancelled")
     assert len(r["cancel_progress"]) == 3 and r["cancel_progress"][-1] < 1.0
     assert r["cancel_unchanged"] is True
+    assert r["job_steps"] == [True, True]  # other events and Esc itself return no result yet
+    assert "Esc to cancel" in r["job_status_text"]
     assert r["job_cancelled"] == "CancelledError" and r["job_cancel_unchanged"] is True
 
 
@@ -157,6 +159,7 @@ def test_trace_reports_the_hit_and_places_the_marker(trace_result):
         assert "Hit for" in t[target]["status"]
     assert t["nohull"]["result"][0] == "ERROR" and "q3_stand" in t["nohull"]["result"][1]
     assert trace_result["trace_lines"] == 6
+    assert trace_result["handler_installed"] is True and trace_result["handler_after_unregister"] is False
 
 
 @pytest.mark.parametrize("hull", ["0", "1"])
