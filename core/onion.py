@@ -198,7 +198,7 @@ def leaf_points(builder: TreeBuilder, flat, view: TreeView, faces: FaceList, bou
         ok = (leaf == pending) & (margin > ON_EPSILON)
         pending = pending[~ok]
     for k in pending:  # Listing 4, exact and slow
-        points[k] = arbitrary_leaf_point(_ancestors(builder, parent_of, int(flat.leaf_order[k])), bounds)
+        points[k] = arbitrary_leaf_point(_ancestors(builder, parent_of, int(flat.leaf_order[k])), bounds, builder.planes)
     return points, len(pending)
 
 
