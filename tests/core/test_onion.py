@@ -140,6 +140,32 @@ def test_listing_3_verbatim_gives_the_same_onion(name):
     assert b.stats["separate_tree_nodes"] == sum(t.num_nodes for t in ot.map_trees_of(os_))
 
 
+def test_listing_4_fallback_finds_points_in_every_leaf(monkeypatch):
+    """Regression: leaf_points fell back to arbitrary_leaf_point (Listing 4) without the plane
+    table, so any leaf whose fast probe failed crashed the compile with AttributeError
+    ('NoneType' object has no attribute 'normals'); q1_mountain.map with the stand and crouch
+    hulls hit it.  Here every probe is made to fail (step 0: on the face itself, no margin), so
+    every leaf takes Listing 4; the onion must still match the brute force."""
+    import brushbake.core.onion as onion
+
+    monkeypatch.setattr(onion, "PROBE_STEPS", (0.0,))
+    brushes = [box_brush((0, 0, 0), (4, 4, 1), "floor"), box_brush((1, 1, 1), (2, 2, 3), "pillar"),
+               brush_from_planes([[-1, 0, 1], [1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, -1]], [-2, 4, 4, 0, -1], "ramp"),
+               box_brush((0, 3, 1), (4, 3.25, 2), "rail", Contents.CLIP)]
+    hulls = [Hull("a", (-0.25, -0.25, -0.5), (0.25, 0.25, 0.5)), Hull("b", (-0.5, -0.25, 0.0), (0.25, 0.5, 1.0))]
+    level = compile_scene(Scene("fallback", brushes=brushes, hulls=hulls))
+    assert level.stats["leaf_point_fallbacks"] == level.onion_tree().num_leaves
+    problems = []
+    fake = ot.OnionScene(None, Scene("fallback", brushes=brushes, hulls=hulls), level, None, hulls)
+    rng = np.random.default_rng(4)
+    for h in range(len(hulls) + 1):
+        lo, hi = scene_reach(fake.scene, ot.hull_box(fake, h))
+        pts = sample_points(lo, hi, ot.mink_scene(fake, h), 20000, rng)
+        problems += check_hull(level, {"onion": point_solid(level.onion_tree(), pts, h)}, ot.sat_scene(fake, h),
+                               pts, f"hull {h}")
+    assert not problems, "\n".join(problems)
+
+
 def test_clip_brushes_block_box_hulls_only_and_nonsolid_blocks_nothing():
     lo_box = Hull("small", (-0.25, -0.25, -0.25), (0.25, 0.25, 0.25))
     scene = Scene("clip", brushes=[box_brush((0, 0, 0), (1, 1, 1), "clip", Contents.CLIP),
