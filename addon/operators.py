@@ -407,7 +407,7 @@ class BRUSHBAKE_OT_make_preview(Operator):
         settings = scene.brushbake
         try:
             level = storage.load_level(scene)
-            if settings.overlay != "TRACE":
+            if settings.overlay in ("LEAVES", "HULL_SURFACE"):
                 overlays.hull_index(level, settings.overlay_hull)  # name it if it is not in the bake
             geom = overlays.geometry_for(scene)
         except KeyError as err:

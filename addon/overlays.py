@@ -9,6 +9,8 @@ made from the compiled level alone, so the same arrays feed the viewport, the pr
   (optionally) where empty.  Cells are the convex polytopes the tree's planes cut from the world box.
 * :func:`hull_surface_overlay`: the faces of solid cells, cut down the tree to the parts that border
   empty cells for the hull: the expanded ('configuration space') surface its reference point collides with.
+* :func:`bevel_overlay`: patches of the bevel planes (plane shifting) where they touch their cells;
+  ``tri_leaf`` holds the bevel *node* of each triangle there.
 * :func:`trace_overlay`: the last trace, its hit point and normal.
 
 Later overlays (portals, bevel planes, lightmaps, slices) add a function here and an item to
@@ -29,6 +31,7 @@ SURFACE_COLOR = (0.25, 0.55, 1.0, 0.6)
 TRACE_COLOR = (1.0, 0.85, 0.1, 1.0)
 TRACE_REST_COLOR = (0.6, 0.6, 0.6, 1.0)
 NORMAL_COLOR = (0.1, 1.0, 1.0, 1.0)
+BEVEL_COLOR = (1.0, 0.65, 0.1, 0.7)
 
 @dataclass
 class OverlayGeometry:
@@ -106,9 +109,10 @@ def _solid_cell(polys: list[np.ndarray]) -> list[np.ndarray]:
     return polys if len(polys) >= 4 else []
 
 
-def leaf_cells(tree, bounds) -> list[list[np.ndarray]]:
+def leaf_cells(tree, bounds, node_cells: dict | None = None) -> list[list[np.ndarray]]:
     """Every leaf's convex cell within `bounds` ((2, 3) box), as outward polygons; empty list for a
-    leaf that lies wholly outside the box."""
+    leaf that lies wholly outside the box.  Pass a dict as `node_cells` to also get each node's
+    cell (the region the node splits), by node index."""
     bounds = np.asarray(bounds, dtype=np.float64)
     extent = 4.0 * float(np.abs(bounds).max() + 1.0)
     cells: list[list[np.ndarray]] = [[] for _ in range(tree.num_leaves)]
@@ -119,6 +123,8 @@ def leaf_cells(tree, bounds) -> list[list[np.ndarray]]:
         if code < 0:
             cells[-1 - code] = cell
             continue
+        if node_cells is not None:
+            node_cells[code] = cell
         if not cell:
             continue
         plane = int(tree.node_plane[code])
@@ -229,6 +235,41 @@ def hull_surface_overlay(level, hull=0) -> OverlayGeometry:
                            np.repeat(owner, counts))
 
 
+def bevel_overlay(level, margin: float = 0.15) -> OverlayGeometry:
+    """The bevel planes of the beveled tree (core/bevel.py): for each bevel node, a patch of its
+    plane around where it touches its solid cell (the plane clipped by the cell's faces pushed
+    `margin` metres outward), both sides drawn.  Empty when the bake has no bevels."""
+    if not level.has_bevel:
+        return OverlayGeometry()
+    tree = level.bevel_tree()
+    nodes: dict[int, list[np.ndarray]] = {}
+    leaf_cells(tree, np.asarray(level.world_bounds) + np.array([[-1.0] * 3, [1.0] * 3]), nodes)
+    first_bevel = len(level.node_plane)  # the plain tree's nodes come first, unchanged
+    extent = 4.0 * float(np.abs(level.world_bounds).max() + 2.0)
+    patches, owners = [], []
+    for node in range(first_bevel, tree.num_nodes):
+        cell = nodes.get(node)
+        if not cell:
+            continue
+        plane = int(tree.node_plane[node])
+        patch = base_polygon(tree.plane_normals[plane], float(tree.plane_dists[plane]), extent)
+        for poly in cell:
+            pn, pd = _face_plane(poly)
+            if patch is None or not pn.any():
+                break
+            _, patch = split_polygon(patch, pn, pd + margin, ON_EPSILON)
+        if patch is not None and polygon_normal_area(patch)[1] > 1e-12:
+            patches += [patch, patch[::-1].copy()]
+            owners += [node, node]
+    if not patches:
+        return OverlayGeometry()
+    counts = [len(p) - 2 for p in patches]
+    t = _fan(patches)
+    return OverlayGeometry(t.reshape(-1, 3).astype(np.float32),
+                           np.tile(BEVEL_COLOR, (3 * len(t), 1)).astype(np.float32),
+                           np.repeat(owners, counts))
+
+
 def trace_overlay(start, end, point, normal, hit: bool, normal_length: float = 0.5) -> OverlayGeometry:
     """The trace as lines: start to hit (yellow), hit to end (grey), the normal (cyan), a cross."""
     start, end, point, normal = (np.asarray(v, dtype=np.float64) for v in (start, end, point, normal))
@@ -275,6 +316,8 @@ def geometry_for(scene) -> OverlayGeometry:
         hull = settings.overlay_hull if settings.overlay_hull in level.hull_names else 0
         if settings.overlay == "HULL_SURFACE":
             geom = hull_surface_overlay(level, hull)
+        elif settings.overlay == "BEVELS":
+            geom = bevel_overlay(level)
         else:
             geom = leaf_overlay(level, hull, settings.overlay_empty)
         _geometry_cache.clear()  # one at a time: overlays of big levels are large

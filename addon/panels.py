@@ -116,7 +116,7 @@ class BRUSHBAKE_PT_previews(BrushbakeSubPanel, Panel):
         layout = self.layout
         settings = context.scene.brushbake
         layout.prop(settings, "overlay")
-        if settings.overlay != "TRACE":
+        if settings.overlay in ("LEAVES", "HULL_SURFACE"):
             layout.prop(settings, "overlay_hull")
         if settings.overlay == "LEAVES":
             layout.prop(settings, "overlay_empty")

@@ -84,5 +84,7 @@ def preview_name(settings) -> str:
     """Name of the preview object for the scene's current overlay choice."""
     if settings.overlay == "TRACE":
         return "brushbake trace"
+    if settings.overlay == "BEVELS":
+        return "brushbake bevels"
     kind = "surface" if settings.overlay == "HULL_SURFACE" else "leaves"
     return f"brushbake {kind} {settings.overlay_hull}"

@@ -60,6 +60,7 @@ PRESET_ITEMS = tuple(
 OVERLAYS = (
     ("LEAVES", "Leaves", "Leaf cells of the tree for the chosen hull, red where solid"),
     ("HULL_SURFACE", "Hull surface", "The expanded surface the chosen hull's reference point collides with"),
+    ("BEVELS", "Bevel planes", "Where the bevel planes for plane shifting touch the solid cells"),
     ("TRACE", "Last trace", "The last trace from the 3D cursor, its hit point and normal"),
 )
 

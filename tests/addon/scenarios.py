@@ -270,6 +270,8 @@ def scenario_map(args) -> dict:
     out["export_native"] = call(bpy.ops.brushbake.export, filepath=str(out_dir / "blender.bbk"), format="NATIVE")
     out["export_json"] = call(bpy.ops.brushbake.export, filepath=str(out_dir / "blender.json"), format="JSON")
 
+    out["bevels"] = check_bevel_overlay(bpy)
+
     # a moved brush no longer matches its kept planes: it is baked from its mesh, where it now is
     moved = next(o for o in meshes if o.brushbake.role == "STRUCTURAL")
     moved.location.x += 0.25
@@ -278,6 +280,35 @@ def scenario_map(args) -> dict:
     out["moved_uses_mesh"] = bridge.kept_planes_brush(moved, bridge.world_mesh(moved)[0], brush.contents) is None
     out["moved_shift"] = float(brush.bounds[0][0] - by_name[moved["brushbake_name"]].bounds[0][0])
     return out
+
+
+def check_bevel_overlay(bpy) -> dict:
+    """The bevel overlay against the beveled tree: one patch per bevel node, on the node's plane,
+    the plane touching its cell with the whole cell on its front, the patch within the margin."""
+    from brushbake.addon import overlays, storage
+
+    level = storage.load_level(bpy.context.scene)
+    tree = level.bevel_tree()
+    geom = overlays.bevel_overlay(level, margin=0.15)
+    nodes: dict = {}
+    overlays.leaf_cells(tree, np.asarray(level.world_bounds) + np.array([[-1.0] * 3, [1.0] * 3]), nodes)
+    bevel_nodes = [n for n in range(len(level.node_plane), tree.num_nodes) if nodes.get(n)]
+    tris = geom.tri_positions.astype(np.float64).reshape(-1, 3, 3)
+    planes = tree.node_plane[geom.tri_leaf]
+    on_plane = np.einsum("tkj,tj->tk", tris, tree.plane_normals[planes]) - tree.plane_dists[planes][:, None]
+    touch, behind, within = 0.0, 0.0, 0.0
+    for n in bevel_nodes:
+        corners = np.concatenate(nodes[n])
+        p = int(tree.node_plane[n])
+        dist = corners @ tree.plane_normals[p] - tree.plane_dists[p]
+        touch, behind = max(touch, abs(float(dist.min()))), min(behind, float(dist.min()))
+        patch = tris[geom.tri_leaf == n].reshape(-1, 3)
+        for poly in nodes[n]:
+            fn, fd = overlays._face_plane(poly)
+            within = max(within, float((patch @ fn - fd).max()))
+    return {"bevel_nodes": len(bevel_nodes), "patch_nodes": len(set(geom.tri_leaf.tolist())),
+            "max_off_plane": float(np.abs(on_plane).max()) if len(tris) else 0.0,
+            "max_touch_gap": touch, "most_behind": behind, "max_beyond_cell": within}
 
 
 def scenario_trace_overlay(args) -> dict:

@@ -132,6 +132,10 @@ def test_map_baked_in_blender_equals_the_command_line_byte_for_byte(tmp_path, ma
     assert r["max_vertex_gap"] < 1e-5
     assert r["markers"] == r["core_markers"]
     assert r["bake"] == ["FINISHED"] and r["export_native"] == ["FINISHED"] and r["export_json"] == ["FINISHED"]
+    b = r["bevels"]  # the bevel overlay against the beveled tree
+    assert b["bevel_nodes"] > 0 and b["patch_nodes"] == b["bevel_nodes"], b
+    assert b["max_off_plane"] < 1e-5 and b["max_touch_gap"] < 1e-6 and b["most_behind"] > -1e-6, b
+    assert b["max_beyond_cell"] <= 0.15 + 1e-5, b
     assert r["moved_uses_mesh"] is True and abs(r["moved_shift"] - 0.25) < 1e-5
 
     cli = subprocess.run([sys.executable, "-m", "brushbake", "bake", str(map_path), "-o", str(tmp_path / "cli.bbk"),
