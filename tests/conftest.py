@@ -356,6 +356,10 @@ class Truth:
         expect_point = s + np.where(gt_hit, gt["t"], 0.0)[:, None] * (e - s)
         report(both & (np.abs(point - expect_point).max(axis=1) > t_tol + 1e-9 * np.abs(s).max(axis=1)),
                "hit point not at the brute-force entry point")
+        entering = both & ~gt["start_solid"]
+        if entering.any():  # the hit point lies on some brush's surface (within t_tol)
+            _, on_surface = Truth.classify_points(ba, point[entering], band=t_tol + 1e-9 * float(np.abs(point).max()))
+            report(np.isin(np.arange(len(s)), np.flatnonzero(entering)[~on_surface]), "hit point not on a brush surface")
         ss = ok & gt["start_solid"]
         report(ss & ((frac != 0.0) | np.any(normal != 0.0, axis=1) | np.any(point != s, axis=1)),
                "start in solid must answer fraction 0, point = start, normal 0")
