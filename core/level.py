@@ -112,17 +112,16 @@ class CompiledLevel:
 
 
 def tree_depth(node_children: np.ndarray) -> int:
-    """Nodes on the longest root-to-leaf path (children always have larger indices than parents)."""
-    n = len(node_children)
-    if not n:
+    """Nodes on the longest root-to-leaf path: one vectorised step per tree level."""
+    children = np.asarray(node_children).reshape(-1, 2)
+    if not len(children):
         return 0
-    depth = np.ones(n, dtype=np.int64)
-    for node, (front, back) in enumerate(np.asarray(node_children).tolist()):
-        if front >= 0:
-            depth[front] = depth[node] + 1
-        if back >= 0:
-            depth[back] = depth[node] + 1
-    return int(depth.max())
+    frontier, depth = np.zeros(1, dtype=np.int64), 0
+    while len(frontier):
+        depth += 1
+        nxt = children[frontier].ravel()
+        frontier = nxt[nxt >= 0]
+    return depth
 
 
 @dataclass

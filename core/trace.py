@@ -150,8 +150,10 @@ def find_first_transitions(tree, starts, ends, hull: int = 0) -> tuple[np.ndarra
             t0n, t1n, pl0n = t0[node_sel], t1[node_sel], pl0[node_sel]
             pl = planes[nodes]
             nrm = normals[pl]
-            ds = np.einsum("ij,ij->i", s[rays], nrm) - dists[pl]
-            dd = np.einsum("ij,ij->i", delta[rays], nrm)
+            sr, dr = s[rays], delta[rays]
+            # summed x + y + z in this order, as the single walk does: identical bits
+            ds = sr[:, 0] * nrm[:, 0] + sr[:, 1] * nrm[:, 1] + sr[:, 2] * nrm[:, 2] - dists[pl]
+            dd = dr[:, 0] * nrm[:, 0] + dr[:, 1] * nrm[:, 1] + dr[:, 2] * nrm[:, 2]
             d0, d1 = ds + t0n * dd, ds + t1n * dd
             front0 = d0 >= 0
             cross = front0 != (d1 >= 0)
