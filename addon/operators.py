@@ -356,7 +356,9 @@ and put a marker at the hit"""
         return context.scene is not None and storage.has_bake(context.scene)
 
     def invoke(self, context, event):
-        region = getattr(context, "region_data", None)
+        # the view's region: context.region_data in the viewport, the space's region_3d from the sidebar
+        region = getattr(context, "region_data", None) or getattr(getattr(context, "space_data", None),
+                                                                   "region_3d", None)
         if region is not None:
             from mathutils import Vector
 
