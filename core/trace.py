@@ -99,9 +99,9 @@ def find_first_transition(tree: TreeLists, src, dest, hull: int = 0) -> Transiti
 def find_first_transitions(tree, starts, ends, hull: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Listing 5 for many segments at once: (kind (N,) int8, t (N,), plane (N,) int64).
 
-    All segments walk the tree in lock step, each with its own stack of (node, t0, t1, entry
-    plane) in NumPy arrays; one iteration pops one entry per live segment, nearer child first, so
-    leaves are met in order along each segment.  The first leaf gives the start's state; the first
+    All segments walk the tree in lock step: one iteration moves every live segment one node on,
+    into the nearer child at once, with the far half (node, t0, t1, entry plane) pushed on the
+    segment's own stack in NumPy arrays, so leaves are met in order along each segment.  The first leaf gives the start's state; the first
     leaf in the other state gives the transition, at its t0 and entry plane.
     """
     s = np.asarray(starts, dtype=np.float64).reshape(-1, 3)
@@ -114,68 +114,75 @@ def find_first_transitions(tree, starts, ends, hull: int = 0) -> tuple[np.ndarra
         return kind, t_out, plane_out
     bit = 1 << hull
     normals, dists = tree.plane_normals, tree.plane_dists
-    planes, children = tree.node_plane, np.asarray(tree.node_children, dtype=np.int64)
+    planes = np.asarray(tree.node_plane, dtype=np.int64)
+    children = np.asarray(tree.node_children, dtype=np.int64)
     solid_of_leaf = (np.asarray(tree.leaf_solid) & bit) != 0
     depth = tree.depth() + 2
-    st_code = np.empty((n, depth), dtype=np.int64)
-    st_t0 = np.empty((n, depth))
-    st_t1 = np.empty((n, depth))
-    st_plane = np.empty((n, depth), dtype=np.int64)
-    st_code[:, 0], st_t0[:, 0], st_t1[:, 0], st_plane[:, 0] = tree.root, 0.0, 1.0, -1
-    sp = np.ones(n, dtype=np.int64)
+    # each segment's current entry lives in 'registers'; only far halves go on its stack, a
+    # slice of one flat array (segment i owns [i * depth, (i + 1) * depth))
+    cur = np.full(n, tree.root, dtype=np.int64)
+    c_t0, c_t1 = np.zeros(n), np.ones(n)
+    c_pl = np.full(n, -1, dtype=np.int64)
+    st_code = np.empty(n * depth, dtype=np.int64)
+    st_t0, st_t1 = np.empty(n * depth), np.empty(n * depth)
+    st_plane = np.empty(n * depth, dtype=np.int64)
+    base = np.arange(n, dtype=np.int64) * depth
+    sp = np.zeros(n, dtype=np.int64)
     start_state = np.full(n, -1, dtype=np.int8)  # -1 unknown, 0 empty, 1 solid
+    alive = np.ones(n, dtype=bool)
     live = np.arange(n)
     delta = e - s
     while len(live):
-        top = sp[live] - 1
-        code = st_code[live, top]
-        t0, t1, pl0 = st_t0[live, top], st_t1[live, top], st_plane[live, top]
-        sp[live] = top
-        is_leaf = code < 0
-        if is_leaf.any():
-            rays = live[is_leaf]
-            state = solid_of_leaf[-1 - code[is_leaf]].astype(np.int8)
-            first = start_state[rays] < 0
-            start_state[rays[first]] = state[first]
-            changed = ~first & (state != start_state[rays])
-            done = rays[changed]
-            kind[done] = np.where(state[changed] == 1, RAY_E2S, RAY_S2E)
-            t_out[done] = t0[is_leaf][changed]
-            plane_out[done] = pl0[is_leaf][changed]
-            sp[done] = 0
-        node_sel = ~is_leaf
-        if node_sel.any():
-            rays = live[node_sel]
-            nodes = code[node_sel]
-            t0n, t1n, pl0n = t0[node_sel], t1[node_sel], pl0[node_sel]
+        code = cur[live]
+        leaf = code < 0
+        if leaf.any():
+            r = live[leaf]
+            state = solid_of_leaf[-1 - code[leaf]]
+            known = start_state[r]
+            first = known < 0
+            start_state[r[first]] = state[first]
+            changed = ~first & (state != (known == 1))
+            done = r[changed]
+            kind[done] = np.where(state[changed], RAY_E2S, RAY_S2E)
+            t_out[done] = c_t0[done]
+            plane_out[done] = c_pl[done]
+            alive[done] = False
+            rest = r[~changed]
+            more = sp[rest] > 0
+            alive[rest[~more]] = False
+            p = rest[more]
+            if len(p):  # pop the next far half
+                k = base[p] + sp[p] - 1
+                cur[p], c_t0[p], c_t1[p], c_pl[p] = st_code[k], st_t0[k], st_t1[k], st_plane[k]
+                sp[p] -= 1
+        nodes_sel = ~leaf
+        if nodes_sel.any():
+            r = live[nodes_sel]
+            nodes = code[nodes_sel]
             pl = planes[nodes]
             nrm = normals[pl]
-            sr, dr = s[rays], delta[rays]
+            sr, dr = s[r], delta[r]
             # summed x + y + z in this order, as the single walk does: identical bits
             ds = sr[:, 0] * nrm[:, 0] + sr[:, 1] * nrm[:, 1] + sr[:, 2] * nrm[:, 2] - dists[pl]
             dd = dr[:, 0] * nrm[:, 0] + dr[:, 1] * nrm[:, 1] + dr[:, 2] * nrm[:, 2]
-            d0, d1 = ds + t0n * dd, ds + t1n * dd
-            front0 = d0 >= 0
-            cross = front0 != (d1 >= 0)
-            near = np.where(front0, 0, 1)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                tm = np.clip(np.where(cross, -ds / np.where(dd == 0, 1.0, dd), t1n), t0n, t1n)
-            c = np.flatnonzero(cross)
-            if len(c):  # far half first, popped after the near half
-                r = rays[c]
-                k = sp[r]
-                st_code[r, k] = children[nodes[c], 1 - near[c]]
-                st_t0[r, k] = tm[c]
-                st_t1[r, k] = t1n[c]
-                st_plane[r, k] = pl[c] ^ near[c]  # the plane's face toward the near side
-                sp[r] = k + 1
-            k = sp[rays]
-            st_code[rays, k] = children[nodes, near]
-            st_t0[rays, k] = t0n
-            st_t1[rays, k] = np.where(cross, tm, t1n)
-            st_plane[rays, k] = pl0n
-            sp[rays] = k + 1
-        live = live[sp[live] > 0]
+            t0n, t1n = c_t0[r], c_t1[r]
+            front0 = ds + t0n * dd >= 0
+            cross = front0 != (ds + t1n * dd >= 0)
+            near = (~front0).astype(np.int64)
+            cur[r] = children[nodes, near]  # descend into the near side at once
+            ci = np.flatnonzero(cross)
+            if len(ci):  # the far half waits on the stack; dd != 0 where the plane is crossed
+                rc = r[ci]
+                t0c, t1c = t0n[ci], t1n[ci]
+                tm = np.minimum(np.maximum(-ds[ci] / dd[ci], t0c), t1c)
+                nc = near[ci]
+                k = base[rc] + sp[rc]
+                st_code[k] = children[nodes[ci], 1 - nc]
+                st_t0[k], st_t1[k] = tm, t1c
+                st_plane[k] = pl[ci] ^ nc  # the plane's face toward the near side
+                sp[rc] += 1
+                c_t1[rc] = tm
+        live = live[alive[live]]
     untouched = kind == RAY_E
     solid_all = untouched & (start_state == 1)
     kind[solid_all] = RAY_S

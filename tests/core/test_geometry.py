@@ -52,14 +52,18 @@ def unit(v):
 
 
 def test_snap_normal_makes_near_axial_normals_exactly_axial():
+    """Rounding-level tilts snap; a real tilt (1e-6 rad moves a plane 100 m out by 0.1 mm, ten
+    times ON_EPSILON) does not."""
     for axis in range(3):
         for sign in (1.0, -1.0):
-            n = np.full(3, 1e-6)
+            n = np.full(3, 1e-10)
             n[axis] = sign
-            out = snap_normal(n)
             expect = np.zeros(3)
             expect[axis] = sign
-            assert out.tolist() == expect.tolist()
+            assert snap_normal(n).tolist() == expect.tolist()
+            tilted = np.full(3, 1e-6)
+            tilted[axis] = sign
+            assert snap_normal(tilted).tolist() != expect.tolist()
 
 
 def test_snap_normal_keeps_tilted_normals_and_normalises():
