@@ -39,7 +39,7 @@ def snap_normal(n: np.ndarray) -> np.ndarray:
     n = np.asarray(n, dtype=np.float64)
     n = n / math.sqrt(float(n @ n))
     axis = int(np.argmax(np.abs(n)))
-    if abs(n[axis]) > 1.0 - AXIAL_SNAP_EPSILON:
+    if max(abs(n[(axis + 1) % 3]), abs(n[(axis + 2) % 3])) < AXIAL_SNAP_EPSILON:
         out = np.zeros(3)
         out[axis] = 1.0 if n[axis] > 0 else -1.0
         return out
@@ -332,7 +332,8 @@ def snap_normals(normals: np.ndarray) -> np.ndarray:
     mag = np.abs(normals)
     axis = np.argmax(mag, axis=1)
     rows = np.arange(len(normals))
-    snap = mag[rows, axis] > 1.0 - AXIAL_SNAP_EPSILON
+    off_axis = np.maximum(mag[rows, (axis + 1) % 3], mag[rows, (axis + 2) % 3])
+    snap = off_axis < AXIAL_SNAP_EPSILON
     if snap.any():
         signs = np.sign(normals[rows, axis])
         normals[snap] = 0.0
