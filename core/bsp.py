@@ -199,8 +199,20 @@ class TreeBuilder:
             score = np.abs(n_front - n_back) + self.settings.split_weight * n_split
             best = int(np.argmin(score))  # first minimum: deterministic
         if len(sample) < len(ids):
-            return int(cand_planes[best]), self._classify(ids, cand_planes[best : best + 1])[:, 0]
-        return int(cand_planes[best]), cls[:, best]
+            column = self._classify(ids, cand_planes[best : best + 1])[:, 0]
+        else:
+            column = cls[:, best]
+        return self._orient_like_face(int(cand_planes[best]), face_planes, cand, column)
+
+    @staticmethod
+    def _orient_like_face(plane: int, face_planes, cand, cls):
+        """Store the splitter the way its first candidate face faces, so that 'a point exactly on
+        a node's plane goes to the front child' puts a point on a face on the face's empty side
+        (a wall facing -x is split by the -x plane, not by its canonical +x flip)."""
+        first = int(np.flatnonzero(cand & ((face_planes >> 1) == (plane >> 1)))[0])
+        if not face_planes[first] & 1:
+            return plane, cls
+        return plane ^ 1, np.where(cls == 1, 2, np.where(cls == 2, 1, cls)).astype(cls.dtype)
 
     def _partition(self, ids, cand, cnt, plane: int, cls: np.ndarray):
         """Route faces to (front, back) lists, splitting the ones that span the plane."""
