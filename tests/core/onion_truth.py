@@ -439,8 +439,10 @@ def forward(ms: MinkowskiScene, s, e, band: float = BAND, start_band: float = ST
       axis-aligned facets of exactly one hull and farther than START_BAND from every other hull;
     - grazing: a hull is entered when every hull is grown by BAND and missed when shrunk by BAND
       (axial facets the start lies exactly on, s0 == 0, are not moved: the compiled plane is
-      exact too), no later than the first hit (this covers chords shorter than T_TOL: edges,
-      corners, segment ends just past a surface);
+      exact too -- unless the segment lies in a plane that is one hull's top and another's
+      underside, facing both ways, where a slit of zero height is no claim), no later than the
+      first hit (this covers chords shorter than T_TOL: edges, corners, segment ends just past a
+      surface);
     - near-parallel: the first entry moves by more than WIDE between the grown and shrunk hulls;
     - zero-length segments.
     """
@@ -458,6 +460,8 @@ def forward(ms: MinkowskiScene, s, e, band: float = BAND, start_band: float = ST
     near_exact = np.zeros(n, bool)
     per = []
     margin = 2 * band
+    # segments lying exactly in an axial facet plane, by the facet's outward direction (+x..+z, -x..-z)
+    lying = np.zeros((n, 6), bool)
     for k, mk in enumerate(ms.hulls):
         sel = np.flatnonzero(np.all(seg_lo <= mk.hi + margin, axis=1) & np.all(seg_hi >= mk.lo - margin, axis=1))
         if not len(sel):
@@ -470,14 +474,24 @@ def forward(ms: MinkowskiScene, s, e, band: float = BAND, start_band: float = ST
         near[sel[close]] += 1
         exact = (m0 == 0) & np.all((s0 != 0) | mk.axial[None, :], axis=1)
         near_exact[sel[close & exact]] = True
-        fixed = (s0 == 0) & mk.axial[None, :]  # exactly on an exact facet: in, out or along, no doubt
+        in_plane = (s0 == 0) & (dd == 0) & mk.axial[None, :]
+        if in_plane.any():
+            r, c = np.nonzero(in_plane)
+            nrm = mk.normals[c]
+            axis = np.argmax(np.abs(nrm), axis=1)
+            lying[sel[r], axis + 3 * (nrm[np.arange(len(c)), axis] < 0)] = True
         enter, leave, hit, _ = _clip(s0, dd)
+        np.minimum.at(t_exact, sel[hit], enter[hit])
+        per.append((k, sel, s0, dd, enter, hit))
+    # in a plane that faces both ways (one solid's top, another's underside): no exact claim
+    opposed = np.any(lying[:, :3] & lying[:, 3:], axis=1)
+    for i, (k, sel, s0, dd, enter, hit) in enumerate(per):
+        fixed = (s0 == 0) & ms.hulls[k].axial[None, :] & ~opposed[sel, None]  # exactly on an exact facet
         enter_g, _, hit_g, _ = _clip(s0 - np.where(fixed, 0.0, band), dd)
         enter_s, _, hit_s, _ = _clip(s0 + np.where(fixed, 0.0, band), dd)
-        np.minimum.at(t_exact, sel[hit], enter[hit])
         np.minimum.at(t_grow, sel[hit_g], enter_g[hit_g])
         np.minimum.at(t_shrink, sel[hit_s], enter_s[hit_s])
-        per.append((k, sel, s0, dd, enter, hit, enter_g, hit_g, hit_s))
+        per[i] = (k, sel, s0, dd, enter, hit, enter_g, hit_g, hit_s)
     start_solid = depth < -start_band
     on_exact = (near == 1) & near_exact
     ambiguous = ~start_solid & (near > 0) & ~on_exact

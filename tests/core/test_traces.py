@@ -202,10 +202,14 @@ def test_traces_from_exact_surfaces(path, compiled):
     convention: points on a plane are on its front (empty) side, so a box resting on or sliding
     along a surface is not blocked by it; the brute force treats touching as empty too.
 
-    BUG (open): splitters are stored in the plane table's canonical orientation (dominant
-    component positive, core/bsp.py _choose_splitter), so on faces whose outward normal is -x,
-    -y or -z (ceilings, half the walls) a point on the plane goes to the *solid* side: those
-    starts report start_solid (fraction 0) and sliding along a ceiling or such a wall is stuck.
+    Found here: splitters were stored in the plane table's canonical orientation, so starts on
+    ceilings and on walls facing -x or -y reported start_solid (fixed in the working tree's
+    core/bsp.py: a splitter is oriented like its first face).  BUG (open): a plane can carry
+    faces of both orientations, one solid's top and another's underside; whichever orientation
+    the node gets, points on the other face land on the solid side.  In the onion tree that
+    happens across spaces: in garage.json the parapet tops (+z) for crouch lie on the plane of
+    slab 2's underside (-z) for stand, z = 4.75, and crouch starts on the parapet report
+    start_solid.  See test_surfaces_facing_opposite_ways_on_one_plane_are_both_empty.
     """
     os_ = compiled(path)
     problems = []
@@ -247,14 +251,14 @@ def test_traces_from_exact_surfaces(path, compiled):
 
 
 def test_a_box_on_a_ceiling_or_a_wall_facing_minus_x_is_not_stuck():
-    """BUG (open), minimal: a room with floor, ceiling and two walls; the reference point exactly
-    on each surface (point hull and a 0.5 m cube).  By the documented convention (core/trace.py,
-    core/query.py: a point on a plane is on its front, empty side; a box sliding along a surface
-    stays empty) all four are empty and all four slides are free.  Today the ceiling and the wall
-    facing -x answer solid and the slides report start_solid with fraction 0: core/bsp.py
-    _choose_splitter stores every splitter in the canonical orientation (dominant component
-    positive), so for a face whose outward normal is -x, -y or -z the plane's front is the solid
-    side."""
+    """Regression (found by test_traces_from_exact_surfaces; fixed in the working tree's
+    core/bsp.py, not yet committed when this was written): a room with floor, ceiling and two
+    walls; the reference point exactly on each surface (point hull and a 0.5 m cube).  By the
+    documented convention (core/trace.py, core/query.py: a point on a plane is on its front,
+    empty side; a box sliding along a surface stays empty) all four are empty and all four
+    slides are free.  The ceiling and the wall facing -x answered solid and their slides
+    start_solid with fraction 0: core/bsp.py _choose_splitter stored every splitter in the
+    canonical orientation (dominant component positive)."""
     scene = Scene("room", brushes=[box_brush((0, 0, 0), (4, 4, 1), "floor"), box_brush((0, 0, 3), (4, 4, 4), "ceiling"),
                                    box_brush((3, 0, 1), (4, 4, 3), "wall_px"), box_brush((0, 0, 1), (1, 4, 3), "wall_mx")],
                   hulls=[Hull("cube", (-0.25, -0.25, -0.25), (0.25, 0.25, 0.25))])
@@ -331,6 +335,37 @@ def test_the_onion_checks_catch_a_wrong_leaf():
     wrong = TreeView(tree.plane_normals, tree.plane_dists, tree.node_plane, tree.node_children, tree.leaf_solid.copy())
     wrong.leaf_solid[leaf] ^= 2
     assert check_hull(os_.level, {"onion": point_solid(wrong, pts, 1)}, sat, pts, "wrong")
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_surfaces_facing_opposite_ways_on_one_plane_are_both_empty(order):
+    """BUG (open), minimal: a block whose top is z = 1 and, beside it, a slab whose underside is
+    z = 1 too.  A point on the block's top and a point on the slab's underside both touch only:
+    both are empty (the brute force, and the convention in core/query.py), and a box resting on
+    either can slide.  Today the node for z = 1 takes one orientation (the first face's), and
+    the point on the other face goes to the solid side: which one depends on the brush order.
+    The onion tree does the same across spaces: the 'low' box on the block (top expanded to
+    z = 1.5, facing up) and the 'tall' box under a slab whose underside, expanded for 'tall',
+    is the same plane facing down.  A fix: on-plane points (and segments lying in a plane) are
+    empty when either side is (open-set semantics), or split such nodes apart first."""
+    from brushbake.core.query import point_solid
+
+    brushes = [box_brush((0, 0, 0), (1, 1, 1), "block"), box_brush((3, 0, 1), (4, 1, 2), "slab")]
+    brushes = brushes[::-1] if order else brushes
+    level = compile_scene(Scene("opposed", brushes=brushes, hulls=[Hull("cube", (-0.25,) * 3, (0.25,) * 3)]))
+    on = np.array([[0.5, 0.5, 1.0], [3.5, 0.5, 1.0]])
+    out, ss = trace_hulls(level, on, on + [0.25, 0.0, 0.0], 0)
+    got_point = (point_solid(level, on, 0).tolist(), out[:, 0].tolist(), ss.tolist())
+    onion_brushes = [box_brush((0, 0, 0), (1, 1, 1), "block"), box_brush((3, 0, 2.5), (4, 1, 3), "slab")]
+    hulls = [Hull("low", (-0.25, -0.25, -0.5), (0.25, 0.25, 0.25)), Hull("tall", (-0.25, -0.25, -0.5), (0.25, 0.25, 1.0))]
+    onion = compile_scene(Scene("opposed", brushes=onion_brushes[::-1] if order else onion_brushes, hulls=hulls))
+    low_on_block, tall_under_slab = np.array([[0.5, 0.5, 1.5]]), np.array([[3.5, 0.5, 1.5]])
+    got_onion = (int(point_solid(onion, low_on_block, 1)[0]), int(point_solid(onion, tall_under_slab, 2)[0]),
+                 bool(trace_hulls(onion, low_on_block, low_on_block + [0.2, 0, 0], 1)[1][0]),
+                 bool(trace_hulls(onion, tall_under_slab, tall_under_slab + [0.2, 0, 0], 2)[1][0]))
+    assert (got_point, got_onion) == ((([0, 0], [1.0, 1.0], [False, False])), (0, 0, False, False)), (
+        f"point hull (point_solid, slide fraction, start_solid) on the block / under the slab: {got_point}; "
+        f"onion (low on block solid, tall under slab solid, their slides start_solid): {got_onion}")
 
 
 # --------------------------------------------------------------------------------------------
