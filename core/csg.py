@@ -80,24 +80,34 @@ def union_faces(
         brush = brushes[i]
         near = np.flatnonzero(np.all(lo <= hi[i], axis=1) & np.all(hi >= lo[i], axis=1))
         near = near[near != i]
-        if len(near):
-            cols = np.concatenate([np.arange(offsets[j], offsets[j + 1]) for j in near])
-            seg = np.concatenate([[0], np.cumsum(counts[near])[:-1]])
-            near_n, near_d = all_n[cols].T, all_d[cols]
-        for face, pid in zip(brush.faces, plane_ids[i]):
-            pid = int(pid)
+        touching = _touching_brushes(brush, near, counts, offsets, all_n, all_d) if len(near) else None
+        for f, (face, pid) in enumerate(zip(brush.faces, plane_ids[i].tolist())):
             pieces = [face]
-            if len(near):
-                dist = face @ near_n - near_d  # (K, planes of all near brushes)
-                separated = (dist.min(axis=0) > -ON_EPSILON) & (dist.max(axis=0) > ON_EPSILON)
-                touching = near[~np.logical_or.reduceat(separated, seg)]
-                for j in touching:
-                    pieces = _remove_inside(pieces, planes.normal(pid), brushes[j], keep_flush=j > i)
+            if touching is not None:
+                face_normal = planes.normal(pid)
+                for j in near[touching[f]].tolist():
+                    pieces = _remove_inside(pieces, face_normal, brushes[j], keep_flush=j > i)
                     if not pieces:
                         break
             for piece in pieces:
                 out.add(piece, pid, i, flags)
     return out
+
+
+def _touching_brushes(brush: Brush, near: np.ndarray, counts, offsets, all_n, all_d) -> np.ndarray:
+    """(faces of `brush`, len(near)) bool: the face is not separated from near brush j by one of
+    j's planes (all its vertices in front of it).  Only those brushes can cut the face.
+
+    All faces at once: one product of the brush's vertices with every near brush's planes, and
+    per-face extremes by reduceat over each face's vertex rows."""
+    sizes = counts[near]
+    cols = np.arange(int(sizes.sum())) + np.repeat(offsets[near] - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes)
+    seg = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    rows = np.concatenate([[0], np.cumsum([len(face) for face in brush.faces])[:-1]])
+    dist = np.concatenate(brush.faces) @ all_n[cols].T - all_d[cols]  # (vertices, planes of all near brushes)
+    separated = (np.minimum.reduceat(dist, rows, axis=0) > -ON_EPSILON) & (
+        np.maximum.reduceat(dist, rows, axis=0) > ON_EPSILON)
+    return ~np.logical_or.reduceat(separated, seg, axis=1)
 
 
 def _remove_inside(
@@ -115,10 +125,8 @@ def _remove_inside(
     kept: list[np.ndarray] = []
     normals, dists = brush.normals, brush.dists
     facing = (normals @ face_normal > 0).tolist()
-    for piece in pieces:
-        rest = piece
-        dist = rest @ normals.T - dists  # (K, planes), refreshed after each split
-        lo, hi = dist.min(axis=0).tolist(), dist.max(axis=0).tolist()
+    for piece, (lo, hi, cols) in zip(pieces, _piece_extremes(pieces, normals, dists)):
+        rest = piece  # lo, hi, cols are refreshed after each split
         if keep_flush and any(h <= ON_EPSILON and m >= -ON_EPSILON and f for h, m, f in zip(hi, lo, facing)):
             kept.append(rest)  # flush with a later brush: this face is the one kept, whole
             continue
@@ -133,13 +141,32 @@ def _remove_inside(
                 kept.append(rest)  # wholly in front: outside the brush
                 rest = None
                 break
-            front, back = split_polygon(rest, normals[k], dists[k], dist=dist[:, k])
+            front, back = split_polygon(rest, normals[k], dists[k], dist=cols[k])
             if front is not None:
                 kept.append(front)
             rest = back
             if rest is None:
                 break
-            dist = rest @ normals.T - dists
-            lo, hi = dist.min(axis=0).tolist(), dist.max(axis=0).tolist()
+            lo, hi, cols = _extremes(rest @ normals.T - dists)
         # whatever is left lies inside the brush and is dropped
     return kept
+
+
+def _piece_extremes(pieces: list[np.ndarray], normals: np.ndarray, dists: np.ndarray):
+    """_extremes of each piece against the brush's planes, all pieces in one product.
+
+    The rows of a matrix product do not depend on the other rows, so each piece's distances are
+    bit for bit those of its own product (split vertices, which interpolate them, stay the same)."""
+    if len(pieces) == 1:
+        return [_extremes(pieces[0] @ normals.T - dists)]
+    starts = np.cumsum([0] + [len(p) for p in pieces])
+    dist = np.concatenate(pieces) @ normals.T - dists
+    lo = np.minimum.reduceat(dist, starts[:-1], axis=0).tolist()
+    hi = np.maximum.reduceat(dist, starts[:-1], axis=0).tolist()
+    return [(lo[i], hi[i], dist[starts[i] : starts[i + 1]].T) for i in range(len(pieces))]
+
+
+def _extremes(dist: np.ndarray) -> tuple[list[float], list[float], np.ndarray]:
+    """Per plane (column): min and max vertex distance as Python lists (the loop compares them
+    one by one), and the columns for split_polygon."""
+    return dist.min(axis=0).tolist(), dist.max(axis=0).tolist(), dist.T
