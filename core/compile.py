@@ -165,27 +165,49 @@ def _mark_leaves_inside_detail(builder: TreeBuilder, faces: FaceList, detail, pu
     Such a leaf receives no detail face (no detail surface crosses it), so pushing faces cannot
     tell; since it is wholly inside or wholly outside the detail union, one interior point
     decides.  The point is taken just in front of one of the leaf's own faces (every empty leaf
-    holds one) and checked to land in that leaf.
+    holds one) and checked to land in that leaf.  Overlaps, probes and containment are tested
+    for all leaves at once.
     """
     if not detail:
         return 0
-    boxes = np.array([b.bounds for b in detail])
-    tree = _LeafLocator(builder)
+    todo = [index for index, leaf in enumerate(builder.leaves)
+            if not (leaf.solid or not leaf.alive or index in pushed or leaf.cluster != index)]
+    if not todo:
+        return 0
+    overlaps = _box_overlaps(np.array([builder.leaves[i].bounds for i in todo]), np.array([b.bounds for b in detail]))
+    todo, overlaps = [i for i, o in zip(todo, overlaps) if len(o)], [o for o in overlaps if len(o)]
+    points = _LeafLocator(builder).interior_points(todo, faces)
+    # touching detail brushes may fill the leaf together with the probe exactly on their contact
+    # plane: accept points within ON_EPSILON (no surface of the union comes that close, since
+    # none crosses the leaf)
     marked = 0
-    for index, leaf in enumerate(builder.leaves):
-        if leaf.solid or not leaf.alive or index in pushed or leaf.cluster != index:
-            continue
-        overlap = np.flatnonzero(np.all(boxes[:, 0] < leaf.bounds[1], axis=1) & np.all(boxes[:, 1] > leaf.bounds[0], axis=1))
-        if not len(overlap):
-            continue
-        point = tree.interior_point(index, faces)
-        # touching detail brushes may fill the leaf together with the probe exactly on their contact
-        # plane: accept points within ON_EPSILON (no surface of the union comes that close, since
-        # none crosses the leaf)
-        if point is not None and any(detail[j].contains(point, eps=-ON_EPSILON)[0] for j in overlap):
-            leaf.solid = True
+    for index, overlap, point in zip(todo, overlaps, points):
+        if point is not None and _inside_some(point, [detail[j] for j in overlap.tolist()], ON_EPSILON):
+            builder.leaves[index].solid = True
             marked += 1
     return marked
+
+
+def _box_overlaps(boxes: np.ndarray, others: np.ndarray, chunk_cells: int = 1 << 20) -> list[np.ndarray]:
+    """For each (2, 3) box, the indices of `others` whose open interiors overlap it (in chunks of
+    about chunk_cells box pairs, so memory stays bounded)."""
+    out: list[np.ndarray] = []
+    step = max(1, chunk_cells // max(1, len(others)))
+    for start in range(0, len(boxes), step):
+        b = boxes[start : start + step]
+        hit = np.all(others[None, :, 0] < b[:, None, 1], axis=2) & np.all(others[None, :, 1] > b[:, None, 0], axis=2)
+        rows, cols = np.nonzero(hit)
+        out.extend(np.split(cols, np.searchsorted(rows, np.arange(1, len(b)))))
+    return out
+
+
+def _inside_some(point: np.ndarray, brushes, eps: float) -> bool:
+    """The point lies within eps of the inside of some brush: every plane distance < eps.  One
+    product against all the brushes' planes, then one verdict per brush."""
+    counts = [len(b.dists) for b in brushes]
+    dist = point @ np.concatenate([b.normals for b in brushes]).T - np.concatenate([b.dists for b in brushes])
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    return bool(np.logical_and.reduceat(dist < eps, starts).any())
 
 
 class _LeafLocator:
@@ -195,22 +217,54 @@ class _LeafLocator:
         self.b = builder
 
     def leaf(self, p: np.ndarray) -> int:
-        code = 0 if self.b.node_plane else -1
+        return int(self.leaves_of(np.asarray(p, dtype=np.float64).reshape(1, 3))[0])
+
+    def leaves_of(self, points: np.ndarray) -> np.ndarray:
+        """Leaf index of each point (a point on a plane goes to the front), all points at once."""
+        codes = np.full(len(points), 0 if self.b.node_plane else -1, dtype=np.int64)
+        node_plane = np.asarray(self.b.node_plane, dtype=np.int64)
+        children = np.asarray(self.b.node_children, dtype=np.int64).reshape(-1, 2)
         normals, dists = self.b.planes.normals, self.b.planes.dists
-        while code >= 0:
-            plane = self.b.node_plane[code]
-            code = self.b.node_children[code][0 if p @ normals[plane] - dists[plane] >= 0 else 1]
-        return -1 - code
+        active = np.flatnonzero(codes >= 0)
+        while len(active):
+            nodes = codes[active]
+            plane = node_plane[nodes]
+            behind = np.einsum("ij,ij->i", points[active], normals[plane]) - dists[plane] < 0
+            codes[active] = children[nodes, behind.astype(np.int64)]
+            active = active[codes[active] >= 0]
+        return -1 - codes
 
     def interior_point(self, index: int, faces: FaceList, step: float = 1e-3) -> np.ndarray | None:
+        return self.interior_points([index], faces, step)[0]
+
+    def interior_points(self, leaves: list[int], faces: FaceList, step: float = 1e-3) -> list[np.ndarray | None]:
+        """A point inside each leaf, or None: a hair in front of one of its faces, trying each
+        face in turn with `step` then `step / 10`, every pending leaf's next try located at once."""
         normals = self.b.planes.normals
-        for f in self.b.leaves[index].faces:
-            centre = faces.verts[f].mean(axis=0)
-            for delta in (step, step / 10):
-                p = centre + delta * normals[faces.plane[f]]
-                if self.leaf(p) == index:
-                    return p
-        return None
+        found: list[np.ndarray | None] = [None] * len(leaves)
+        pending = list(range(len(leaves)))
+        attempt = 0
+        while pending:
+            face_no, finer = divmod(attempt, 2)
+            delta = step / 10 if finer else step
+            owners, probes = [], []
+            for k in pending:
+                leaf_faces = self.b.leaves[leaves[k]].faces
+                if face_no < len(leaf_faces):
+                    f = leaf_faces[face_no]
+                    owners.append(k)
+                    probes.append(faces.verts[f].mean(axis=0) + delta * normals[faces.plane[f]])
+            if not owners:
+                break
+            landed = self.leaves_of(np.array(probes)).tolist()
+            pending = []
+            for k, p, leaf in zip(owners, probes, landed):
+                if leaf == leaves[k]:
+                    found[k] = p
+                else:
+                    pending.append(k)
+            attempt += 1
+        return found
 
 
 def _flatten(builder: TreeBuilder, planes: PlaneTable, faces: FaceList, brushes, bounds) -> CompiledLevel:
