@@ -138,12 +138,12 @@ class TreeBuilder:
                 self._done_faces += int(cnt.sum())
                 self._report()
             else:
-                plane, cls = splitter
+                plane, cls, facing = splitter
                 code = len(self.node_plane)
                 self.node_plane.append(plane)
                 self.node_children.append([0, 0])
-                self.node_face.append(int(ids[np.flatnonzero(cls == 0)[0]]))
-                front, back = self._partition(ids, cand, cnt, plane, cls)
+                self.node_face.append(int(ids[np.argmin(cls)]))  # the first face on the plane (code 0)
+                front, back = self._partition(ids, cand, cnt, plane, cls, facing)
                 fbox, bbox = _split_box(box, self.planes.normal(plane), self.planes.dist(plane))
                 stack.append((*back, bbox, code, 1))
                 stack.append((*front, fbox, code, 0))
@@ -158,97 +158,94 @@ class TreeBuilder:
             self.progress(min(1.0, self._done_faces / self._total_faces), f"{len(self.node_plane)} nodes")
 
     def _classify(self, ids: np.ndarray, plane_ids: np.ndarray) -> np.ndarray:
-        """(len(ids), len(plane_ids)) codes: 0 on, 1 front, 2 back, 3 spanning."""
+        """(len(ids), len(plane_ids)) int8 codes: 0 on, 1 front, 2 back, 3 spanning.
+
+        Each vertex gets bit 1 when in front (> ON_EPSILON) and bit 2 when behind; a face's code
+        is the OR over its vertices: one integer reduction instead of a float max and min."""
         first = self._first[ids]
         count = self._count[ids]
-        total = int(count.sum())
         seg = np.zeros(len(ids), dtype=np.int64)
         np.cumsum(count[:-1], out=seg[1:])
-        vidx = np.arange(total) + np.repeat(first - seg, count)
-        normals = self.planes.normals[plane_ids]
-        dists = self.planes.dists[plane_ids]
-        dist = self._pool[vidx] @ normals.T - dists
-        fmax = np.maximum.reduceat(dist, seg, axis=0)
-        fmin = np.minimum.reduceat(dist, seg, axis=0)
-        return (fmax > ON_EPSILON).astype(np.int8) + 2 * (fmin < -ON_EPSILON).astype(np.int8)
+        vidx = np.arange(int(seg[-1] + count[-1])) + np.repeat(first - seg, count)
+        dist = self._pool[vidx] @ self.planes.normals[plane_ids].T - self.planes.dists[plane_ids]
+        bits = (dist > ON_EPSILON).view(np.int8) | ((dist < -ON_EPSILON).view(np.int8) << 1)
+        return np.bitwise_or.reduceat(bits, seg, axis=0)
 
     def _choose_splitter(self, ids: np.ndarray, cand: np.ndarray):
-        """The splitter plane (oriented as its first candidate face) and every face's class."""
+        """The splitter plane (canonical orientation), every face's class against it, and whether
+        each face's normal points the plane's way (which side a face lying on it goes to)."""
         face_planes = self._plane[ids]
-        cand_planes = np.unique(face_planes[cand] >> 1) * 2  # canonical orientation
+        # canonical orientation, sorted; a set beats np.unique's fixed cost on the small nodes
+        cand_planes = np.array(sorted(set((face_planes[cand] >> 1).tolist())), dtype=np.int64) * 2
         limit = self.settings.max_candidates
         if limit and len(cand_planes) > limit:
             pick = np.linspace(0, len(cand_planes) - 1, limit).round().astype(np.int64)
             cand_planes = cand_planes[np.unique(pick)]
-        sample = np.arange(len(ids))
         cap = self.settings.max_score_faces
-        if cap and len(ids) > cap:  # score on an evenly strided sample; route all faces below
+        sampled = bool(cap and len(ids) > cap)
+        if sampled:  # score on an evenly strided sample; route all faces below
             sample = np.unique(np.linspace(0, len(ids) - 1, cap).round().astype(np.int64))
-        cls = self._classify(ids[sample], cand_planes)
+            cls = self._classify(ids[sample], cand_planes)
+            normals = self.planes.normals[face_planes[sample]]
+        else:
+            cls = self._classify(ids, cand_planes)
+            normals = self.planes.normals[face_planes]
         self.stats.scored += len(cand_planes)
-        on = cls == 0
         # a face on a candidate plane goes to the side its normal faces; a nearly identical plane
         # from another brush (a different index) must count by direction too, not by index
-        same = self.planes.normals[face_planes[sample]] @ self.planes.normals[cand_planes].T > 0
-        n_front = np.count_nonzero((cls == 1) | (on & same), axis=0)
-        n_back = np.count_nonzero((cls == 2) | (on & ~same), axis=0)
-        n_split = np.count_nonzero(cls == 3, axis=0)
-        if self.settings.splitter == "thesis":
-            best = _choose_thesis(n_front, n_back, n_split, self.settings)
-        else:
-            score = np.abs(n_front - n_back) + self.settings.split_weight * n_split
-            best = int(np.argmin(score))  # first minimum: deterministic
-        if len(sample) < len(ids):
+        same = normals @ self.planes.normals[cand_planes].T > 0
+        best = self._best_candidate(cls, same) if len(cand_planes) > 1 else 0  # a third of all nodes have one
+        plane = int(cand_planes[best])
+        if sampled:
+            facing = self.planes.normals[face_planes] @ self.planes.normals[plane] > 0
             column = self._classify(ids, cand_planes[best : best + 1])[:, 0]
         else:
-            column = cls[:, best]
-        return self._orient_like_face(int(cand_planes[best]), face_planes, cand, column)
+            column, facing = cls[:, best], same[:, best]
+        return plane, column, facing
 
-    @staticmethod
-    def _orient_like_face(plane: int, face_planes, cand, cls):
-        """Store the splitter the way its first candidate face faces, so that 'a point exactly on
-        a node's plane goes to the front child' puts a point on a face on the face's empty side
-        (a wall facing -x is split by the -x plane, not by its canonical +x flip)."""
-        first = int(np.flatnonzero(cand & ((face_planes >> 1) == (plane >> 1)))[0])
-        if not face_planes[first] & 1:
-            return plane, cls
-        return plane ^ 1, np.where(cls == 1, 2, np.where(cls == 2, 1, cls)).astype(cls.dtype)
-
-    def _partition(self, ids, cand, cnt, plane: int, cls: np.ndarray):
-        """Route faces to (front, back) lists, splitting the ones that span the plane."""
-        f = self.faces
-        face_planes = self._plane[ids]
+    def _best_candidate(self, cls: np.ndarray, same: np.ndarray) -> int:
+        """Column of the best candidate by the configured heuristic, from the faces' classes."""
         on = cls == 0
-        facing = self.planes.normals[face_planes] @ self.planes.normals[plane] > 0
-        to_front = (cls == 1) | (on & facing)
-        to_back = (cls == 2) | (on & ~facing)
-        on_plane = on  # coplanar faces stop being candidates (Listing 2)
-        cand = cand & ~on_plane
-        front = [ids[to_front]], [cand[to_front]], [cnt[to_front]]
-        back = [ids[to_back]], [cand[to_back]], [cnt[to_back]]
-        spanning = np.flatnonzero(cls == 3)
-        if len(spanning):
-            n, d = self.planes.normal(plane), self.planes.dist(plane)
-            new_f, new_b, cf, cb, kf, kb = [], [], [], [], [], []
-            for k in spanning:
-                face = int(ids[k])
-                fp, bp = split_polygon(f.verts[face], n, d)
-                self.stats.splits += 1
-                if fp is not None:
-                    new_f.append(self._new_face(fp, face))
-                    cf.append(cand[k])
-                    kf.append(cnt[k])
-                if bp is not None:
-                    new_b.append(self._new_face(bp, face))
-                    cb.append(cand[k])
-                    kb.append(cnt[k])
-            front[0].append(np.array(new_f, dtype=np.int64))
-            front[1].append(np.array(cf, dtype=bool))
-            front[2].append(np.array(kf, dtype=bool))
-            back[0].append(np.array(new_b, dtype=np.int64))
-            back[1].append(np.array(cb, dtype=bool))
-            back[2].append(np.array(kb, dtype=bool))
-        return tuple(np.concatenate(x) for x in front), tuple(np.concatenate(x) for x in back)
+        on_same = np.count_nonzero(on & same, axis=0)
+        n_on = np.count_nonzero(on, axis=0)
+        n_front = np.count_nonzero(cls == 1, axis=0) + on_same
+        n_back = np.count_nonzero(cls == 2, axis=0) + (n_on - on_same)
+        n_split = np.count_nonzero(cls == 3, axis=0)
+        if self.settings.splitter == "thesis":
+            return _choose_thesis(n_front, n_back, n_split, self.settings)
+        score = np.abs(n_front - n_back) + self.settings.split_weight * n_split
+        return int(np.argmin(score))  # first minimum: deterministic
+
+    def _partition(self, ids, cand, cnt, plane: int, cls: np.ndarray, facing: np.ndarray):
+        """Route faces to (front, back) lists, splitting the ones that span the plane.
+
+        A face on the plane goes to the side its normal faces (`facing`) and stops being a
+        candidate (Listing 2)."""
+        on = cls == 0
+        side = np.where(on, 2 - facing.view(np.int8), cls)  # 1 front, 2 back, 3 spanning
+        to_front, to_back = side == 1, side == 2
+        cand = cand & ~on
+        front = ids[to_front], cand[to_front], cnt[to_front]
+        back = ids[to_back], cand[to_back], cnt[to_back]
+        spanning = np.flatnonzero(side == 3)
+        if not len(spanning):
+            return front, back
+        f = self.faces
+        n, d = self.planes.normal(plane), self.planes.dist(plane)
+        new_f, new_b, cf, cb, kf, kb = [], [], [], [], [], []
+        for k, face, c, w in zip(spanning.tolist(), ids[spanning].tolist(), cand[spanning].tolist(),
+                                 cnt[spanning].tolist()):
+            fp, bp = split_polygon(f.verts[face], n, d)
+            self.stats.splits += 1
+            if fp is not None:
+                new_f.append(self._new_face(fp, face))
+                cf.append(c)
+                kf.append(w)
+            if bp is not None:
+                new_b.append(self._new_face(bp, face))
+                cb.append(c)
+                kb.append(w)
+        return _extended(front, new_f, cf, kf), _extended(back, new_b, cb, kb)
 
     # -- detail ------------------------------------------------------------------------------
     def push_faces(self, face_ids: list[int]) -> tuple[dict[int, list[int]], set[int]]:
@@ -259,46 +256,90 @@ class TreeBuilder:
         must not split that leaf again: that would only cut off a zero-volume cell behind it,
         which a trace can fall into by rounding.  Parts reaching solid leaves are dropped (they
         lie inside structural brushes).
+
+        All faces first walk down together, one tree level per step (_descend), as far as they
+        go unsplit; then, face by face in the given order, the Python walk finishes the ones that
+        span a plane.  Lists and new face numbers come out exactly as a face-by-face walk makes them.
         """
         out: dict[int, list[int]] = {}
         on_boundary: set[int] = set()
-        if not self.node_plane:
-            root = -1
-        else:
-            root = 0
-        normals, dists = self.planes.normals, self.planes.dists
-        for start in face_ids:
-            stack = [(root, int(start))]
-            while stack:
-                code, face = stack.pop()
-                if code < 0:
-                    leaf = -1 - code
-                    if not self.leaves[leaf].solid:
-                        out.setdefault(leaf, []).append(face)
-                    continue
-                plane = self.node_plane[code]
-                front_code, back_code = self.node_children[code]
-                verts = self.faces.verts[face]
-                dist = verts @ normals[plane] - dists[plane]
-                fmax, fmin = float(dist.max()), float(dist.min())
-                if fmin >= -ON_EPSILON and fmax <= ON_EPSILON:
-                    facing = float(normals[self.faces.plane[face]] @ normals[plane]) > 0
-                    on_boundary.add(face)
-                    stack.append((front_code if facing else back_code, face))
-                elif fmin >= -ON_EPSILON:
-                    stack.append((front_code, face))
-                elif fmax <= ON_EPSILON:
-                    stack.append((back_code, face))
-                else:
-                    fp, bp = split_polygon(verts, normals[plane], dists[plane], dist=dist)
-                    self.stats.splits += 1
-                    for part, child in ((bp, back_code), (fp, front_code)):
-                        if part is not None:
-                            piece = self._new_face(part, face)
-                            if face in on_boundary:
-                                on_boundary.add(piece)
-                            stack.append((child, piece))
+        ids = np.asarray(face_ids, dtype=np.int64)
+        reached, was_on = self._descend(ids, 0 if self.node_plane else -1)
+        for face, code, on in zip(ids.tolist(), reached.tolist(), was_on.tolist()):
+            if on:
+                on_boundary.add(face)
+            self._push_one(face, code, out, on_boundary)
         return out, on_boundary
+
+    def _descend(self, ids: np.ndarray, root: int) -> tuple[np.ndarray, np.ndarray]:
+        """Walk all faces down at once without splitting: per face, the leaf code reached or the
+        node whose plane it spans, and whether it lay on a node's plane on the way (it then goes
+        to the side its normal faces, as in _push_one)."""
+        codes = np.full(len(ids), root, dtype=np.int64)
+        was_on = np.zeros(len(ids), dtype=bool)
+        if root < 0 or not len(ids):
+            return codes, was_on
+        node_plane = np.asarray(self.node_plane, dtype=np.int64)
+        children = np.asarray(self.node_children, dtype=np.int64).reshape(-1, 2)
+        normals, dists = self.planes.normals, self.planes.dists
+        face_normals = normals[self._plane[ids]]
+        count = self._count[ids]
+        first = self._first[ids]
+        active = np.arange(len(ids))
+        while len(active):
+            nodes = codes[active]
+            plane = node_plane[nodes]
+            cnt = count[active]
+            seg = np.zeros(len(active), dtype=np.int64)
+            np.cumsum(cnt[:-1], out=seg[1:])
+            verts = self._pool[np.arange(int(seg[-1] + cnt[-1])) + np.repeat(first[active] - seg, cnt)]
+            vplane = np.repeat(plane, cnt)
+            dist = np.einsum("ij,ij->i", verts, normals[vplane]) - dists[vplane]
+            in_front = np.minimum.reduceat(dist, seg) >= -ON_EPSILON
+            behind = np.maximum.reduceat(dist, seg) <= ON_EPSILON
+            on = in_front & behind
+            facing = np.einsum("ij,ij->i", face_normals[active], normals[plane]) > 0
+            was_on[active[on]] = True
+            to_front = np.where(on, facing, in_front)
+            to_back = np.where(on, ~facing, behind)
+            codes[active[to_front]] = children[nodes[to_front], 0]
+            codes[active[to_back]] = children[nodes[to_back], 1]
+            active = active[(to_front | to_back) & (codes[active] >= 0)]  # spanning faces stop here
+        return codes, was_on
+
+    def _push_one(self, start: int, code: int, out: dict[int, list[int]], on_boundary: set[int]) -> None:
+        """PUSH-POLYGON for one face from tree code `code` on, splitting it where it spans."""
+        normals, dists = self.planes.normals, self.planes.dists
+        stack = [(code, start)]
+        while stack:
+            code, face = stack.pop()
+            if code < 0:
+                leaf = -1 - code
+                if not self.leaves[leaf].solid:
+                    out.setdefault(leaf, []).append(face)
+                continue
+            plane = self.node_plane[code]
+            front_code, back_code = self.node_children[code]
+            verts = self.faces.verts[face]
+            dist = verts @ normals[plane] - dists[plane]
+            fmax, fmin = float(dist.max()), float(dist.min())
+            if fmin >= -ON_EPSILON and fmax <= ON_EPSILON:
+                facing = float(normals[self.faces.plane[face]] @ normals[plane]) > 0
+                on_boundary.add(face)
+                stack.append((front_code if facing else back_code, face))
+            elif fmin >= -ON_EPSILON:
+                stack.append((front_code, face))
+            elif fmax <= ON_EPSILON:
+                stack.append((back_code, face))
+            else:
+                fp, bp = split_polygon(verts, normals[plane], dists[plane], dist=dist)
+                self.stats.splits += 1
+                for part, child in ((bp, back_code), (fp, front_code)):
+                    if part is not None:
+                        piece = self._new_face(part, face)
+                        if face in on_boundary:
+                            on_boundary.add(piece)
+                        stack.append((child, piece))
 
 
 @dataclass
@@ -337,6 +378,13 @@ def flatten_tree(builder: "TreeBuilder") -> FlatTree:
                     np.array(order, dtype=np.int64))
 
 
+def _extended(lists, new_ids, new_cand, new_cnt):
+    """(ids, cand, cnt) arrays with the split pieces appended."""
+    ids, cand, cnt = lists
+    return (np.concatenate([ids, np.array(new_ids, dtype=np.int64)]), np.concatenate([cand, np.array(new_cand, dtype=bool)]),
+            np.concatenate([cnt, np.array(new_cnt, dtype=bool)]))
+
+
 def _grown(a: np.ndarray, used: int) -> np.ndarray:
     out = np.zeros((2 * len(a),) + a.shape[1:], dtype=a.dtype)
     out[:used] = a[:used]
@@ -367,13 +415,17 @@ def _choose_thesis(n_front, n_back, n_split, settings: SplitterSettings) -> int:
 
 
 def _split_box(box: np.ndarray, n: np.ndarray, d: float) -> tuple[np.ndarray, np.ndarray]:
-    """Children's conservative bounds: an axial plane cuts the box exactly, others keep it."""
-    axis = int(np.argmax(np.abs(n)))
-    if abs(n[axis]) != 1.0:
+    """Children's conservative bounds: an axial plane cuts the box exactly, others keep it.
+
+    Plain Python on the three components: this runs once per node."""
+    comps = n.tolist()
+    mags = [abs(c) for c in comps]
+    axis = mags.index(max(mags))
+    if mags[axis] != 1.0:
         return box, box
-    pos = d * n[axis]
+    pos = d * comps[axis]
     front, back = box.copy(), box.copy()
-    if n[axis] > 0:
+    if comps[axis] > 0:
         front[0, axis] = max(front[0, axis], pos)
         back[1, axis] = min(back[1, axis], pos)
     else:
