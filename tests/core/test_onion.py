@@ -37,11 +37,11 @@ def compiled():
     return lambda path: ot.load_compiled(str(path))
 
 
-def sample_points(os_like_brushes_lo, os_like_brushes_hi, mink: ot.MinkowskiScene, n: int, rng) -> np.ndarray:
+def sample_points(reach_lo, reach_hi, mink: ot.MinkowskiScene, n: int, rng) -> np.ndarray:
     """60% uniform in the reach of the hull (scene bounds grown by the box), 40% on the
     configuration-space surfaces pushed along the facet normal by +-1e-4 .. 0.3 m."""
     n_uniform = int(0.6 * n)
-    lo, hi = os_like_brushes_lo - 0.5, os_like_brushes_hi + 0.5
+    lo, hi = reach_lo - 0.5, reach_hi + 0.5
     uniform = lo + rng.random((n_uniform, 3)) * (hi - lo)
     on, nrm, _, _ = mink.face_points(n - n_uniform, rng)
     off = np.where(rng.random(len(on)) < 0.5, -1.0, 1.0) * np.exp(rng.uniform(np.log(1e-4), np.log(0.3), len(on)))
