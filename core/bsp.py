@@ -172,8 +172,8 @@ class TreeBuilder:
         return np.bitwise_or.reduceat(bits, seg, axis=0)
 
     def _choose_splitter(self, ids: np.ndarray, cand: np.ndarray):
-        """The splitter plane (canonical orientation), every face's class against it, and whether
-        each face's normal points the plane's way (which side a face lying on it goes to)."""
+        """The splitter plane (oriented like its first candidate face), every face's class against
+        it, and whether each face's normal points the plane's way (the side a face on it goes to)."""
         face_planes = self._plane[ids]
         # canonical orientation, sorted; a set beats np.unique's fixed cost on the small nodes
         cand_planes = np.array(sorted(set((face_planes[cand] >> 1).tolist())), dtype=np.int64) * 2
@@ -201,7 +201,18 @@ class TreeBuilder:
             column = self._classify(ids, cand_planes[best : best + 1])[:, 0]
         else:
             column, facing = cls[:, best], same[:, best]
-        return plane, column, facing
+        return self._orient_like_face(plane, face_planes, cand, column, facing)
+
+    @staticmethod
+    def _orient_like_face(plane: int, face_planes, cand, cls, facing):
+        """Store the splitter the way its first candidate face faces, so that 'a point exactly on
+        a node's plane goes to the front child' puts a point on a face on the face's empty side
+        (a wall facing -x is split by the -x plane, not by its canonical +x flip)."""
+        first = int(np.flatnonzero(cand & ((face_planes >> 1) == (plane >> 1)))[0])
+        if not face_planes[first] & 1:
+            return plane, cls, facing
+        flipped = np.where(cls == 1, 2, np.where(cls == 2, 1, cls)).astype(cls.dtype)
+        return plane ^ 1, flipped, ~facing
 
     def _best_candidate(self, cls: np.ndarray, same: np.ndarray) -> int:
         """Column of the best candidate by the configured heuristic, from the faces' classes."""

@@ -55,6 +55,15 @@ SEGMENTS_PER_HULL = 100_000
 NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
 
 
+
+#: Open bug (issue 3 note): one plane carrying one solid's top and another's underside gets one
+#: orientation in the tree, so a start exactly on one of the two surfaces counts as solid.  In
+#: garage the crouch hull's parapet tops lie on the stand hull's slab-underside plane (z = 4.75).
+#: Strict: the day it passes, the marker must go.
+OPPOSED_SURFACES = pytest.mark.xfail(strict=True, reason="open bug: opposite-facing surfaces on one plane "
+                                     "(test_surfaces_facing_opposite_ways_on_one_plane_are_both_empty)")
+
+
 def unit_vectors(rng, n):
     v = rng.normal(size=(n, 3))
     return v / np.linalg.norm(v, axis=1)[:, None]
@@ -194,7 +203,8 @@ def clear_of_others(os_, h, s, e):
     return (near == 1) & (sat.min_gap(back) > ot.BAND)
 
 
-@pytest.mark.parametrize("path", ot.sample_paths(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [pytest.param(p, marks=OPPOSED_SURFACES) if p.name == "garage.json" else p
+                                  for p in ot.sample_paths()], ids=lambda p: p.name)
 def test_traces_from_exact_surfaces(path, compiled):
     """Starts exactly on an axis-aligned configuration-space face (exact in floating point, one
     brush only): moving in (a hit at fraction 0), moving out, and moving along the face (in its
@@ -337,6 +347,7 @@ def test_the_onion_checks_catch_a_wrong_leaf():
     assert check_hull(os_.level, {"onion": point_solid(wrong, pts, 1)}, sat, pts, "wrong")
 
 
+@OPPOSED_SURFACES
 @pytest.mark.parametrize("order", [0, 1])
 def test_surfaces_facing_opposite_ways_on_one_plane_are_both_empty(order):
     """BUG (open), minimal: a block whose top is z = 1 and, beside it, a slab whose underside is
@@ -504,6 +515,9 @@ def test_the_retry_turns_a_start_a_hair_inside_into_a_hit_at_zero():
     assert start_solid[0]
 
 
+@pytest.mark.xfail(strict=True, reason="open bug (issue 3 note): a stop point rounded 4e-16 m inside a slope "
+                   "cannot move away; the fix (leave within RETRY_BACKOFF as an empty start) needs the "
+                   "retry model in onion_truth updated with it")
 def test_a_trace_can_leave_its_own_stop_point():
     """BUG (open): chained moves.  A box stopped by a slope (its stop point s + t (e - s) is on
     the surface only to rounding) must be able to move on: into the slope it is blocked at once,
