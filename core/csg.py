@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .brushes import Brush
-from .geometry import PlaneTable, split_polygon
+from .geometry import PlaneTable, split_polygons
 from .tolerances import ON_EPSILON
 
 
@@ -62,6 +62,11 @@ def union_faces(
 
     Brushes before `subtract_from` only cut (e.g. structural brushes cutting detail faces); their
     own faces are not emitted.  Face brush numbers are indices into `brushes`.
+
+    Each face is cut by the brushes that touch it, one after another in brush order
+    (_remove_inside_batch states the rule).  All faces go through their sequences together
+    (_cut_faces): step s cuts every face's pieces by that face's s-th brush, so the NumPy work is
+    batched over all faces of all brushes.
     """
     out = out if out is not None else FaceList()
     if not brushes:
@@ -72,25 +77,204 @@ def union_faces(
     offsets = np.concatenate([[0], np.cumsum(counts)])
     all_n = np.concatenate([b.normals for b in brushes])
     all_d = np.concatenate([b.dists for b in brushes])
+    faces: list[np.ndarray] = []
+    face_pid: list[int] = []
+    face_brush: list[int] = []
+    cutters: list[np.ndarray] = []  # per face: the brushes that may cut it, in brush order
+    no_cutter = np.zeros(0, dtype=np.int64)
     for i in range(subtract_from, len(brushes)):
-        if cancel is not None and i % 64 == 0 and cancel():
-            from .errors import CancelledError
-
-            raise CancelledError()
+        _check_cancel(cancel, i)
         brush = brushes[i]
         near = np.flatnonzero(np.all(lo <= hi[i], axis=1) & np.all(hi >= lo[i], axis=1))
         near = near[near != i]
         touching = _touching_brushes(brush, near, counts, offsets, all_n, all_d) if len(near) else None
-        for f, (face, pid) in enumerate(zip(brush.faces, plane_ids[i].tolist())):
-            pieces = [face]
-            if touching is not None:
-                face_normal = planes.normal(pid)
-                for j in near[touching[f]].tolist():
-                    pieces = _remove_inside(pieces, face_normal, brushes[j], keep_flush=j > i)
-                    if not pieces:
-                        break
-            for piece in pieces:
-                out.add(piece, pid, i, flags)
+        faces.extend(brush.faces)
+        face_pid.extend(plane_ids[i].tolist())
+        face_brush.extend([i] * len(brush.faces))
+        cutters.extend([near[row] for row in touching] if touching is not None else [no_cutter] * len(brush.faces))
+    face_normal = planes.normals[np.array(face_pid, dtype=np.int64)] if faces else np.zeros((0, 3))
+    pieces = _cut_faces(faces, np.array(face_brush, dtype=np.int64), face_normal, cutters, brushes, cancel)
+    for f, kept in enumerate(pieces):
+        for piece in kept:
+            out.add(piece, face_pid[f], face_brush[f], flags)
+    return out
+
+
+def _check_cancel(cancel, i: int) -> None:
+    if cancel is not None and i % 64 == 0 and cancel():
+        from .errors import CancelledError
+
+        raise CancelledError()
+
+
+def _cut_faces(faces, face_brush, face_normal, cutters, brushes, cancel) -> list[list[np.ndarray]]:
+    """For each face, its pieces left after removing the inside of each of its cutters in turn.
+
+    Step s cuts the pieces of every face with more than s cutters by that face's s-th cutter,
+    all at once (_remove_inside_batch); a face's pieces stay in the order a face-by-face loop
+    makes them (each piece's kept parts, piece after piece)."""
+    n_cut = np.array([len(c) for c in cutters], dtype=np.int64)
+    result: list[list[np.ndarray]] = [[face] if n == 0 else [] for face, n in zip(faces, n_cut.tolist())]
+    todo = np.flatnonzero(n_cut > 0)
+    if not len(todo):
+        return result
+    first = np.zeros(len(faces) + 1, dtype=np.int64)
+    np.cumsum(n_cut, out=first[1:])
+    seq = np.concatenate([c for c in cutters if len(c)]).astype(np.int64)
+    counts = np.array([len(faces[f]) for f in todo.tolist()], dtype=np.int64)
+    verts = np.zeros((len(todo), int(counts.max()), 3))
+    for row, f in enumerate(todo.tolist()):
+        verts[row, : counts[row]] = faces[f]
+    items = _Pieces(verts, counts, todo, np.ones(len(todo), bool))
+    step = 0
+    while len(items):
+        _check_cancel(cancel, 0)
+        cutter = seq[first[items.face] + step]
+        items = _remove_inside_batch(items, cutter, brushes, face_normal, face_brush)
+        step += 1
+        done = n_cut[items.face] == step
+        for row in np.flatnonzero(done).tolist():
+            f = int(items.face[row])
+            result[f].append(faces[f] if items.whole[row] else items.verts[row, : items.counts[row]].copy())
+        items = items.take(np.flatnonzero(~done))
+    return result
+
+
+class _Pieces:
+    """Polygons padded to a common vertex count: verts (M, V, 3), counts (M,), and per piece the
+    face it comes from and whether it is still that face's own polygon (never split)."""
+
+    def __init__(self, verts, counts, face, whole):
+        self.verts, self.counts, self.face, self.whole = verts, counts, face, whole
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def take(self, rows) -> "_Pieces":
+        return _Pieces(self.verts[rows], self.counts[rows], self.face[rows], self.whole[rows])
+
+
+def _remove_inside_batch(items: _Pieces, cutter: np.ndarray, brushes: list[Brush], face_normal: np.ndarray,
+                         face_brush: np.ndarray) -> _Pieces:
+    """Every piece with its part inside its own cutter brush removed, all pieces at once: the
+    pieces kept, each piece's kept parts in order (fronts as they are split off, then the rest).
+
+    The rule, per piece: a piece lying on one of the brush's planes (every vertex within
+    ON_EPSILON; decided by geometry, not plane index, so nearly identical planes of different
+    brushes agree) counts as inside when it faces the other way, and when it faces the same way
+    unless the brush comes later (the coplanar rule: the earlier brush's face is kept, whole).
+    Otherwise the brush's planes are walked in order: a piece on or behind a plane goes on; one
+    wholly in front of it is outside and kept; one spanning it is split, the front kept and the
+    back walked on.  What is left behind every plane is inside and dropped.  The walk's order
+    decides how faces are cut into pieces, so it is part of the output.
+
+    Pieces are taken in cutter order, so that each cutter's pieces get their distances from one
+    product of their vertices with the cutter's planes (_cutter_extremes); a product's rows do
+    not depend on the other rows, so every value, and every split vertex, is the one a
+    piece-by-piece loop gets."""
+    perm = np.argsort(cutter, kind="stable")
+    items, cutter = items.take(perm), cutter[perm]
+    k_count = np.array([len(brushes[c].dists) for c in cutter.tolist()], dtype=np.int64)
+    k_max = int(k_count.max())
+    k_index = np.arange(k_max)
+    normals = np.zeros((len(items), k_max, 3))
+    groups = np.flatnonzero(np.r_[True, cutter[1:] != cutter[:-1], True])
+    for a, z in zip(groups[:-1].tolist(), groups[1:].tolist()):
+        b = brushes[int(cutter[a])]
+        normals[a:z, : len(b.dists)] = b.normals
+    facing = np.matmul(normals, face_normal[items.face][:, :, None])[:, :, 0] > 0  # each as `normals @ n`
+    flush_keeps = facing & (k_index < k_count[:, None]) & (face_brush[items.face] < cutter)[:, None]
+    lo, hi = _cutter_extremes(items.verts, items.counts, cutter, brushes, k_max)
+    on = (hi <= ON_EPSILON) & (lo >= -ON_EPSILON)
+    # kept pieces as (row, rank, verts, counts, whole), put in (row, rank) order at the end
+    out_row, out_rank, out_verts, out_counts, out_whole = [], [], [], [], []
+
+    def emit(rows, rank, verts, counts, whole):
+        out_row.append(rows)
+        out_rank.append(rank)
+        out_verts.append(verts)
+        out_counts.append(counts)
+        out_whole.append(whole)
+
+    whole = np.any(on & flush_keeps, axis=1)  # flush with a later brush: this face is kept, whole
+    rows = np.flatnonzero(whole)
+    emit(rows, np.zeros(len(rows), dtype=np.int64), items.verts[rows], items.counts[rows], items.whole[rows])
+    live = np.flatnonzero(~whole)
+    rest_v, rest_n, rest_whole = items.verts[live], items.counts[live], items.whole[live]
+    lo, hi, on = lo[live], hi[live], on[live]
+    start = np.zeros(len(live), dtype=np.int64)
+    rank = np.zeros(len(live), dtype=np.int64)
+    while len(live):
+        event = ((hi > ON_EPSILON) | (on & flush_keeps[live])) & (k_index >= start[:, None])
+        has = event.any(axis=1)
+        k = np.argmax(event, axis=1)
+        pick = np.arange(len(live))
+        keep = has & ((hi[pick, k] <= ON_EPSILON) | (lo[pick, k] >= -ON_EPSILON))  # flush, or wholly in front
+        rows = np.flatnonzero(keep)
+        emit(live[rows], rank[rows], rest_v[rows], rest_n[rows], rest_whole[rows])
+        rows = np.flatnonzero(has & ~keep)  # the others end inside the brush: dropped
+        if not len(rows):
+            break
+        ks = k[rows]
+        c = cutter[live[rows]]
+        n, d = normals[live[rows], ks], _plane_dists(brushes, c, ks)
+        front, nf, back, nb = split_polygons(rest_v[rows], rest_n[rows], _split_distances(rest_v[rows], n, d), n, d)
+        got = np.flatnonzero(nf)
+        emit(live[rows[got]], rank[rows[got]], front[got], nf[got], np.zeros(len(got), bool))
+        go = np.flatnonzero(nb)
+        live, rows, start = live[rows[go]], rows[go], ks[go] + 1
+        rank = rank[rows] + 1
+        rest_v, rest_n, rest_whole = back[go], nb[go], np.zeros(len(go), bool)
+        lo, hi = _cutter_extremes(rest_v, rest_n, cutter[live], brushes, k_max)
+        on = (hi <= ON_EPSILON) & (lo >= -ON_EPSILON)
+    row = np.concatenate(out_row)
+    order = np.lexsort((np.concatenate(out_rank), perm[row]))
+    verts = _concat_padded(out_verts)
+    row = row[order]
+    return _Pieces(verts[order], np.concatenate(out_counts)[order], items.face[row], np.concatenate(out_whole)[order])
+
+
+def _plane_dists(brushes, cutter: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    return np.array([brushes[c].dists[k] for c, k in zip(cutter.tolist(), ks.tolist())])
+
+
+def _cutter_extremes(verts, counts, cutter, brushes, k_max) -> tuple[np.ndarray, np.ndarray]:
+    """Per piece and plane of its cutter, the min and max vertex distance: (M, K) each, -inf on
+    padding planes.  Pieces are sorted by cutter: one product per cutter over all its pieces'
+    vertices (a product's rows are those of each piece's own product; padding rows repeat a
+    piece's last vertex and change no extreme)."""
+    m, width = verts.shape[:2]
+    fill = np.minimum(np.arange(width), counts[:, None] - 1)
+    verts = np.take_along_axis(verts, fill[:, :, None], axis=1)
+    lo = np.full((m, k_max), -np.inf)
+    hi = np.full((m, k_max), -np.inf)
+    groups = np.flatnonzero(np.r_[True, cutter[1:] != cutter[:-1], True])
+    widths = np.maximum.reduceat(counts, groups[:-1]).tolist() if m else []
+    for a, z, w in zip(groups[:-1].tolist(), groups[1:].tolist(), widths):
+        b = brushes[int(cutter[a])]
+        k = len(b.dists)
+        dist = (verts[a:z, :w].reshape(-1, 3) @ b.normals.T - b.dists).reshape(z - a, w, k)
+        lo[a:z, :k] = dist.min(axis=1)
+        hi[a:z, :k] = dist.max(axis=1)
+    return lo, hi
+
+
+def _split_distances(verts: np.ndarray, normals: np.ndarray, dists: np.ndarray) -> np.ndarray:
+    """(M, V) distances of each piece's vertices to its own plane, each from a matrix product of
+    the piece with two columns (the plane twice): a matrix-vector product may round differently,
+    a matrix product gives the values _cutter_extremes decided on."""
+    twice = np.repeat(normals[:, :, None], 2, axis=2)  # (M, 3, 2)
+    return np.matmul(verts, twice)[:, :, 0] - dists[:, None]
+
+
+def _concat_padded(verts_list):
+    """Stack padded (M_i, V_i, 3) arrays into one (sum M_i, max V_i, 3) array."""
+    width = max(v.shape[1] for v in verts_list)
+    out = np.zeros((sum(len(v) for v in verts_list), width, 3))
+    a = 0
+    for v in verts_list:
+        out[a : a + len(v), : v.shape[1]] = v
+        a += len(v)
     return out
 
 
@@ -108,65 +292,3 @@ def _touching_brushes(brush: Brush, near: np.ndarray, counts, offsets, all_n, al
     separated = (np.minimum.reduceat(dist, rows, axis=0) > -ON_EPSILON) & (
         np.maximum.reduceat(dist, rows, axis=0) > ON_EPSILON)
     return ~np.logical_or.reduceat(separated, seg, axis=1)
-
-
-def _remove_inside(
-    pieces: list[np.ndarray],
-    face_normal: np.ndarray,
-    brush: Brush,
-    keep_flush: bool,
-) -> list[np.ndarray]:
-    """Pieces with their parts inside `brush` removed (the coplanar rule in the module docstring).
-
-    A piece lying on one of the brush's planes (every vertex within ON_EPSILON; decided by
-    geometry, not plane index, so nearly identical planes of different brushes agree) counts as
-    inside when it faces the other way, and when it faces the same way unless keep_flush.
-    """
-    kept: list[np.ndarray] = []
-    normals, dists = brush.normals, brush.dists
-    facing = (normals @ face_normal > 0).tolist()
-    for piece, (lo, hi, cols) in zip(pieces, _piece_extremes(pieces, normals, dists)):
-        rest = piece  # lo, hi, cols are refreshed after each split
-        if keep_flush and any(h <= ON_EPSILON and m >= -ON_EPSILON and f for h, m, f in zip(hi, lo, facing)):
-            kept.append(rest)  # flush with a later brush: this face is the one kept, whole
-            continue
-        for k in range(len(lo)):
-            if hi[k] <= ON_EPSILON:
-                if lo[k] >= -ON_EPSILON and facing[k] and keep_flush:
-                    kept.append(rest)  # flush with a later brush: this face is the one kept
-                    rest = None
-                    break
-                continue  # behind this plane (or on it, counting as inside)
-            if lo[k] >= -ON_EPSILON:
-                kept.append(rest)  # wholly in front: outside the brush
-                rest = None
-                break
-            front, back = split_polygon(rest, normals[k], dists[k], dist=cols[k])
-            if front is not None:
-                kept.append(front)
-            rest = back
-            if rest is None:
-                break
-            lo, hi, cols = _extremes(rest @ normals.T - dists)
-        # whatever is left lies inside the brush and is dropped
-    return kept
-
-
-def _piece_extremes(pieces: list[np.ndarray], normals: np.ndarray, dists: np.ndarray):
-    """_extremes of each piece against the brush's planes, all pieces in one product.
-
-    The rows of a matrix product do not depend on the other rows, so each piece's distances are
-    bit for bit those of its own product (split vertices, which interpolate them, stay the same)."""
-    if len(pieces) == 1:
-        return [_extremes(pieces[0] @ normals.T - dists)]
-    starts = np.cumsum([0] + [len(p) for p in pieces])
-    dist = np.concatenate(pieces) @ normals.T - dists
-    lo = np.minimum.reduceat(dist, starts[:-1], axis=0).tolist()
-    hi = np.maximum.reduceat(dist, starts[:-1], axis=0).tolist()
-    return [(lo[i], hi[i], dist[starts[i] : starts[i + 1]].T) for i in range(len(pieces))]
-
-
-def _extremes(dist: np.ndarray) -> tuple[list[float], list[float], np.ndarray]:
-    """Per plane (column): min and max vertex distance as Python lists (the loop compares them
-    one by one), and the columns for split_polygon."""
-    return dist.min(axis=0).tolist(), dist.max(axis=0).tolist(), dist.T

@@ -266,6 +266,63 @@ def split_polygon(
     return (np.array(front) if len(front) >= 3 else None), (np.array(back) if len(back) >= 3 else None)
 
 
+def split_polygons(
+    verts: np.ndarray, counts: np.ndarray, dist: np.ndarray, normals: np.ndarray, dists: np.ndarray,
+    eps: float = ON_EPSILON,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """split_polygon for many polygons at once, each by its own plane, bit for bit.
+
+    verts (M, V, 3) padded polygons with counts (M,) vertices; dist (M, V) their vertices'
+    distances (the padding is ignored); normals (M, 3) and dists (M,) the planes (used only to
+    put new vertices exactly on axial planes).  Returns (front, front_counts, back, back_counts):
+    padded (M, V', 3) arrays, a count of 0 where split_polygon returns None.  Each new vertex is
+    computed by the same operations in the same order as split_polygon's, so the values are the
+    same floats; a polygon wholly on one side (or on the plane) comes back whole on that side.
+    """
+    m, v = verts.shape[:2]
+    slot = np.arange(v)
+    valid = slot < counts[:, None]
+    side = np.where(dist > eps, 1, np.where(dist < -eps, -1, 0)) * valid
+    nxt = np.where(slot + 1 < counts[:, None], slot + 1, 0)
+    side_next = np.take_along_axis(side, nxt, axis=1)
+    cross = valid & (side != 0) & (side_next != 0) & (side != side_next)
+    dist_next = np.take_along_axis(dist, nxt, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(cross, dist / (dist - dist_next), 0.0)
+    q = np.take_along_axis(verts, nxt[:, :, None], axis=1)
+    mid = verts + t[:, :, None] * (q - verts)
+    axial = (normals == 1.0) | (normals == -1.0)
+    mid = np.where(axial[:, None, :], (dists[:, None] * normals)[:, None, :], mid)
+    # slots 2i: vertex i, 2i + 1: the new vertex on edge (i, i + 1)
+    slots = np.stack([verts, mid], axis=2).reshape(m, 2 * v, 3)
+    lo = np.where(valid, dist, np.inf).min(axis=1)
+    hi = np.where(valid, dist, -np.inf).max(axis=1)
+    whole_front = lo >= -eps  # split_polygon's early answers: (verts, None) and (None, verts)
+    whole_back = ~whole_front & (hi <= eps)
+    keep_f = np.stack([valid & (side >= 0), cross], axis=2).reshape(m, 2 * v)
+    keep_b = np.stack([valid & (side <= 0), cross], axis=2).reshape(m, 2 * v)
+    keep_f[whole_front | whole_back] = False
+    keep_b[whole_front | whole_back] = False
+    keep_f[whole_front] = np.stack([valid, np.zeros_like(valid)], axis=2).reshape(m, 2 * v)[whole_front]
+    keep_b[whole_back] = np.stack([valid, np.zeros_like(valid)], axis=2).reshape(m, 2 * v)[whole_back]
+    front, nf = _compact(slots, keep_f)
+    back, nb = _compact(slots, keep_b)
+    nf[nf < 3] = 0
+    nb[nb < 3] = 0
+    return front, nf, back, nb
+
+
+def _compact(slots: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of `slots` where `keep`, moved to the front of each polygon in order: (M, W, 3), (M,)."""
+    n = keep.sum(axis=1)
+    width = int(n.max()) if len(n) else 0
+    out = np.zeros((len(slots), max(width, 1), 3))
+    rows, cols = np.nonzero(keep)
+    pos = np.cumsum(keep, axis=1)[rows, cols] - 1
+    out[rows, pos] = slots[rows, cols]
+    return out, n
+
+
 def clip_polygon(
     verts: np.ndarray, n: np.ndarray, d: float, keep: Side = Side.BACK, eps: float = ON_EPSILON
 ) -> np.ndarray | None:
