@@ -193,6 +193,182 @@ def brush_from_planes(
     return brush
 
 
+def brushes_from_planes(specs) -> list[Brush]:
+    """[brush_from_planes(n, d, name, contents, entity=entity) for (n, d, name, contents, entity)
+    in specs], the same brushes bit for bit, built many at once (the expanded brushes of a hull
+    are thousands of small brushes, where per-brush NumPy calls dominate).
+
+    Brushes with the same plane count go through brush_from_planes' steps together: every value
+    is computed by the same operations (matrix products one brush at a time, in a stacked
+    matmul; row-wise arithmetic on concatenated rows).  A brush the batch does not take (more
+    than MAX_TRIPLE_PLANES planes, fewer than 4) or that fails any check is built by
+    brush_from_planes itself, in order, so errors are the same and come in the same order."""
+    built: list[Brush | None] = [None] * len(specs)
+    by_count: dict[int, list[int]] = {}
+    for i, (n, d, *_rest) in enumerate(specs):
+        k = len(d)
+        if 4 <= k <= MAX_TRIPLE_PLANES and len(n) == k:
+            by_count.setdefault(k, []).append(i)
+    for k, members in by_count.items():
+        for i, brush in zip(members, _batch_from_planes([specs[i] for i in members], k)):
+            built[i] = brush
+    return [b if b is not None else brush_from_planes(s[0], s[1], s[2], s[3], entity=s[4])
+            for b, s in zip(built, specs)]
+
+
+def _batch_from_planes(specs, k: int) -> list[Brush | None]:
+    """brush_from_planes for brushes of k planes each; None for a brush that needs the full path."""
+    g = len(specs)
+    raw_n = np.array([s[0] for s in specs], dtype=np.float64).reshape(g, k, 3)
+    raw_d = np.array([s[1] for s in specs], dtype=np.float64).reshape(g, k)
+    good = np.isfinite(raw_n).all(axis=(1, 2)) & np.isfinite(raw_d).all(axis=1)
+    lengths = np.linalg.norm(raw_n.reshape(-1, 3), axis=1).reshape(g, k)
+    good &= ~np.any(lengths == 0.0, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dists = raw_d / lengths
+        normals = snap_normals((raw_n / lengths[:, :, None]).reshape(-1, 3)).reshape(g, k, 3)
+    good &= np.abs(dists).max(axis=1) <= MAX_COORDINATE
+    same = np.all(np.abs(normals[:, :, None, :] - normals[:, None, :, :]) < NORMAL_EPSILON, axis=3) & (
+        np.abs(dists[:, :, None] - dists[:, None, :]) < DIST_EPSILON)
+    same[:, np.arange(k), np.arange(k)] = False
+    good &= ~same.any(axis=(1, 2))
+    verts, member, owner, vcount = _batch_polytope_vertices(normals, dists)
+    good &= vcount >= 4
+    faces = _batch_assemble_faces(verts, member, owner, vcount, normals, good)
+    first = np.zeros(g, dtype=np.int64)
+    np.cumsum(vcount[:-1], out=first[1:])
+    out: list[Brush | None] = [None] * g
+    for b in np.flatnonzero(good).tolist():
+        polys, keep, areas = faces[b]
+        if len(polys) < 4:
+            continue
+        n_b = normals[b]
+        total_area = sum(areas)
+        closure = np.sum([a * n_b[i] for a, i in zip(areas, keep)], axis=0)
+        if float(np.abs(closure).max()) > 1e-6 * max(total_area, 1e-12):
+            continue
+        brush = Brush(name=specs[b][2], contents=Contents(specs[b][3]), normals=n_b[keep], dists=dists[b][keep],
+                      faces=polys, textures=[""] * len(keep), entity=specs[b][4])
+        if sum(a * d for a, d in zip(areas, brush.dists)) / 3.0 < MIN_BRUSH_VOLUME:
+            continue
+        if float(np.abs(verts[first[b] : first[b] + vcount[b]]).max()) > MAX_COORDINATE:
+            continue
+        out[b] = brush
+    return out
+
+
+def _batch_polytope_vertices(normals: np.ndarray, dists: np.ndarray):
+    """_polytope_vertices for g brushes of k planes: all vertices (V, 3) brush after brush, which
+    planes each lies on (V, k), the brush of each vertex, and each brush's vertex count."""
+    g, k = dists.shape
+    t = _triples(k)
+    a, b, c = (normals[:, t[:, col]].reshape(-1, 3) for col in range(3))
+    bc, ca, ab = cross3(b, c), cross3(c, a), cross3(a, b)
+    det = np.einsum("ij,ij->i", a, bc)
+    ok = np.abs(det) > 1e-12
+    da, db, dc = (dists[:, t[:, col]].reshape(-1, 1) for col in range(3))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # rows not ok are dropped
+        pts = (da * bc + db * ca + dc * ab) / det[:, None]
+    pts[~ok] = 0.0  # not a vertex; rows of the product below do not mix, this keeps it finite
+    # each brush's own product (stacked); a product of fewer than two rows would round otherwise
+    n_ok = ok.reshape(g, -1).sum(axis=1)
+    dist = np.matmul(pts.reshape(g, len(t), 3), normals.transpose(0, 2, 1)) - dists[:, None, :]
+    inside = (np.all(dist <= VERTEX_EPSILON, axis=2) & ok.reshape(g, -1)).reshape(-1)
+    inside.reshape(g, -1)[n_ok < 2] = False
+    rows = np.flatnonzero(inside)
+    brush = rows // len(t)
+    pts, tri = pts[rows], t[rows % len(t)]
+    if not len(pts):
+        return np.zeros((0, 3)), np.zeros((0, k), bool), np.zeros(0, np.int64), np.zeros(g, np.int64)
+    # several triples meet at one corner: merge points on a fine grid per brush, uniting planes
+    key = np.concatenate([brush[:, None].astype(np.float64), np.round(pts / MIN_EDGE_LENGTH)], axis=1)
+    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    order = np.argsort(first)  # brush by brush, each in order of first appearance
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    slot = rank[inverse]
+    member = np.zeros((len(first), k), dtype=bool)
+    for col in range(3):
+        member[slot, tri[:, col]] = True
+    verts = pts[first[order]]
+    owner = brush[first[order]]
+    vcount = np.bincount(owner, minlength=g)
+    # member |= |verts @ normals.T - dists| <= VERTEX_EPSILON, one product per brush (stacked)
+    width = int(vcount.max())
+    start = np.zeros(g, dtype=np.int64)
+    np.cumsum(vcount[:-1], out=start[1:])
+    local = np.arange(len(verts)) - start[owner]
+    padded = np.zeros((g, max(width, 2), 3))
+    padded[owner, local] = verts
+    near = np.abs(np.matmul(padded, normals.transpose(0, 2, 1)) - dists[:, None, :]) <= VERTEX_EPSILON
+    member |= near[owner, local]
+    return verts, member, owner, vcount
+
+
+def _batch_assemble_faces(verts, member, owner, vcount, normals, good) -> list:
+    """_assemble_faces for each brush whose `good` is set: [(faces, plane indices, areas)]."""
+    g, k = normals.shape[:2]
+    out: list = [([], [], [])] * g
+    start = np.zeros(g, dtype=np.int64)
+    np.cumsum(vcount[:-1], out=start[1:])
+    counts = np.zeros((g, k), dtype=np.int64)
+    np.add.at(counts, owner, member.astype(np.int64)) if len(owner) else None
+    face_ok = (counts >= 3) & good[:, None]
+    fb, fk = np.nonzero(face_ok)  # faces: brush by brush, planes in order
+    if not len(fb):
+        return out
+    face_id = np.full((g, k), -1, dtype=np.int64)
+    face_id[fb, fk] = np.arange(len(fb))
+    # centres: each brush's own product on[:, planes].T @ verts (rows: its faces)
+    centre = np.zeros((len(fb), 3))
+    for b in np.unique(fb).tolist():
+        a, z = start[b], start[b] + vcount[b]
+        planes = np.flatnonzero(face_ok[b])
+        on = member[a:z][:, planes]
+        centre[face_id[b, planes]] = (on.T.astype(np.float64) @ verts[a:z]) / counts[b, planes, None]
+    v_idx, k_idx = np.nonzero(member)
+    fid = face_id[owner[v_idx], k_idx]
+    keep = fid >= 0
+    v_idx, fid = v_idx[keep], fid[keep]
+    order = np.lexsort((v_idx, fid))  # by face, then vertex: np.nonzero(on[:, planes].T)'s order
+    v_idx, fid = v_idx[order], fid[order]
+    n = normals[fb, fk]
+    axis = np.argmax(np.abs(n), axis=1)
+    u = cross3(n, np.eye(3)[(axis + 1) % 3])
+    u /= np.linalg.norm(u, axis=1)[:, None]
+    v = cross3(n, u)
+    rel = verts[v_idx] - centre[fid]
+    angle = np.arctan2(np.einsum("ij,ij->i", rel, v[fid]), np.einsum("ij,ij->i", rel, u[fid]))
+    order = np.lexsort((angle, fid))
+    fid, pts = fid[order], verts[v_idx[order]]
+    starts = np.flatnonzero(np.r_[True, fid[1:] != fid[:-1]])
+    ends = np.r_[starts[1:], len(fid)]
+    nxt = np.arange(1, len(fid) + 1)
+    nxt[ends - 1] = starts
+    cross = cross3(pts, pts[nxt])
+    area = 0.5 * np.linalg.norm(np.add.reduceat(cross, starts, axis=0), axis=1)
+    step = pts[nxt] - pts
+    long_edge = np.einsum("ij,ij->i", step, step) > MIN_EDGE_LENGTH * MIN_EDGE_LENGTH
+    per_brush: dict[int, tuple[list, list, list]] = {}
+    for f, (a, z) in enumerate(zip(starts.tolist(), ends.tolist())):
+        faces, planes, areas = per_brush.setdefault(int(fb[f]), ([], [], []))
+        if area[f] <= MIN_EDGE_LENGTH * MIN_EDGE_LENGTH:
+            continue
+        poly = pts[a:z]
+        if not long_edge[a:z].all():
+            poly = _clean_ring(poly)
+            if poly is None:
+                continue
+        faces.append(poly)
+        planes.append(int(fk[f]))
+        areas.append(float(area[f]))
+    out = list(out)
+    for b, value in per_brush.items():
+        out[b] = value
+    return out
+
+
 #: Above this many planes the vertices come from clipping (O(K^2) polygon clips) instead of
 #: intersecting every triple (O(K^3) memory and time): a mesh sphere can have hundreds of planes.
 MAX_TRIPLE_PLANES = 48

@@ -29,7 +29,7 @@ from .brushes import Brush, Contents
 from .bsp import TreeBuilder, flatten_tree
 from .csg import FaceList, brush_plane_ids, union_faces
 from .errors import CancelledError
-from .expand import expand_brush
+from .expand import expand_brushes
 from .geometry import PlaneTable
 from .level import TreeView
 from .scene import Hull
@@ -90,11 +90,12 @@ def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, s
     faces = FaceList()
     space_ranges = []
     spaces: list[list[Brush]] = []
+    report(0.0, "expanding brushes")
+    expanded = expand_brushes(colliding_brushes(brushes, 1), hulls) if hulls else []
     for h in range(len(hulls) + 1):
         check_cancel()
-        report(0.3 * h / (len(hulls) + 1), f"expanding brushes for hull {h}")
-        base = colliding_brushes(brushes, h)
-        space = base if h == 0 else [expand_brush(b, hulls[h - 1]) for b in base]
+        report(0.3 * h / (len(hulls) + 1), f"union of faces for hull {h}")
+        space = colliding_brushes(brushes, 0) if h == 0 else expanded[h - 1]
         spaces.append(space)
         start = len(faces)
         space_faces(space, planes, faces, h, cancel)

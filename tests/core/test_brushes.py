@@ -307,3 +307,32 @@ def test_nan_vertex_raises_invalid_coordinates():
 def test_flat_mesh_raises_degenerate_error():
     verts, faces = cube_mesh([0, 0, 0], [1, 1, 1e-9])
     assert_named_error(BrushError, lambda: brush_from_mesh(verts, faces, "Flat"), "Flat")
+
+
+def test_brushes_from_planes_is_brush_from_planes_bit_for_bit_errors_in_order():
+    """brushes_from_planes builds many brushes at once: the same brushes as brush_from_planes, to
+    the bit, and for a list with bad brushes the first bad one's error, as a loop would raise."""
+    from brushbake.core.brushes import brushes_from_planes
+
+    rng = np.random.default_rng(5)
+    specs = []
+    for i in range(60):
+        n = rng.normal(size=(int(rng.integers(4, 12)), 3))
+        n = np.vstack([BOX_NORMALS, n]) if i % 3 else n  # bounded or often not
+        d = rng.uniform(0.3, 2.0, len(n))
+        specs.append((n, d, f"s{i}", Contents.SOLID, "worldspawn"))
+    good, bad = [], []
+    for s in specs:
+        try:
+            good.append((s, brush_from_planes(s[0], s[1], s[2], s[3], entity=s[4])))
+        except BrushbakeError as err:
+            bad.append((s, err))
+    assert len(good) > 20 and len(bad) > 5
+    for got, (_, ref) in zip(brushes_from_planes([s for s, _ in good]), good):
+        assert got.name == ref.name and got.textures == ref.textures
+        assert got.normals.tobytes() == ref.normals.tobytes() and got.dists.tobytes() == ref.dists.tobytes()
+        assert [f.tobytes() for f in got.faces] == [f.tobytes() for f in ref.faces]
+    mixed = [good[0][0], bad[0][0], good[1][0], bad[1][0]]
+    with pytest.raises(type(bad[0][1])) as info:
+        brushes_from_planes(mixed)
+    assert str(info.value) == str(bad[0][1])

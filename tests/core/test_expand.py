@@ -242,6 +242,28 @@ def test_slanted_edges_need_the_edge_bevels_the_face_planes_alone_miss():
     assert not compare_shape(b, mins, maxs)
 
 
+@pytest.mark.parametrize("name", ["garage.json", "staircase.json", "q1_rocks.map", "slope.map"])
+def test_expand_brushes_is_expansion_planes_bit_for_bit(name):
+    """expand_brushes (all brushes and hulls at once) must build exactly the brushes of the
+    single-brush reference, brush_from_planes(*expansion_planes(b, mins, maxs)): same planes,
+    same vertices, to the bit, so that compiled levels do not change."""
+    from brushbake.core.expand import expand_brushes, expansion_planes
+    from brushbake.core.loaders import load_scene
+
+    path = next(p for p in ot.scene_paths() if p.name == name)
+    brushes = [b for b in load_scene(path).brushes if b.contents != Contents.NONSOLID]
+    hulls = [preset("stand"), preset("crouch"), preset("q1_large"), Hull("odd", (-0.1, -0.7, 0.0), (0.3, 0.2, 1.3))]
+    for hull, got in zip(hulls, expand_brushes(brushes, hulls)):
+        assert len(got) == len(brushes)
+        for b, e in zip(brushes, got):
+            ref = brush_from_planes(*expansion_planes(b, hull.mins, hull.maxs), f"{b.name}@{hull.name}", b.contents,
+                                    entity=b.entity)
+            assert (e.name, e.contents, e.entity) == (ref.name, ref.contents, ref.entity)
+            assert e.normals.tobytes() == ref.normals.tobytes() and e.dists.tobytes() == ref.dists.tobytes()
+            assert len(e.faces) == len(ref.faces)
+            assert all(np.array_equal(f, g) and f.tobytes() == g.tobytes() for f, g in zip(e.faces, ref.faces))
+
+
 def test_hull_presets_and_parsing():
     assert preset("stand").mins == PRESETS["q3_stand"][0] and preset("stand").maxs == PRESETS["q3_stand"][1]
     h = parse_hull("duck=-0.25,-0.25,-0.5,0.25,0.25,0.25")
