@@ -308,7 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "the onion tree's size against the separate trees in the table")
     b.add_argument("--no-bevels", action="store_true", help="do not build the beveled tree (plane shifting)")
     b.add_argument("--bevel-angle", type=float, default=90.0,
-                   help="edge bevel where a solid cell's face normals differ by more than this (degrees, default 90)")
+                   help="edge bevels where adjacent planes at a solid cell's edge differ by more than this (degrees, default 90)")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress and no table")
     b.set_defaults(func=cmd_bake)
 

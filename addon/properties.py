@@ -127,7 +127,7 @@ class BRUSHBAKE_PG_settings(PropertyGroup):
     )
     bevel_angle: FloatProperty(  # type: ignore[valid-type]
         name="Bevel angle", default=90.0, min=0.0, max=180.0,
-        description="Edge bevel where a solid cell's face normals differ by more than this (degrees)",
+        description="Edge bevels where adjacent planes at a solid cell's edge differ by more than this (degrees)",
     )
     map_scale: FloatProperty(  # type: ignore[valid-type]
         name="Map scale", default=1.0 / 32.0, min=1e-6, precision=5,

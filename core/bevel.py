@@ -3,19 +3,28 @@
 When a shape's planes are shifted during a trace (core/shift.py), each solid cell of the point
 tree grows by moving its planes outward.  Where two faces of a cell meet at a sharp angle the grown
 cell sticks out far beyond the shape's true reach: the 'invisible walls' of section 5.  Beveling
-caps those corners with extra planes, inserted as extra nodes *under* each solid leaf:
+caps those corners with extra planes, inserted as extra nodes *under* each solid leaf.
 
-- edge bevels: for every edge of the cell whose two (outward) face normals differ by more than
-  `angle` degrees, a plane through the edge with the normal halfway between (Melax: dot < 0, i.e.
-  90 degrees; MDK2 shipped 95);
-- vertex bevels: at a sharp spike, a plane through the vertex with the mean of its faces'
-  normals, when the corner, grown by plane shifting (faces and the bevels already through it),
-  reaches more than 1 / cos(`vertex_angle`) times the shift from the vertex (a cube corner reaches
-  sqrt(3) = 1 / cos(54.7 degrees), so the default of 60 degrees leaves square corners alone);
+The planes a trace clips a solid cell with are its faces, its ancestors' planes that touch it
+without being faces (through an edge or a vertex), and its bevels; all of them count below, in
+this order per cell:
+
 - axial bevels (Quake's choice): the six axis-aligned planes through the cell's extreme vertices,
-  unless the cell has a face with that normal;
-- a flat top (section 8): normal +Z through the highest vertex, on cells not topped by a
-  near-level face (only matters when axial bevels are off, since +Z is one of them).
+  unless the cell already has that plane;
+- a flat top (section 8), only when axial bevels are off: normal +Z through the highest vertex, on
+  cells not topped by a near-level face;
+- edge bevels: around every edge of the cell, the planes through it are sorted by angle; where two
+  *adjacent* ones differ by more than `angle` degrees, planes through the edge cut that gap into
+  equal parts of at most the angle (one halfway plane at 90 degrees, the default; MDK2 shipped 95).
+  This is section 8's rule, 'at most a 95-degree difference in adjacent planes': an axial plane
+  or an ancestor through the edge that already splits it into square edges leaves nothing to do;
+- vertex bevels: at a sharp spike, a plane through the vertex with the mean of its faces'
+  normals, when the corner, grown by plane shifting (every plane through it), reaches more than
+  1 / cos(`vertex_angle`) times the shift from the vertex (a cube corner reaches
+  sqrt(3) = 1 / cos(54.7 degrees), so the default of 60 degrees leaves square corners alone).
+
+A bevel equal to a plane the cell already has (a face, a touching ancestor, an earlier bevel) is
+never made: it would clip the same shifted plane twice.
 
 Every bevel plane touches the cell and has the whole cell behind it, so the solid leaf becomes a
 chain of nodes whose off-cell children are *empty leaves of zero volume*.  The node stores the
@@ -46,12 +55,16 @@ FLAT_TOP_LEVEL_Z = 0.95
 #: no real face of a solid cell lies on it.
 CELL_BOX_MARGIN = 1.0
 
+#: An edge gap wider than the bevel angle is cut into at most this many equal parts (only angles
+#: below 180 / MAX_EDGE_PARTS degrees are limited by it).
+MAX_EDGE_PARTS = 8
+
 
 @dataclass
 class BevelSettings:
     """What bevels to add (angles in degrees)."""
 
-    angle: float = 90.0  #: edge bevel where the two faces' normals differ by more than this
+    angle: float = 90.0  #: edge bevels where adjacent planes at a cell's edge differ by more than this
     vertices: bool = True
     vertex_angle: float = 60.0  #: vertex bevel where the grown corner reaches over 1/cos(this) times the shift
     axial: bool = True
@@ -130,38 +143,55 @@ def _unique_points(p: np.ndarray, grid: float = MIN_EDGE_LENGTH) -> np.ndarray:
     return p[np.sort(first)]
 
 
-def solid_cells(tree, bounds):
+def solid_cells(tree, bounds, chains: bool = False):
     """Yield (leaf, faces) for every solid (bit 0) leaf: faces is a list of (outward plane tag,
     polygon) of the leaf's convex cell within `bounds` grown by CELL_BOX_MARGIN; tags < 0 are
-    box faces.  Leaves whose cell is empty (zero volume) are skipped."""
+    box faces.  Leaves whose cell is empty (zero volume) are skipped.  With chains=True, yield
+    (leaf, faces, chain) where chain lists the ancestors' planes, root first, each oriented
+    outward from the leaf (plane p on a back path, p ^ 1 on a front path): plane shifting clips
+    with all of them, faces of the cell or not."""
     lo = np.asarray(bounds[0], float) - CELL_BOX_MARGIN
     hi = np.asarray(bounds[1], float) + CELL_BOX_MARGIN
     normals, dists = tree.plane_normals, tree.plane_dists
     planes = np.asarray(tree.node_plane).tolist()
     children = np.asarray(tree.node_children).tolist()
     solid = (np.asarray(tree.leaf_solid) & 1).tolist()
-    stack = [(tree.root, _box_polytope(lo, hi))]
+    stack = [(tree.root, _box_polytope(lo, hi), ())]
     while stack:
-        code, faces = stack.pop()
+        code, faces, chain = stack.pop()
         if code < 0:
             if solid[-1 - code]:
-                yield -1 - code, faces
+                yield (-1 - code, faces, list(chain)) if chains else (-1 - code, faces)
             continue
         p = planes[code]
         front, back = _split_polytope(faces, normals[p], float(dists[p]), p)
         if back is not None:
-            stack.append((children[code][1], back))
+            stack.append((children[code][1], back, chain + (p,)))
         if front is not None:
-            stack.append((children[code][0], front))
+            stack.append((children[code][0], front, chain + (p ^ 1,)))
 
 
 # --------------------------------------------------------------------------------------------
 # Bevel planes of one cell
 
 
-def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSettings) -> dict:
+def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSettings, chain=()) -> dict:
     """Bevel planes of one solid cell: {'edge'|'vertex'|'axial'|'flat_top': [(normal, dist), ...]},
-    each an outward plane touching the cell with the whole cell behind it."""
+    each an outward plane touching the cell with the whole cell behind it.
+
+    `chain` (plane indices, outward) are the leaf's ancestors' planes.  Plane shifting clips with
+    every one of them, so those that touch the cell count like faces: a bevel equal to one of them
+    is not made, and they count among the planes at an edge or a vertex.  Order: axial planes (or
+    the flat top) first, then edges, then vertices, each kind seeing the planes chosen before it:
+
+    - an edge gets bevels only where two *adjacent* planes through it (faces, touching ancestors,
+      bevels already chosen, sorted by angle around the edge) differ by more than the angle, the
+      criterion of Melax's section 8 ('at most a 95-degree difference in adjacent planes'); each
+      such gap is cut into equal parts of at most the angle (at most MAX_EDGE_PARTS), so an axial
+      bevel that already splits a sharp edge into square ones makes the halfway bevel unneeded;
+    - a vertex gets a bevel when the corner of the planes through it (faces, touching ancestors,
+      bevels) reaches too far.
+    """
     out: dict = {"edge": [], "vertex": [], "axial": [], "flat_top": []}
     tags = np.array([t for t, _ in faces])
     real = tags >= 0
@@ -177,51 +207,39 @@ def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSe
     on_box = np.zeros(len(verts), bool)
     if box_lo is not None:
         on_box = np.any(np.abs(verts - box_lo) <= ON_EPSILON, axis=1) | np.any(np.abs(verts - box_hi) <= ON_EPSILON, axis=1)
-    chosen: list[tuple[np.ndarray, float]] = []
+    # the planes plane shifting clips this cell with that touch it: real faces, then ancestors
+    face_set = {int(t) for t in tags[real]}
+    extra = sorted({int(p) for p in chain} - face_set)
+    if extra:
+        cn_, cd_ = normals[extra], dists[extra]
+        touching = np.any(np.abs(verts @ cn_.T - cd_) <= 2 * ON_EPSILON, axis=0)
+        an, ad = cn_[touching], cd_[touching]
+    else:
+        an, ad = np.zeros((0, 3)), np.zeros(0)
+    planes_n = [n for n in fn[real]] + list(an)  # every plane at the cell: faces, ancestors, bevels
+    planes_d = [float(d) for d in fd[real]] + [float(d) for d in ad]
+
+    def present(n, d) -> bool:
+        """The plane is one of the cell's planes already, or a face has its normal."""
+        same = np.all(np.abs(np.array(planes_n).reshape(-1, 3) - n) < 1e-7, axis=1)
+        if np.any(same & (np.abs(np.array(planes_d) - d) < ON_EPSILON)):
+            return True
+        return bool(np.any(real & np.all(np.abs(fn - n) < 1e-7, axis=1)))
 
     def add(kind, n, d):
-        for cn, cd in chosen:
-            if np.all(np.abs(cn - n) < 1e-7) and abs(cd - d) < ON_EPSILON:
-                return
-        if np.any(real & np.all(np.abs(fn - n) < 1e-7, axis=1)):
-            return  # the cell already has a face with this normal
-        chosen.append((n, d))
+        if present(n, d):
+            return
+        planes_n.append(n)
+        planes_d.append(d)
         out[kind].append((n, d))
 
-    # edges: two real faces sharing at least two vertices a real distance apart
-    cos_edge = math.cos(math.radians(settings.angle))
-    ri = np.flatnonzero(real)
-    share = on[:, ri].T.astype(np.int32) @ on[:, ri].astype(np.int32)
-    for a, b in zip(*np.nonzero(np.triu(share >= 2, 1))):
-        fa, fb = ri[a], ri[b]
-        if fn[fa] @ fn[fb] >= cos_edge - 1e-9:  # 'more than' the angle: square edges stay at 90
-            continue
-        ev = verts[on[:, fa] & on[:, fb]]
-        if np.ptp(ev, axis=0).max() < MIN_EDGE_LENGTH:
-            continue
-        m = fn[fa] + fn[fb]
-        length = float(np.linalg.norm(m))
-        if length < 1e-9:
-            continue  # a zero-thickness sliver: the faces are opposite
-        m = snap_normals((m / length)[None])[0]
-        add("edge", m, float((ev @ m).max()))
+    def through(points) -> np.ndarray:
+        """Normals of the planes (faces, touching ancestors, bevels) through all these points."""
+        pn, pd = np.array(planes_n).reshape(-1, 3), np.array(planes_d)
+        hit = np.all(np.abs(points @ pn.T - pd) <= 2 * ON_EPSILON, axis=0)
+        return pn[hit]
 
-    if settings.vertices:
-        limit = 1.0 / math.cos(math.radians(settings.vertex_angle))
-        for v in np.flatnonzero(~on_box):
-            inc = np.flatnonzero(on[v])
-            if len(inc) < 3:
-                continue
-            through = [cn for cn, cd in chosen if abs(verts[v] @ cn - cd) <= 2 * ON_EPSILON]
-            if corner_reach(np.vstack([fn[inc]] + [np.asarray(through).reshape(-1, 3)])) <= limit:
-                continue
-            m = fn[inc].sum(axis=0)
-            length = float(np.linalg.norm(m))
-            if length < 1e-9:
-                continue
-            m = snap_normals((m / length)[None])[0]
-            add("vertex", m, float(verts[v] @ m))
-
+    # axial planes, or the flat top (section 8) when axial planes are off
     if settings.axial or settings.flat_top:
         topped = bool(np.any(real & (fn[:, 2] >= FLAT_TOP_LEVEL_Z)))
         for axis in range(3):
@@ -236,6 +254,54 @@ def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSe
                 if on_box[proj >= d - ON_EPSILON].any():
                     continue  # the cell reaches the world box that way: nothing to cap
                 add(kind, a, d)
+
+    # edges: two real faces sharing at least two vertices a real distance apart
+    limit = math.radians(settings.angle)
+    cos_edge = math.cos(limit)
+    ri = np.flatnonzero(real)
+    share = on[:, ri].T.astype(np.int32) @ on[:, ri].astype(np.int32)
+    for a, b in zip(*np.nonzero(np.triu(share >= 2, 1))):
+        fa, fb = ri[a], ri[b]
+        if fn[fa] @ fn[fb] >= cos_edge - 1e-9:  # 'more than' the angle: square edges stay at 90
+            continue
+        ev = verts[on[:, fa] & on[:, fb]]
+        if np.ptp(ev, axis=0).max() < MIN_EDGE_LENGTH:
+            continue
+        u = fn[fa]
+        w = fn[fb] - (fn[fb] @ u) * u
+        length = float(np.linalg.norm(w))
+        if length < 1e-9:
+            continue  # a zero-thickness sliver: the faces are opposite
+        w = w / length
+        span = math.atan2(float(fn[fb] @ w), float(fn[fb] @ u))
+        at = through(ev)
+        angles = np.clip(np.arctan2(at @ w, at @ u), 0.0, span)
+        angles = np.unique(np.concatenate([[0.0, span], angles]))
+        for lo_, hi_ in zip(angles[:-1], angles[1:]):
+            gap = float(hi_ - lo_)
+            if math.cos(gap) >= cos_edge - 1e-9:
+                continue  # adjacent planes within the angle
+            parts = min(MAX_EDGE_PARTS, max(2, math.ceil(gap / max(limit, 1e-9) - 1e-9)))
+            for k in range(1, parts):
+                phi = lo_ + gap * k / parts
+                m = snap_normals((math.cos(phi) * u + math.sin(phi) * w)[None])[0]
+                m = m / float(np.linalg.norm(m))
+                add("edge", m, float((verts @ m).max()))
+
+    if settings.vertices:
+        reach_limit = 1.0 / math.cos(math.radians(settings.vertex_angle))
+        for v in np.flatnonzero(~on_box):
+            inc = np.flatnonzero(on[v])
+            if len(inc) < 3:
+                continue
+            if corner_reach(through(verts[v][None])) <= reach_limit:
+                continue
+            m = fn[inc].sum(axis=0)
+            length = float(np.linalg.norm(m))
+            if length < 1e-9:
+                continue
+            m = snap_normals((m / length)[None])[0]
+            add("vertex", m, float(verts[v] @ m))
     return out
 
 
@@ -317,12 +383,12 @@ def bevel_tree(tree, bounds, settings: BevelSettings | None = None, cancel=None)
                 parent[-1 - f] = (node, 0)
             if b < 0:
                 parent[-1 - b] = (node, 1)
-        for leaf, faces in solid_cells(tree, bounds):
+        for leaf, faces, chain in solid_cells(tree, bounds, chains=True):
             if cancel is not None and cancel():
                 from .errors import CancelledError
 
                 raise CancelledError()
-            found = cell_bevels(faces, normals, dists, settings)
+            found = cell_bevels(faces, normals, dists, settings, chain)
             chain = [(kind, n, d) for kind in ("axial", "flat_top", "edge", "vertex") for n, d in found[kind]]
             if not chain:
                 continue

@@ -6,12 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from brushbake.core.bevel import BevelSettings, bevel_tree, corner_reach
+from brushbake.core.bevel import BevelSettings, bevel_tree, corner_reach, solid_cells
 from brushbake.core.brushes import box_brush, brush_from_planes
 from brushbake.core.compile import compile_scene
+from brushbake.core.loaders import load_scene
 from brushbake.core.query import point_solid
 from brushbake.core.scene import Scene
 from brushbake.core.shift import ShiftTree, Sphere
+from brushbake.core.tolerances import ON_EPSILON
 
 
 def ridge_scene() -> Scene:
@@ -76,3 +78,104 @@ def test_invisible_wall_above_a_ridge_and_bevels_remove_it(ridge_level):
     # a sphere that does touch the ridge is still stopped, at the apex's height
     low = ShiftTree(beveled.tree()).hit_check(sphere, (2.0, -3.0, 2.2), (2.0, 3.0, 2.2))
     assert low.hit
+
+
+def wedge_scene() -> Scene:
+    """One prism along y with a right-triangle section (0, 0), (1, 0), (1, 1) in xz: its slope
+    (normal (-1, 0, 1) / sqrt 2) meets the floor face and the +x face at 135 degrees."""
+    r = np.sqrt(0.5)
+    planes = [((0, 0, -1), 0.0), ((1, 0, 0), 1.0), ((-r, 0, r), 0.0), ((0, 1, 0), 2.0), ((0, -1, 0), 0.0)]
+    wedge = brush_from_planes([np.array(n, float) for n, _ in planes], [d for _, d in planes], "wedge")
+    return Scene("wedge", brushes=[wedge])
+
+
+def test_axial_planes_through_a_sharp_edge_replace_its_halfway_bevel():
+    """Section 8's rule: adjacent planes at an edge differ by at most the angle.  The +Z and -X
+    axial planes split the wedge's two 135-degree edges into 90 + 45 degrees, so no edge bevel; with
+    axial planes off, each edge gets its halfway plane; a flat top splits the top edge only."""
+    level = compile_scene(wedge_scene())
+    on = bevel_tree(level, level.world_bounds).stats
+    assert (on["axial_bevels"], on["edge_bevels"], on["vertex_bevels"]) == (2, 0, 0)
+    off = bevel_tree(level, level.world_bounds, BevelSettings(axial=False, flat_top=False))
+    assert (off.stats["edge_bevels"], off.stats["axial_bevels"], off.stats["flat_top_bevels"]) == (2, 0, 0)
+    added = off.plane_normals[len(level.plane_dists):]
+    c, s = np.cos(np.radians(22.5)), np.sin(np.radians(22.5))
+    for n in ((s, 0, c), (-c, 0, -s)):  # halfway between +x and the slope, between -z and the slope
+        assert np.any(np.all(np.abs(added - n) < 1e-12, axis=1)), n
+    top = bevel_tree(level, level.world_bounds, BevelSettings(axial=False)).stats
+    assert (top["flat_top_bevels"], top["edge_bevels"]) == (1, 1)
+
+
+def _bevels_by_leaf(beveled, plain_nodes):
+    """{solid leaf: outward bevel planes above it} of a beveled tree (bevel nodes face the cell)."""
+    out = {}
+    stack = [(0, ())]
+    children = beveled.node_children.tolist()
+    while stack:
+        code, chain = stack.pop()
+        if code < 0:
+            if beveled.leaf_solid[-1 - code] & 1:
+                out[-1 - code] = list(chain)
+            continue
+        p = int(beveled.node_plane[code])
+        extra = (p ^ 1,) if code >= plain_nodes else ()
+        stack.append((children[code][0], chain + extra))
+        stack.append((children[code][1], chain))
+    return out
+
+
+def _edge_gaps(cell_n, cell_d, verts, faces_n, faces_d):
+    """Largest angle (degrees) between adjacent planes (cell_n, cell_d) around each edge where two
+    faces meet, for edges a real length long."""
+    tol = 2 * ON_EPSILON
+    on = np.abs(verts @ faces_n.T - faces_d) <= tol
+    gaps = []
+    for a in range(len(faces_n)):
+        for b in range(a + 1, len(faces_n)):
+            ev = verts[on[:, a] & on[:, b]]
+            if len(ev) < 2 or np.ptp(ev, axis=0).max() < 1e-6:
+                continue
+            u = faces_n[a]
+            w = faces_n[b] - (faces_n[b] @ u) * u
+            if np.linalg.norm(w) < 1e-9:
+                continue
+            w /= np.linalg.norm(w)
+            span = np.arctan2(faces_n[b] @ w, faces_n[b] @ u)
+            through = np.all(np.abs(ev @ cell_n.T - cell_d) <= tol, axis=0)
+            around = np.clip(np.arctan2(cell_n[through] @ w, cell_n[through] @ u), 0, span)
+            ang = np.unique(np.concatenate([[0.0, span], around]))
+            gaps.append(np.degrees(np.diff(ang).max()))
+    return gaps
+
+
+@pytest.mark.parametrize("name", ["slope.map", "q1_rocks.map"])
+def test_every_bevel_is_a_new_plane_touching_its_cell_and_edges_are_within_the_angle(map_named, name):
+    """Per solid cell: each bevel touches the cell with the cell behind it, repeats none of the
+    planes plane shifting already clips the cell with (its faces, its ancestors, earlier bevels),
+    and around every edge adjacent planes differ by at most the angle."""
+    level = compile_scene(load_scene(map_named(name)))
+    for angle in (90.0, 120.0):
+        beveled = bevel_tree(level, level.world_bounds, BevelSettings(angle=angle))
+        bevels = _bevels_by_leaf(beveled, level.num_nodes)
+        N, D = beveled.plane_normals, beveled.plane_dists
+        worst = 0.0
+        for leaf, faces, chain in solid_cells(level, level.world_bounds, chains=True):
+            verts = np.concatenate([v for _, v in faces])
+            mine = bevels.get(leaf, [])
+            for k, p in enumerate(mine):
+                reach = verts @ N[p] - D[p]
+                assert reach.max() <= 2 * ON_EPSILON and reach.max() >= -2 * ON_EPSILON, (leaf, p)
+                for q in chain + mine[:k]:
+                    assert not (np.all(np.abs(N[q] - N[p]) < 1e-7) and abs(D[q] - D[p]) < ON_EPSILON), (leaf, p, q)
+            tags = [t for t, _ in faces if t >= 0]
+            planes = list(dict.fromkeys(tags + chain + mine))
+            worst = max([worst] + _edge_gaps(N[planes], D[planes], verts, N[tags], D[tags]))
+        assert angle - 30 < worst <= angle + 1e-6, (name, angle, worst)
+
+
+@pytest.mark.parametrize("name", ["slope.map", "e1m7.map"])
+def test_beveled_tree_is_at_most_one_and_a_half_times_the_plain_tree(map_named, name):
+    """The issue's aim (Melax reports 2-2.5 times) on the two maps bench/shift.py measures."""
+    level = compile_scene(load_scene(map_named(name)))
+    st = bevel_tree(level, level.world_bounds).stats
+    assert st["size_ratio"] <= 1.5, st
