@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .geometry import order_polygon_vertices, snap_normals, split_polygon
-from .level import TreeView
+from .level import POINT_HULL_BIT, TreeView
 from .tolerances import MIN_EDGE_LENGTH, ON_EPSILON
 
 #: unitless. A cell face whose outward normal has z >= this 'tops' the cell (about 18 degrees
@@ -79,7 +79,9 @@ class BevelSettings:
 class BeveledTree:
     """The beveled tree as arrays: the plane table grown by the bevel planes (flip pairs kept),
     nodes (the plain tree's nodes first, unchanged, then the bevel chains) and leaves (the plain
-    tree's leaves first, same numbering, then the zero-volume empty leaves)."""
+    tree's leaves first, same numbering, then the zero-volume empty leaves).  Leaves keep only bit
+    0 (the point hull): a level's point-tree leaves may carry box hulls' bits, the beveled tree is
+    for plane shifting alone (docs/FORMAT.md, BVLS)."""
 
     plane_normals: np.ndarray
     plane_dists: np.ndarray
@@ -368,7 +370,7 @@ def bevel_tree(tree, bounds, settings: BevelSettings | None = None, cancel=None)
     normals, dists = np.asarray(tree.plane_normals), np.asarray(tree.plane_dists)
     node_plane = np.asarray(tree.node_plane, dtype=np.int64)
     node_children = np.asarray(tree.node_children, dtype=np.int64).reshape(-1, 2)
-    leaf_solid = np.asarray(tree.leaf_solid, dtype=np.uint32)
+    leaf_solid = np.asarray(tree.leaf_solid, dtype=np.uint32) & np.uint32(POINT_HULL_BIT)  # bit 0 only
     planes = _PlaneAppender(normals, dists)
     counts = {"edge": 0, "vertex": 0, "axial": 0, "flat_top": 0}
     new_planes: list[int] = []

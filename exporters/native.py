@@ -267,7 +267,12 @@ def check_level_fields(f: dict, subject: str | None, hint: str) -> None:
     _check_tree(f, "", planes, nodes, leaves, fail)
     onion_nodes, onion_leaves = counts["onion nodes"][1], counts["onion leaves"][1]
     _check_tree(f, "onion_", planes, onion_nodes, onion_leaves, fail)
-    if "bevel_leaf_solid" in f:
+    bevel = [s.field for s in OPTIONAL_SECTIONS if s.field in f]
+    if bevel and len(bevel) < len(OPTIONAL_SECTIONS):
+        missing = [s.field for s in OPTIONAL_SECTIONS if s.field not in f]
+        raise fail(f"has {', '.join(bevel)} but no {', '.join(missing)}: the beveled tree needs all of "
+                   f"{', '.join(s.field for s in OPTIONAL_SECTIONS)}.")
+    if bevel:
         bevel_nodes, bevel_leaves = len(f["bevel_node_plane"]), len(f["bevel_leaf_solid"])
         if len(f["bevel_node_children"]) != bevel_nodes:
             raise fail(f"bevel_node_children has {len(f['bevel_node_children'])} entries but bevel_node_plane "
@@ -394,6 +399,11 @@ def _decode_sections(sections: dict, subject: str) -> dict:
             except UnicodeDecodeError:
                 raise _fail(f"{field}[{i}] is not valid UTF-8.", subject) from None
         f[field] = names
+    present = [s.tag.decode() for s in OPTIONAL_SECTIONS if s.tag in sections]
+    if present and len(present) < len(OPTIONAL_SECTIONS):
+        missing = [s.tag.decode() for s in OPTIONAL_SECTIONS if s.tag not in sections]
+        raise _fail(f"has section {', '.join(present)} but no {', '.join(missing)}: the beveled tree needs "
+                    f"all of {', '.join(s.tag.decode() for s in OPTIONAL_SECTIONS)}.", subject)
     for s in OPTIONAL_SECTIONS:
         if s.tag in sections:
             count, payload = _known_section(sections, s.tag, s.record_size, s.field, subject)

@@ -1,5 +1,6 @@
-"""Hand-built compiled levels for the exporter tests (the BSP compiler is not needed to make them),
-and an independent writer of .bbk files that follows docs/FORMAT.md."""
+"""Hand-built compiled levels for the exporter tests (the BSP compiler is not needed to make them;
+only beveled_level runs it, for a beveled tree with real bevel nodes), and an independent writer of
+.bbk files that follows docs/FORMAT.md."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ def empty_level() -> CompiledLevel:
 
 
 ONION_FIELDS = ("onion_node_plane", "onion_node_children", "onion_leaf_solid")
+BEVEL_FIELDS = ("bevel_node_plane", "bevel_node_children", "bevel_leaf_solid")
 
 
 def with_onion(level: CompiledLevel, node_plane, node_children, leaf_solid) -> CompiledLevel:
@@ -100,6 +102,32 @@ def box_level() -> CompiledLevel:
         world_bounds=world,
     )
     return with_onion(level, [0, 3], [[-1, 1], [-2, -3]], [0, 0, 0b11])
+
+
+def beveled_level() -> CompiledLevel:
+    """A compiled level with a beveled tree that has bevel nodes of several kinds: a floor, a wedge
+    whose slope meets its other faces at 135 degrees, a ridge 10 degrees off vertical and a tilted
+    tetrahedron, one box hull, compiled and beveled as `bake` does."""
+    from brushbake.core.bevel import add_bevels
+    from brushbake.core.brushes import box_brush, brush_from_planes
+    from brushbake.core.compile import compile_scene
+    from brushbake.core.hulls import make_hull
+    from brushbake.core.scene import Scene
+
+    r, s, c = np.sqrt(0.5), np.sin(np.radians(80.0)), np.cos(np.radians(80.0))
+    wedge = [((0, 0, -1), 0.0), ((1, 0, 0), 1.0), ((-r, 0, r), 0.0), ((0, 1, 0), 2.0), ((0, -1, 0), 0.0)]
+    ridge = [((0, s, c), 2 * c + 3 * s), ((0, -s, c), 2 * c - 3 * s), ((0, 0, -1), 0.0), ((1, 0, 0), 6.0),
+             ((-1, 0, 0), -3.0)]
+    centre = np.array([5.0, 4.0, 1.5])
+    tetra = [(n / np.linalg.norm(n), 0.0) for n in np.array([[1, 2, 3], [-2, 1, 1], [1, -3, 1], [0.3, 0.2, -1]], float)]
+    tetra = [(n, float(n @ centre) + 0.7) for n, _ in tetra]
+    brushes = [box_brush((-2, -2, -1), (8, 6, 0), "floor")] + [
+        brush_from_planes([np.array(n, float) for n, _ in planes], [d for _, d in planes], name)
+        for name, planes in (("wedge", wedge), ("ridge", ridge), ("tetra", tetra))]
+    level = compile_scene(Scene("bevels", brushes=brushes, hulls=[make_hull("player", (-0.4, -0.4, -0.9),
+                                                                             (0.4, 0.4, 0.9))]))
+    add_bevels(level)
+    return level
 
 
 def random_level(seed: int, max_nodes: int = 12) -> CompiledLevel:
@@ -173,7 +201,7 @@ def assert_levels_equal(a: CompiledLevel, b: CompiledLevel) -> None:
         "plane_normals plane_dists node_plane node_children leaf_solid leaf_cluster leaf_bounds "
         "leaf_face_first leaf_face_count leaf_faces face_plane face_first_vertex face_num_vertices "
         "face_brush face_flags vertices hull_boxes world_bounds"
-    ).split() + list(ONION_FIELDS):
+    ).split() + list(ONION_FIELDS) + list(BEVEL_FIELDS):
         x, y = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
         assert x.shape == y.shape, name
         assert x.dtype == y.dtype, name

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from level_builders import assert_levels_equal, box_level, empty_level, random_level
+from level_builders import BEVEL_FIELDS, assert_levels_equal, beveled_level, box_level, empty_level, random_level
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +29,60 @@ def test_round_trip_random_levels(seed):
     text = level_to_json(level)
     assert_levels_equal(level, level_from_json(text))
     assert level_to_json(level_from_json(text)) == text
+
+
+@pytest.fixture(scope="module")
+def beveled():
+    return beveled_level()
+
+
+def test_beveled_tree_round_trip_and_shape_traces(beveled, tmp_path):
+    """The bevel arrays are written and read back exactly (as the .bbk's optional sections), and the
+    loaded beveled tree answers every shape's traces bit for bit as the original."""
+    from brushbake.core.shift import Box, Cylinder, Hull, Sphere, hit_checks
+
+    level = beveled
+    assert level.has_bevel and len(level.bevel_node_plane) > level.num_nodes
+    path = tmp_path / "level.json"
+    write_level_json(level, path)
+    text = path.read_text(encoding="utf-8")
+    assert all(f'"{name}"' in text for name in BEVEL_FIELDS)
+    loaded = level_from_json(text, str(path))
+    assert_levels_equal(level, loaded)
+    assert loaded.has_bevel and level_to_json(loaded) == text
+    rng = np.random.default_rng(5)
+    lo, hi = level.world_bounds
+    s = lo + rng.random((3000, 3)) * (hi - lo)
+    e = s + rng.normal(size=(3000, 3))
+    hull = Hull(rng.normal(size=(12, 3)) * 0.4)
+    for shape in (Sphere(0.5), Cylinder(0.4, 1.8), Box((0.3, 0.5, 0.9)), hull):
+        a, b = hit_checks(level.bevel_tree(), shape, s, e), hit_checks(loaded.bevel_tree(), shape, s, e)
+        assert a.keys() == b.keys() and a["hit"].any()
+        for key in a:
+            np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+    # the plain tree would answer differently: the dump really carried the bevels
+    plain = hit_checks(loaded.point_tree(), Sphere(0.5), s, e)
+    assert not np.array_equal(plain["t"], hit_checks(loaded.bevel_tree(), Sphere(0.5), s, e)["t"])
+
+
+def test_a_level_without_bevels_dumps_no_bevel_arrays(box):
+    doc = json.loads(level_to_json(box))
+    assert not any(name in doc for name in BEVEL_FIELDS)
+    assert not level_from_json(json.dumps(doc)).has_bevel
+
+
+def test_rejects_bad_bevel_arrays(beveled):
+    doc = json.loads(level_to_json(beveled))
+    for name in BEVEL_FIELDS:  # all three or none
+        reject_json(json.dumps({k: v for k, v in doc.items() if k != name}), f"no {name}", "beveled tree")
+    solid = list(doc["bevel_leaf_solid"])
+    solid[0] = 2
+    reject_json(json.dumps({**doc, "bevel_leaf_solid": solid}), "bevel leaf 0", "solid bits")
+    children = [list(c) for c in doc["bevel_node_children"]]
+    children[-1][0] = 0
+    reject_json(json.dumps({**doc, "bevel_node_children": children}), "bevel node", "later node")
+    reject_json(json.dumps({**doc, "bevel_node_plane": doc["bevel_node_plane"][:-1]}), "bevel_node_children has")
+    reject_json(json.dumps({**doc, "bevel_node_plane": "x"}), "bevel_node_plane")
 
 
 def test_text_is_stable_and_readable(box):

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from level_builders import (
     assert_levels_equal,
+    beveled_level,
     box_level,
     build_bbk,
     empty_level,
@@ -142,6 +143,27 @@ def test_unknown_sections_are_skipped(box):
 def test_newer_minor_version_and_optional_flags_are_read(box):
     data = build_bbk(split_bbk(level_to_bytes(box)), minor=7, flags=1 << 16)
     assert_levels_equal(box, level_from_bytes(data))
+
+
+def test_beveled_tree_sections_round_trip_and_come_all_three_or_none():
+    level = beveled_level()
+    data = level_to_bytes(level)
+    sections = split_bbk(data)
+    assert [t for t, *_ in sections][-3:] == [b"BVNP", b"BVNC", b"BVLS"] and len(sections) == len(TAGS) + 3
+    assert_levels_equal(level, level_from_bytes(data))
+    for tag in (b"BVNP", b"BVNC", b"BVLS"):
+        reject(build_bbk([s for s in sections if s[0] != tag]), f"no {tag.decode()}", "beveled tree")
+    plain = [s for s in sections if s[0] not in (b"BVNP", b"BVNC", b"BVLS")]
+    assert not level_from_bytes(build_bbk(plain)).has_bevel
+
+
+def test_beveled_tree_keeps_only_the_point_bit(box):
+    """box_level's solid leaf carries the box hull's bit too; BVLS may hold bit 0 only."""
+    from brushbake.core.bevel import add_bevels
+
+    add_bevels(box)
+    assert box.leaf_solid.max() == 3 and box.bevel_leaf_solid.max() == 1
+    assert_levels_equal(box, level_from_bytes(level_to_bytes(box)))
 
 
 def test_unknown_required_flag_is_rejected(box):
