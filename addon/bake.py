@@ -78,6 +78,11 @@ def summary(level: CompiledLevel) -> str:
     solid = int((level.leaf_solid & 1).astype(bool).sum())
     text = (f"Baked {len(level.brush_names)} brushes: {level.num_nodes} nodes, {level.num_leaves} leaves "
             f"({solid} solid), hulls {', '.join(level.hull_names)}")
+    if level.has_bevel:
+        beveled = len(level.bevel_node_plane)
+        text += f", beveled tree {beveled} nodes ({beveled / max(level.num_nodes, 1):.2f}x)"
+    else:
+        text += ", no bevels"
     return text + (f" in {seconds:.2f} s" if seconds else "")
 
 

@@ -271,6 +271,15 @@ def scenario_map(args) -> dict:
     out["export_json"] = call(bpy.ops.brushbake.export, filepath=str(out_dir / "blender.json"), format="JSON")
 
     out["bevels"] = check_bevel_overlay(bpy)
+    # the bevel settings reach the stored bake as the command line's --bevel-angle and --no-bevels do
+    settings = scene.brushbake
+    settings.bevel_angle = 120.0
+    out["bake_120"] = call(bpy.ops.brushbake.bake)
+    out["export_120"] = call(bpy.ops.brushbake.export, filepath=str(out_dir / "blender_120.bbk"), format="NATIVE")
+    settings.bevel_angle, settings.use_bevels = 90.0, False
+    out["bake_no_bevels"] = call(bpy.ops.brushbake.bake)
+    out["export_no_bevels"] = call(bpy.ops.brushbake.export, filepath=str(out_dir / "blender_no_bevels.bbk"),
+                                   format="NATIVE")
 
     # a moved brush no longer matches its kept planes: it is baked from its mesh, where it now is
     moved = next(o for o in meshes if o.brushbake.role == "STRUCTURAL")
@@ -279,6 +288,80 @@ def scenario_map(args) -> dict:
     brush = bridge.brush_from_object(moved)
     out["moved_uses_mesh"] = bridge.kept_planes_brush(moved, bridge.world_mesh(moved)[0], brush.contents) is None
     out["moved_shift"] = float(brush.bounds[0][0] - by_name[moved["brushbake_name"]].bounds[0][0])
+    return out
+
+
+def ridge(bpy, name: str = "ridge"):
+    """A sharp ridge along x on the floor: apex at z = 2, faces 10 degrees off vertical (the
+    'invisible wall' of Melax's section 5, as in tests/core/test_bevel.py)."""
+    half = 2.0 * np.tan(np.radians(10.0))
+    verts = [(x, y, z) for x in (0.0, 4.0) for y, z in ((-half, 0.0), (half, 0.0), (0.0, 2.0))]
+    faces = [(0, 2, 1), (3, 4, 5), (0, 1, 4, 3), (1, 2, 5, 4), (2, 0, 3, 5)]
+    mesh = bpy.data.meshes.new(name)
+    mesh.from_pydata(verts, [], faces)
+    mesh.update()
+    obj = bpy.data.objects.new(name, mesh)
+    bpy.context.scene.collection.objects.link(obj)
+    return obj
+
+
+def scenario_bevels(args) -> dict:
+    """Bevels in the add-on: on by default, stored with the bake, used by Trace from Cursor with a
+    shape; off on request (the shape then uses the plain tree, and says so); bad shapes named."""
+    bpy = setup()
+    from brushbake.addon import bake, storage
+    from brushbake.core.bevel import BevelSettings, bevel_tree
+
+    out: dict = {}
+    scene = bpy.context.scene
+    settings = scene.brushbake
+    out["defaults"] = [settings.use_bevels, settings.bevel_angle]
+    floor = box(bpy, "floor", (-2, -4, -1), (6, 4, 0))
+    select(bpy, [floor, ridge(bpy)])
+    out["options"] = vars(bake.gather(bpy.context)[1])
+
+    def trace(target, start, direction=(0.0, 1.0, 0.0), distance=6.0):
+        scene.cursor.location = start
+        settings.trace_hull, settings.trace_distance = target, distance
+        result = call(bpy.ops.brushbake.trace, direction=direction)
+        return {"result": result, "fraction": settings.last_trace_fraction,
+                "point": list(settings.last_trace_point), "status": settings.status}
+
+    def baked():
+        level = storage.load_level(scene)
+        data = storage.bake_bytes(scene)
+        expected = bevel_tree(level, level.world_bounds, BevelSettings(angle=settings.bevel_angle))
+        return {"has_bevel": level.has_bevel, "nodes": level.num_nodes,
+                "bevel_nodes": len(level.bevel_node_plane), "status": settings.status,
+                "bvnp_in_bytes": b"BVNP" in data,
+                "same_as_core": level.has_bevel and np.array_equal(level.bevel_node_plane, expected.node_plane)
+                and np.array_equal(level.bevel_node_children, expected.node_children)
+                and np.array_equal(level.plane_normals, expected.plane_normals)}
+
+    # the defaults: the beveled tree is built, stored, and the sphere glides over the ridge
+    out["bake_default"] = call(bpy.ops.brushbake.bake)
+    out["default"] = baked()
+    over, low = (2.0, -3.0, 2.5), (2.0, -3.0, 2.2)  # the sphere's lowest point 0.25 m / 0.05 m over the apex
+    out["default_over"] = trace("sphere:0.25", over)
+    out["default_low"] = trace("sphere:0.25", low)
+    out["default_point"] = trace("point", (2.0, 0.0, 3.0), (0.0, 0.0, -1.0))
+    for bad in ("sphere:-1", "cone:1", "box:1,2", "hull:no_such_points.npy", "hull://no_such_points.npy"):
+        out[f"bad {bad}"] = trace(bad, over)
+    np.save("empty.npy", np.zeros((0, 3)))  # no points
+    out["bad hull:empty.npy"] = trace("hull:empty.npy", over)
+    np.save("ball.npy", np.vstack([np.eye(3), -np.eye(3)]) * 0.25)  # an octahedron of radius 0.25
+    out["hull_over"] = trace("hull:ball.npy", over)
+    out["hull_low"] = trace("hull:ball.npy", (2.0, -3.0, 2.15))
+    # the angle reaches the core: at 45 degrees square edges are beveled too
+    settings.bevel_angle = 45.0
+    out["bake_45"] = call(bpy.ops.brushbake.bake)
+    out["angle_45"] = baked()
+    # bevels off: no beveled tree in the bake; the shape is traced on the plain tree
+    settings.bevel_angle = 90.0
+    settings.use_bevels = False
+    out["bake_off"] = call(bpy.ops.brushbake.bake)
+    out["off"] = baked()
+    out["off_over"] = trace("sphere:0.25", over)
     return out
 
 

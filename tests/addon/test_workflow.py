@@ -138,12 +138,66 @@ def test_map_baked_in_blender_equals_the_command_line_byte_for_byte(tmp_path, ma
     assert b["max_beyond_cell"] <= 0.15 + 1e-5, b
     assert r["moved_uses_mesh"] is True and abs(r["moved_shift"] - 0.25) < 1e-5
 
-    cli = subprocess.run([sys.executable, "-m", "brushbake", "bake", str(map_path), "-o", str(tmp_path / "cli.bbk"),
-                          "--json", str(tmp_path / "cli.json"), "--hull", "q3_stand", "--hull", "q3_crouch", "-q"],
-                         capture_output=True, text=True, timeout=TIMEOUT_S, cwd=tmp_path)
-    assert cli.returncode == 0, cli.stderr
-    assert (tmp_path / "blender.bbk").read_bytes() == (tmp_path / "cli.bbk").read_bytes()
+    assert r["bake_120"] == r["export_120"] == r["bake_no_bevels"] == r["export_no_bevels"] == ["FINISHED"]
+    for name, extra in (("", ["--json", str(tmp_path / "cli.json")]), ("_120", ["--bevel-angle", "120"]),
+                        ("_no_bevels", ["--no-bevels"])):
+        cli = subprocess.run([sys.executable, "-m", "brushbake", "bake", str(map_path), "-o",
+                              str(tmp_path / f"cli{name}.bbk"), *extra, "--hull", "q3_stand", "--hull", "q3_crouch",
+                              "-q"], capture_output=True, text=True, timeout=TIMEOUT_S, cwd=tmp_path)
+        assert cli.returncode == 0, cli.stderr
+        assert (tmp_path / f"blender{name}.bbk").read_bytes() == (tmp_path / f"cli{name}.bbk").read_bytes(), name
     assert (tmp_path / "blender.json").read_bytes() == (tmp_path / "cli.json").read_bytes()
+    default, wide = (tmp_path / "cli.bbk").read_bytes(), (tmp_path / "cli_120.bbk").read_bytes()
+    assert b"BVNP" in default and b"BVNP" not in (tmp_path / "cli_no_bevels.bbk").read_bytes()
+    if map_name.endswith("q1_rocks.map"):  # 194 bevel-tree nodes at 90 degrees, 189 at 120
+        assert default != wide
+
+
+@pytest.fixture(scope="module")
+def bevel_result(tmp_path_factory) -> dict:
+    return run_scenario(tmp_path_factory.mktemp("bevels"), "bevels")
+
+
+def test_bake_builds_and_stores_the_beveled_tree_by_default(bevel_result):
+    r = bevel_result
+    assert r["defaults"] == [True, 90.0] and r["options"] == {"use_bevels": True, "bevel_angle": 90.0}
+    d = r["default"]
+    assert r["bake_default"] == ["FINISHED"] and d["has_bevel"] and d["bvnp_in_bytes"]
+    assert d["bevel_nodes"] > d["nodes"] and d["same_as_core"]  # the tree core/bevel.py builds
+    assert f"beveled tree {d['bevel_nodes']} nodes" in d["status"]
+    a = r["angle_45"]  # the angle reaches the core (45 degrees bevels square edges too)
+    assert r["bake_45"] == ["FINISHED"] and a["same_as_core"] and a["bevel_nodes"] > d["bevel_nodes"]
+    off = r["off"]
+    assert r["bake_off"] == ["FINISHED"] and not off["has_bevel"] and not off["bvnp_in_bytes"]
+    assert off["nodes"] == d["nodes"] and ", no bevels" in off["status"]
+
+
+def test_trace_with_a_shape_uses_the_beveled_tree(bevel_result):
+    """A 0.25 m sphere whose lowest point passes 0.25 m over a ridge's apex: the beveled tree lets it
+    by; the plain tree (a bake without bevels) stops it in mid-air, and the status says why."""
+    r = bevel_result
+    assert r["default_over"]["result"] == ["FINISHED"] and r["default_over"]["fraction"] == 1.0
+    assert r["default_over"]["status"].startswith("No hit for 'sphere:0.25'")
+    low = r["default_low"]  # 0.05 m over the apex: stopped at the ridge
+    assert low["fraction"] < 0.5 and low["point"][1] == pytest.approx(-0.2186, abs=1e-3)
+    assert r["default_point"]["point"] == pytest.approx([2.0, 0.0, 2.0], abs=1e-6)
+    off = r["off_over"]
+    assert off["result"] == ["FINISHED"] and 0.3 < off["fraction"] < 0.7
+    assert "no bevels" in off["status"] and "plain tree" in off["status"]
+    assert r["hull_over"]["fraction"] == 1.0 and r["hull_low"]["fraction"] < 0.5
+
+
+def test_trace_with_a_bad_shape_is_named(bevel_result):
+    r = bevel_result
+    for bad, words in (("sphere:-1", ["sphere:-1", "non-negative"]), ("cone:1", ["cone:1", "unknown shape"]),
+                       ("box:1,2", ["box:1,2", "3 non-negative"]),
+                       ("hull:no_such_points.npy", ["hull:no_such_points.npy", "cannot be read", ".npy file"]),
+                       ("hull://no_such_points.npy", ["cannot be read"]),
+                       ("hull:empty.npy", ["hull:empty.npy", "at least one finite point"])):
+        got = r[f"bad {bad}"]
+        assert got["result"][0] == "ERROR", (bad, got)
+        for word in words:
+            assert word in got["result"][1] and word in got["status"], (bad, word, got)
 
 
 @pytest.fixture(scope="module")
