@@ -105,18 +105,20 @@ def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
     detail_ids = list(range(n_structural, n_csg))
     pushed, on_boundary = builder.push_faces(detail_ids) if detail_ids else ({}, set())
     builder.progress = None  # sub-builds report through this stage's own bar
-    for k, (leaf_index, dfaces) in enumerate(sorted(pushed.items())):
-        check_cancel()
+    check_cancel()
+    leaf_order = sorted(pushed)
+    roots = []
+    for leaf_index in leaf_order:  # every leaf with detail is built further, all together
         leaf = builder.leaves[leaf_index]
         leaf.alive = False
-        ids = np.array(leaf.faces + dfaces, dtype=np.int64)
+        ids = np.array(leaf.faces + pushed[leaf_index], dtype=np.int64)
         is_detail = np.array([(faces.flags[f] & FACE_DETAIL) != 0 for f in ids], dtype=bool)
         candidate = is_detail & np.array([f not in on_boundary for f in ids.tolist()], dtype=bool)
-        first_new = len(builder.leaves)
-        builder.build(ids, candidate, is_detail, leaf.bounds, parent=leaf.parent, side=leaf.side)
-        for sub in builder.leaves[first_new:]:
-            sub.cluster = leaf.cluster
-        report((k + 1) / len(pushed), f"{len(pushed)} leaves with detail")
+        roots.append((ids, candidate, is_detail, leaf.bounds, leaf.parent, leaf.side))
+    for leaf_index, (_, first, end) in zip(leaf_order, builder.build_many(roots)):
+        for sub in builder.leaves[first:end]:
+            sub.cluster = builder.leaves[leaf_index].cluster
+    report(1.0, f"{len(pushed)} leaves with detail")
     stats["leaves_inside_detail"] = _mark_leaves_inside_detail(builder, faces, detail, set(pushed))
     times["detail"] = time.perf_counter() - t0
 

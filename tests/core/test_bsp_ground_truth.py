@@ -253,3 +253,35 @@ def test_compiling_a_sample_twice_gives_identical_arrays_and_bytes(sample_path, 
 
 def test_compiling_a_map_twice_gives_identical_arrays_and_bytes(map_named, levels, tmp_path):
     _check_deterministic(map_named("qbspfeatures.map"), levels, tmp_path)
+
+
+def test_subtrees_built_together_are_numbered_as_built_one_by_one(map_named):
+    """TreeBuilder.build_many grows several subtrees level by level together (the detail stage
+    does that for every leaf with detail); nodes, leaves and their faces must come out numbered
+    as consecutive build() calls number them."""
+    from brushbake.core.bsp import SplitterSettings, TreeBuilder
+    from brushbake.core.csg import FaceList, brush_plane_ids, union_faces
+    from brushbake.core.geometry import PlaneTable
+    from brushbake.core.loaders import load_scene
+
+    scene = load_scene(map_named("qbspfeatures.map"))
+    planes = PlaneTable()
+    brushes = [b for b in scene.brushes if b.contents == Contents.SOLID]
+    faces = union_faces(brushes, brush_plane_ids(brushes, planes), planes)
+    half = len(faces) // 2
+    box = np.array([scene.bounds[0] - 1, scene.bounds[1] + 1])
+    roots = [(np.arange(half), np.ones(half, bool), np.ones(half, bool), box, -1, 0),
+             (np.arange(half, len(faces)), np.ones(len(faces) - half, bool), np.ones(len(faces) - half, bool), box, -1, 1)]
+    builders = []
+    for together in (False, True):
+        copy = FaceList(list(faces.verts), list(faces.plane), list(faces.brush), list(faces.flags))
+        b = TreeBuilder(planes, copy, SplitterSettings())
+        codes = [c for c, _, _ in b.build_many(roots)] if together else [b.build(*r[:4], parent=r[4], side=r[5]) for r in roots]
+        builders.append((b, codes))
+    (one, codes_one), (two, codes_two) = builders
+    assert codes_one == codes_two and one.node_plane == two.node_plane and one.node_children == two.node_children
+    assert len(one.node_plane) > 50
+    assert [one.faces.verts[f].tobytes() for f in one.node_face] == [two.faces.verts[f].tobytes() for f in two.node_face]
+    for a, b in zip(one.leaves, two.leaves, strict=True):
+        assert (a.solid, a.parent, a.side) == (b.solid, b.parent, b.side) and np.array_equal(a.bounds, b.bounds)
+        assert [one.faces.verts[f].tobytes() for f in a.faces] == [two.faces.verts[f].tobytes() for f in b.faces]
