@@ -93,7 +93,7 @@ def union_faces(
         face_brush.extend([i] * len(brush.faces))
         cutters.extend([near[row] for row in touching] if touching is not None else [no_cutter] * len(brush.faces))
     face_normal = planes.normals[np.array(face_pid, dtype=np.int64)] if faces else np.zeros((0, 3))
-    pieces = _cut_faces(faces, np.array(face_brush, dtype=np.int64), face_normal, cutters, brushes, cancel)
+    pieces = _cut_faces(faces, np.array(face_brush, dtype=np.int64), face_normal, cutters, _Cutters(brushes), cancel)
     for f, kept in enumerate(pieces):
         for piece in kept:
             out.add(piece, face_pid[f], face_brush[f], flags)
@@ -107,7 +107,7 @@ def _check_cancel(cancel, i: int) -> None:
         raise CancelledError()
 
 
-def _cut_faces(faces, face_brush, face_normal, cutters, brushes, cancel) -> list[list[np.ndarray]]:
+def _cut_faces(faces, face_brush, face_normal, cutters, table: "_Cutters", cancel) -> list[list[np.ndarray]]:
     """For each face, its pieces left after removing the inside of each of its cutters in turn.
 
     Step s cuts the pieces of every face with more than s cutters by that face's s-th cutter,
@@ -130,7 +130,7 @@ def _cut_faces(faces, face_brush, face_normal, cutters, brushes, cancel) -> list
     while len(items):
         _check_cancel(cancel, 0)
         cutter = seq[first[items.face] + step]
-        items = _remove_inside_batch(items, cutter, brushes, face_normal, face_brush)
+        items = _remove_inside_batch(items, cutter, table, face_normal, face_brush)
         step += 1
         done = n_cut[items.face] == step
         for row in np.flatnonzero(done).tolist():
@@ -154,7 +154,7 @@ class _Pieces:
         return _Pieces(self.verts[rows], self.counts[rows], self.face[rows], self.whole[rows])
 
 
-def _remove_inside_batch(items: _Pieces, cutter: np.ndarray, brushes: list[Brush], face_normal: np.ndarray,
+def _remove_inside_batch(items: _Pieces, cutter: np.ndarray, table: "_Cutters", face_normal: np.ndarray,
                          face_brush: np.ndarray) -> _Pieces:
     """Every piece with its part inside its own cutter brush removed, all pieces at once: the
     pieces kept, each piece's kept parts in order (fronts as they are split off, then the rest).
@@ -170,21 +170,17 @@ def _remove_inside_batch(items: _Pieces, cutter: np.ndarray, brushes: list[Brush
 
     Pieces are taken in cutter order, so that each cutter's pieces get their distances from one
     product of their vertices with the cutter's planes (_cutter_extremes); a product's rows do
-    not depend on the other rows, so every value, and every split vertex, is the one a
-    piece-by-piece loop gets."""
+    not depend on the other rows, so every value, and every split vertex (_split_distances), is
+    the one a piece-by-piece loop gets."""
     perm = np.argsort(cutter, kind="stable")
     items, cutter = items.take(perm), cutter[perm]
-    k_count = np.array([len(brushes[c].dists) for c in cutter.tolist()], dtype=np.int64)
+    k_count = table.count[cutter]
     k_max = int(k_count.max())
     k_index = np.arange(k_max)
-    normals = np.zeros((len(items), k_max, 3))
-    groups = np.flatnonzero(np.r_[True, cutter[1:] != cutter[:-1], True])
-    for a, z in zip(groups[:-1].tolist(), groups[1:].tolist()):
-        b = brushes[int(cutter[a])]
-        normals[a:z, : len(b.dists)] = b.normals
+    normals = table.normals[cutter, :k_max]
     facing = np.matmul(normals, face_normal[items.face][:, :, None])[:, :, 0] > 0  # each as `normals @ n`
     flush_keeps = facing & (k_index < k_count[:, None]) & (face_brush[items.face] < cutter)[:, None]
-    lo, hi = _cutter_extremes(items.verts, items.counts, cutter, brushes, k_max)
+    lo, hi = _cutter_extremes(items.verts, items.counts, cutter, table, k_max)
     on = (hi <= ON_EPSILON) & (lo >= -ON_EPSILON)
     # kept pieces as (row, rank, verts, counts, whole), put in (row, rank) order at the end
     out_row, out_rank, out_verts, out_counts, out_whole = [], [], [], [], []
@@ -217,7 +213,7 @@ def _remove_inside_batch(items: _Pieces, cutter: np.ndarray, brushes: list[Brush
             break
         ks = k[rows]
         c = cutter[live[rows]]
-        n, d = normals[live[rows], ks], _plane_dists(brushes, c, ks)
+        n, d = normals[live[rows], ks], table.dists[c, ks]
         front, nf, back, nb = split_polygons(rest_v[rows], rest_n[rows], _split_distances(rest_v[rows], n, d), n, d)
         got = np.flatnonzero(nf)
         emit(live[rows[got]], rank[rows[got]], front[got], nf[got], np.zeros(len(got), bool))
@@ -225,7 +221,7 @@ def _remove_inside_batch(items: _Pieces, cutter: np.ndarray, brushes: list[Brush
         live, rows, start = live[rows[go]], rows[go], ks[go] + 1
         rank = rank[rows] + 1
         rest_v, rest_n, rest_whole = back[go], nb[go], np.zeros(len(go), bool)
-        lo, hi = _cutter_extremes(rest_v, rest_n, cutter[live], brushes, k_max)
+        lo, hi = _cutter_extremes(rest_v, rest_n, cutter[live], table, k_max)
         on = (hi <= ON_EPSILON) & (lo >= -ON_EPSILON)
     row = np.concatenate(out_row)
     order = np.lexsort((np.concatenate(out_rank), perm[row]))
@@ -234,15 +230,25 @@ def _remove_inside_batch(items: _Pieces, cutter: np.ndarray, brushes: list[Brush
     return _Pieces(verts[order], np.concatenate(out_counts)[order], items.face[row], np.concatenate(out_whole)[order])
 
 
-def _plane_dists(brushes, cutter: np.ndarray, ks: np.ndarray) -> np.ndarray:
-    return np.array([brushes[c].dists[k] for c, k in zip(cutter.tolist(), ks.tolist())])
+class _Cutters:
+    """Every brush's planes padded to a common count: normals (B, K, 3), dists (B, K), count (B,)."""
+
+    def __init__(self, brushes: list[Brush]):
+        self.brushes = brushes
+        self.count = np.array([len(b.dists) for b in brushes], dtype=np.int64)
+        k = int(self.count.max())
+        self.normals = np.zeros((len(brushes), k, 3))
+        self.dists = np.zeros((len(brushes), k))
+        for i, b in enumerate(brushes):
+            self.normals[i, : len(b.dists)] = b.normals
+            self.dists[i, : len(b.dists)] = b.dists
 
 
-def _cutter_extremes(verts, counts, cutter, brushes, k_max) -> tuple[np.ndarray, np.ndarray]:
+def _cutter_extremes(verts, counts, cutter, table: _Cutters, k_max) -> tuple[np.ndarray, np.ndarray]:
     """Per piece and plane of its cutter, the min and max vertex distance: (M, K) each, -inf on
-    padding planes.  Pieces are sorted by cutter: one product per cutter over all its pieces'
-    vertices (a product's rows are those of each piece's own product; padding rows repeat a
-    piece's last vertex and change no extreme)."""
+    padding planes.  Pieces come sorted by cutter: one matrix product per cutter over all its
+    pieces' vertices (a product's rows do not depend on the other rows, so the values are those
+    of each piece's own product; padding rows repeat a piece's last vertex and change no extreme)."""
     m, width = verts.shape[:2]
     fill = np.minimum(np.arange(width), counts[:, None] - 1)
     verts = np.take_along_axis(verts, fill[:, :, None], axis=1)
@@ -251,7 +257,7 @@ def _cutter_extremes(verts, counts, cutter, brushes, k_max) -> tuple[np.ndarray,
     groups = np.flatnonzero(np.r_[True, cutter[1:] != cutter[:-1], True])
     widths = np.maximum.reduceat(counts, groups[:-1]).tolist() if m else []
     for a, z, w in zip(groups[:-1].tolist(), groups[1:].tolist(), widths):
-        b = brushes[int(cutter[a])]
+        b = table.brushes[int(cutter[a])]
         k = len(b.dists)
         dist = (verts[a:z, :w].reshape(-1, 3) @ b.normals.T - b.dists).reshape(z - a, w, k)
         lo[a:z, :k] = dist.min(axis=1)
