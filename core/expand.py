@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .brushes import Brush, brush_from_planes, brushes_from_planes
+from .brushes import Brush, brushes_from_planes
 from .geometry import cross3, snap_normals
 from .scene import Hull
 from .tolerances import NORMAL_EPSILON, ON_EPSILON
