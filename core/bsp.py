@@ -563,9 +563,12 @@ class TreeBuilder:
         f = self.faces
         first_id = len(f)
         flat = pieces[np.arange(pieces.shape[1]) < counts[:, None]]
-        verts = np.split(flat, np.cumsum(counts)[:-1]) if len(counts) else []
-        for v, src in zip(verts, like.tolist()):
-            f.add(v, f.plane[src], f.brush[src], f.flags[src])
+        ends = np.cumsum(counts).tolist()
+        f.verts.extend(flat[a:z] for a, z in zip([0] + ends[:-1], ends))
+        like = like.tolist()
+        f.plane.extend(f.plane[i] for i in like)
+        f.brush.extend(f.brush[i] for i in like)
+        f.flags.extend(f.flags[i] for i in like)
         self._append_faces(flat, counts, np.asarray(f.plane[first_id:], dtype=np.int64))
         return np.arange(first_id, len(f), dtype=np.int64)
 
