@@ -48,6 +48,12 @@ DEFAULT_SAMPLE = "two_rooms.json"
 # Building blocks
 
 
+
+def dot3(a, b) -> float:
+    """a . b summed left to right in Python floats: the same bits on every machine (a NumPy
+    product of two 3-vectors goes through BLAS, whose kernels round differently per CPU)."""
+    return float(a[0]) * float(b[0]) + float(a[1]) * float(b[1]) + float(a[2]) * float(b[2])
+
 class Builder:
     def __init__(self, name: str):
         self.scene = Scene(name=name, hulls=[STAND, CROUCH])
@@ -85,7 +91,7 @@ class Builder:
         side_lo[side] = -1.0
         side_hi = [0.0, 0.0, 0.0, (x1, y1)[side]]
         side_hi[side] = 1.0
-        planes = [[0, 0, -1, -z0], high_end, side_lo, side_hi, [*n, float(n @ start)]]
+        planes = [[0, 0, -1, -z0], high_end, side_lo, side_hi, [*n, dot3(n, start)]]
         return self.planes(name, planes, contents, texture)
 
     def turned_box(self, name, center, size, z0, z1, degrees, contents=Contents.SOLID, texture=""):
@@ -96,8 +102,8 @@ class Builder:
         c = np.array([center[0], center[1], 0.0])
         planes = [[0, 0, 1, z1], [0, 0, -1, -z0]]
         for axis, half in ((u, size[0] / 2), (v, size[1] / 2)):
-            planes.append([*axis, float(axis @ c) + half])
-            planes.append([*(-axis), float(-axis @ c) + half])
+            planes.append([*axis, dot3(axis, c) + half])
+            planes.append([*(-axis), dot3(-axis, c) + half])
         return self.planes(name, planes, contents, texture)
 
     def room(self, prefix, lo, hi, doors=(), textures=None):
