@@ -2,8 +2,10 @@
 segment first enter solid, and which leaves lie back to front from a viewpoint.
 
 Conventions every query shares:
-- a point exactly on a plane (n.x - d == 0) belongs to the front (empty) side, so a point on a
-  wall's surface is empty and a segment sliding along a floor is not blocked;
+- solids are open sets: a point within TOUCH_EPSILON of a plane is on it, and solid only where it
+  is solid on both sides, so a point on a wall's surface is empty (even where one brush's top
+  and another's underside share the plane) and a segment sliding along a floor is not blocked;
+  point_leaves, which must name one leaf, puts a point on a plane on the front side;
 - a segment's hit is the first point where it enters a solid leaf, with the plane it crossed
   there and that plane's normal turned to face the segment's start;
 - a segment that starts in solid has fraction 0, point = start and a zero normal.
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .level import CompiledLevel
+from .tolerances import TOUCH_EPSILON
 
 
 def _hull_bit(hull: int) -> int:
@@ -24,19 +27,29 @@ def _hull_bit(hull: int) -> int:
 
 
 def point_leaves(level: CompiledLevel, points) -> np.ndarray:
-    """(N,) int64 leaf index of each point."""
+    """(N,) int64 leaf index of each point (a point on a plane goes to the front side)."""
+    return _walk_points(level, points)[0]
+
+
+def _walk_points(tree, points) -> tuple[np.ndarray, np.ndarray]:
+    """Leaf of each point, and which points passed within TOUCH_EPSILON of a node's plane.
+    Distances are summed x + y + z as the traces sum them, so a trace's start and point_solid
+    agree to the bit."""
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
-    codes = np.full(len(pts), level.root, dtype=np.int64)
-    normals, dists = level.plane_normals, level.plane_dists
-    planes, children = level.node_plane, level.node_children
+    codes = np.full(len(pts), tree.root, dtype=np.int64)
+    touched = np.zeros(len(pts), dtype=bool)
+    normals, dists = tree.plane_normals, tree.plane_dists
+    planes, children = tree.node_plane, tree.node_children
     active = np.flatnonzero(codes >= 0)
     while len(active):
         nodes = codes[active]
         pl = planes[nodes]
-        back = np.einsum("ij,ij->i", pts[active], normals[pl]) - dists[pl] < 0
-        codes[active] = children[nodes, back.astype(np.int64)]
+        n, p = normals[pl], pts[active]
+        d = n[:, 0] * p[:, 0] + n[:, 1] * p[:, 1] + n[:, 2] * p[:, 2] - dists[pl]
+        touched[active[np.abs(d) <= TOUCH_EPSILON]] = True
+        codes[active] = children[nodes, (d < 0).astype(np.int64)]
         active = active[codes[active] >= 0]
-    return -1 - codes
+    return -1 - codes, touched
 
 
 def _tree_for(level, hull: int):
@@ -46,10 +59,19 @@ def _tree_for(level, hull: int):
 
 def point_solid(level: CompiledLevel, points, hull: int = 0) -> np.ndarray:
     """(N,) uint8: 1 where the point is solid for the hull (0 = the point hull); for a box hull
-    the point is the character's reference point."""
+    the point is the character's reference point.  A point on a plane is solid only if it is
+    solid on both sides (open solids, see the module docstring)."""
+    from .trace import TreeLists, solid_open
+
     tree = _tree_for(level, hull)
-    leaves = point_leaves(tree, points)
-    return ((tree.leaf_solid[leaves] & _hull_bit(hull)) != 0).astype(np.uint8)
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    leaves, touched = _walk_points(tree, pts)
+    out = ((tree.leaf_solid[leaves] & _hull_bit(hull)) != 0).astype(np.uint8)
+    if touched.any():
+        lists = TreeLists(tree)
+        for i in np.flatnonzero(touched).tolist():
+            out[i] = solid_open(lists, lists.root, *map(float, pts[i]), _hull_bit(hull))
+    return out
 
 
 def segment_hits(level: CompiledLevel, starts, ends, hull: int = 0) -> np.ndarray:
@@ -74,53 +96,39 @@ class Hit:
 
 
 class SolidTree:
-    """A level's point tree as Python lists, for single queries without NumPy call overhead."""
+    """A level's point tree as Python lists, for single queries without NumPy call overhead.
+    first_hit is segment_hits for one segment (the same walk, core/trace.py)."""
 
     def __init__(self, level: CompiledLevel):
+        from .trace import TreeLists
+
         self.level = level
-        self.normals = level.plane_normals.tolist()
-        self.dists = level.plane_dists.tolist()
-        self.planes = level.node_plane.tolist()
-        self.children = level.node_children.tolist()
-        self.solid = level.leaf_solid.tolist()
-        self.root = level.root
+        self.lists = TreeLists(level)
 
     def first_hit(self, start, end, hull: int = 0) -> Hit | None:
         """The first solid hit of one segment (None when it stays empty)."""
+        from .trace import RAY_E, RAY_E2S, find_first_transition
+
+        tr = find_first_transition(self.lists, start, end, hull)
         sx, sy, sz = map(float, start)
+        if tr.kind == RAY_E:
+            return None
+        if tr.kind != RAY_E2S:
+            return Hit(0.0, (sx, sy, sz), (0.0, 0.0, 0.0), -1, True)
+        t = tr.t
         dx, dy, dz = float(end[0]) - sx, float(end[1]) - sy, float(end[2]) - sz
-        bit = 1 << hull
-        stack = [(self.root, 0.0, 1.0, -1)]
-        while stack:
-            code, t0, t1, entry = stack.pop()
-            if code < 0:
-                if self.solid[-1 - code] & bit:
-                    if entry < 0:
-                        return Hit(0.0, (sx, sy, sz), (0.0, 0.0, 0.0), -1, True)
-                    nx, ny, nz = self.normals[entry]
-                    return Hit(t0, (sx + t0 * dx, sy + t0 * dy, sz + t0 * dz), (nx, ny, nz), entry, False)
-                continue
-            p = self.planes[code]
-            nx, ny, nz = self.normals[p]
-            ds = nx * sx + ny * sy + nz * sz - self.dists[p]
-            dd = nx * dx + ny * dy + nz * dz
-            d0, d1 = ds + t0 * dd, ds + t1 * dd
-            near = 0 if d0 >= 0 else 1
-            if (d1 >= 0) == (d0 >= 0):
-                stack.append((self.children[code][near], t0, t1, entry))
-                continue
-            tm = min(max(-ds / dd, t0), t1)
-            stack.append((self.children[code][1 - near], tm, t1, p ^ near))
-            stack.append((self.children[code][near], t0, tm, entry))
-        return None
+        nx, ny, nz = self.lists.normals[tr.plane]
+        return Hit(t, (sx + t * dx, sy + t * dy, sz + t * dz), (nx, ny, nz), tr.plane, False)
 
     def leaf(self, point) -> int:
+        """The leaf holding the point (a point on a plane goes to the front side)."""
         x, y, z = map(float, point)
-        code = self.root
+        lists = self.lists
+        code = lists.root
         while code >= 0:
-            p = self.planes[code]
-            n = self.normals[p]
-            code = self.children[code][1 if n[0] * x + n[1] * y + n[2] * z - self.dists[p] < 0 else 0]
+            p = lists.planes[code]
+            n = lists.normals[p]
+            code = lists.children[code][1 if n[0] * x + n[1] * y + n[2] * z - lists.dists[p] < 0 else 0]
         return -1 - code
 
 

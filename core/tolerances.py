@@ -54,6 +54,15 @@ MESH_WELD_DISTANCE = 1e-6
 #: (about 1e-7 relative, so 1e-5 m at 100 m).
 MESH_CONVEXITY_TOLERANCE = 1e-4
 
+#: m. Queries (core/query.py point_solid, core/trace.py traces): a point within this of a node's
+#: plane is *on* it.  Solids are open sets, so a point on a plane is solid only where it is solid
+#: on both sides, and a segment lying in a plane (both ends on it) is solid only where both sides
+#: are: a box resting on a floor, or under a ceiling that lies on the same plane as another
+#: brush's top, is touching, not inside.  Far above the ~1e-12 m rounding of a point where a
+#: previous trace stopped (it may land a hair inside), far below anything a player could see, and
+#: below the 1e-5 m band the ground-truth tests leave unjudged.
+TOUCH_EPSILON = 1e-7
+
 #: m. Plane shifting (core/shift.py): a swept shape whose start lies within this of a shifted
 #: plane while moving into it is *touching* that plane (a hit at t = 0 with its normal), not
 #: starting inside the grown solid.  Far above the ~1e-12 m rounding of a shape resting where a

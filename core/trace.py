@@ -6,24 +6,33 @@ A trace moves a hull's reference point from src to dest.  The answer is a *trans
 - RAY_E2S / RAY_S2E: the first point where it goes from empty to solid (or solid to empty), with
   the plane crossed there, oriented to face the segment's start.
 
-One convention differs from Listing 5, on purpose: a segment lying *in* a splitter plane (the
-coplanar case) follows the front child only, instead of both children.  Points on a plane are on
-its front (empty) side everywhere in brushbake, so a box sliding along a floor stays empty, and the
-single and batch versions answer identically.  Listing 5's combination can report a spurious
-transition below a floor the segment merely runs along.
+Solids are open sets (core/tolerances.py TOUCH_EPSILON): touching is not being inside.  A point
+within TOUCH_EPSILON of a node's plane is *on* it, and solid only where both sides are; a segment
+lying in a plane (both ends of its piece on it: Listing 5's coplanar case) is solid where both
+children are, so a box sliding along a floor, or under a ceiling that shares its plane with
+another brush's top, is not stopped, and a trace can leave the point where the previous one
+stopped (rounding may have put it a hair inside).  Only the start's own state and coplanar pieces
+need this; everywhere else an end of a piece on a plane takes the side of the other end.
+
+Two walks give the same answers: the fast one (Listing 5's recursion, or the batch below) runs
+until it meets a start on a plane or a coplanar piece, and hands that segment to the open walk
+(`_fft_open`), which follows both sides there.
 
 Collision (trace_hull / trace_hulls): E2S gives the collision point, the normal facing against the
-motion and the time t = |c - s| / |d - s|.  A start found solid (RAY_S or RAY_S2E: the start
-touches a surface and rounding put it inside) is retried from s' = s - RETRY_BACKOFF * (d - s)/|d - s|;
-if that finds an E2S within the back-off, the trace hits at t = 0 with that plane; otherwise
-the start is solid (t = 0, zero normal).
+motion and the time t = |c - s| / |d - s|.  A start found solid (RAY_S or RAY_S2E: rounding put a
+start resting on a surface inside it by more than TOUCH_EPSILON) is retried from
+s' = s - RETRY_BACKOFF * (d - s)/|d - s|; if that finds an E2S within the back-off, the trace hits
+at t = 0 with that plane; otherwise the start is solid (t = 0, zero normal).
 """
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
+
+from .tolerances import TOUCH_EPSILON
 
 RAY_E, RAY_S, RAY_E2S, RAY_S2E = 0, 1, 2, 3
 
@@ -62,11 +71,27 @@ class TreeLists:
         self.root = tree.root
 
 
+class _OnPlane(Exception):
+    """The fast walk met a start on a plane or a piece lying in one: the open walk decides."""
+
+
 def find_first_transition(tree: TreeLists, src, dest, hull: int = 0) -> Transition:
-    """Listing 5 for one segment (see the module docstring for the coplanar convention)."""
+    """Listing 5 for one segment, solids open (see the module docstring)."""
     sx, sy, sz = (float(v) for v in src)
     dx, dy, dz = float(dest[0]) - sx, float(dest[1]) - sy, float(dest[2]) - sz
+    seg = (sx, sy, sz, dx, dy, dz)
     bit = 1 << hull
+    try:
+        kind, t, plane = _fft_fast(tree, seg, bit)
+    except _OnPlane:
+        kind, t, plane = _fft_open(tree, seg, bit)
+    return Transition(kind, t if kind >= RAY_E2S else (1.0 if kind == RAY_E else 0.0), plane)
+
+
+def _fft_fast(tree: TreeLists, seg, bit: int) -> tuple[int, float, int]:
+    """Listing 5's recursion; raises _OnPlane where solids being open matters."""
+    sx, sy, sz, dx, dy, dz = seg
+    eps = TOUCH_EPSILON
 
     def fft_sub(code: int, t0: float, t1: float) -> tuple[int, float, int]:
         if code < 0:
@@ -76,8 +101,15 @@ def find_first_transition(tree: TreeLists, src, dest, hull: int = 0) -> Transiti
         ds = nx * sx + ny * sy + nz * sz - tree.dists[p]
         dd = nx * dx + ny * dy + nz * dz
         d0, d1 = ds + t0 * dd, ds + t1 * dd
-        near = 0 if d0 >= 0 else 1
-        if (d1 >= 0) == (d0 >= 0):  # CP_FRONT / CP_BACK (and coplanar: front)
+        on1 = -eps <= d1 <= eps
+        if -eps <= d0 <= eps:
+            if on1 or t0 == 0.0:  # a piece in the plane, or the start on it
+                raise _OnPlane
+            front0 = d1 > 0
+        else:
+            front0 = d0 > 0
+        near = 0 if front0 else 1
+        if on1 or (d1 > 0) == front0:  # CP_FRONT / CP_BACK
             return fft_sub(tree.children[code][near], t0, t1)
         tm = min(max(-ds / dd, t0), t1)  # CP_STRADDLE: split at the plane, near half first
         tr_near = fft_sub(tree.children[code][near], t0, tm)
@@ -92,17 +124,124 @@ def find_first_transition(tree: TreeLists, src, dest, hull: int = 0) -> Transiti
             return tr_far if tr_near[0] == RAY_E else (RAY_S2E, tm, p ^ near)
         return tr_far if tr_near[0] == RAY_S else (RAY_E2S, tm, p ^ near)  # RAY_S2E
 
-    kind, t, plane = fft_sub(tree.root, 0.0, 1.0)
-    return Transition(kind, t if kind >= RAY_E2S else (1.0 if kind == RAY_E else 0.0), plane)
+    return fft_sub(tree.root, 0.0, 1.0)
+
+
+def solid_open(tree: TreeLists, code: int, x: float, y: float, z: float, bit: int) -> bool:
+    """Is the point solid, solids being open: on a plane (within TOUCH_EPSILON) it is solid only
+    if it is solid on both sides."""
+    eps = TOUCH_EPSILON
+    while code >= 0:
+        p = tree.planes[code]
+        nx, ny, nz = tree.normals[p]
+        d = nx * x + ny * y + nz * z - tree.dists[p]
+        if -eps <= d <= eps:
+            front, back = tree.children[code]
+            return solid_open(tree, front, x, y, z, bit) and solid_open(tree, back, x, y, z, bit)
+        code = tree.children[code][0 if d > 0 else 1]
+    return bool(tree.solid[-1 - code] & bit)
+
+
+def _fft_open(tree: TreeLists, seg, bit: int) -> tuple[int, float, int]:
+    """find_first_transition with open solids everywhere: the start's state from every side of
+    the planes it lies on, the pieces along the segment in order (_pieces), the first change."""
+    sx, sy, sz = seg[:3]
+    start = solid_open(tree, tree.root, sx, sy, sz, bit)
+    pieces = _pieces(tree, seg, bit, tree.root, 0.0, 1.0, -1)
+    _, state, plane = next(pieces)
+    if state != start:  # the start touches a surface the segment goes into (or leaves)
+        if plane >= 0:
+            return (RAY_E2S if state else RAY_S2E), 0.0, plane
+        state = True  # no plane through the start separates the two: call it inside
+    for t, solid, plane in pieces:
+        if solid != state:
+            return (RAY_E2S if solid else RAY_S2E), t, plane
+    return (RAY_S, 0.0, -1) if state else (RAY_E, 1.0, -1)
+
+
+def _pieces(tree: TreeLists, seg, bit: int, code: int, t0: float, t1: float, entry: int):
+    """(t where a piece starts, solid, plane entered there) for the leaves along [t0, t1] in order.
+    A piece lying in a node's plane is solid where both children are.  For the piece at the
+    segment's start, `entry` becomes a plane the start lies on with open (empty) space across it,
+    facing that space: the plane a trace into solid from there hits at t = 0."""
+    sx, sy, sz, dx, dy, dz = seg
+    eps = TOUCH_EPSILON
+    while code >= 0:
+        p = tree.planes[code]
+        nx, ny, nz = tree.normals[p]
+        ds = nx * sx + ny * sy + nz * sz - tree.dists[p]
+        dd = nx * dx + ny * dy + nz * dz
+        d0, d1 = ds + t0 * dd, ds + t1 * dd
+        front, back = tree.children[code]
+        on0, on1 = -eps <= d0 <= eps, -eps <= d1 <= eps
+        if on0 and on1:
+            yield from _both(list(_pieces(tree, seg, bit, front, t0, t1, entry)),
+                             list(_pieces(tree, seg, bit, back, t0, t1, entry)))
+            return
+        front0 = (d1 > 0) if on0 else (d0 > 0)
+        near = 0 if front0 else 1
+        if on0 and t0 == 0.0 and entry < 0 and not solid_open(tree, (back, front)[near], sx, sy, sz, bit):
+            entry = p ^ (1 - near)  # the start on this plane, open space on the other side
+        if on1 or (d1 > 0) == front0:
+            code = (front, back)[near]
+            continue
+        tm = min(max(-ds / dd, t0), t1)
+        yield from _pieces(tree, seg, bit, (front, back)[near], t0, tm, entry)
+        code, t0, entry = (back, front)[near], tm, p ^ near
+    yield t0, bool(tree.solid[-1 - code] & bit), entry
+
+
+def _both(a: list, b: list):
+    """Pieces solid where both piece lists are (both start at the same t).  A piece's plane is
+    that of a list that changed there to the new state."""
+    i = j = 0
+    sa = sb = False
+    while i < len(a) or j < len(b):
+        t = min(a[i][0] if i < len(a) else np.inf, b[j][0] if j < len(b) else np.inf)
+        changed = []
+        if i < len(a) and a[i][0] == t:
+            sa, i = a[i][1], i + 1
+            changed.append((sa, a[i - 1][2]))
+        if j < len(b) and b[j][0] == t:
+            sb, j = b[j][1], j + 1
+            changed.append((sb, b[j - 1][2]))
+        both = sa and sb
+        yield t, both, next((pl for st, pl in changed if st == both and pl >= 0), -1)
+
+
+_WALK_CACHE: dict[int, tuple] = {}
+
+
+def _walk_arrays(tree):
+    """Per-node arrays for the batch walk (normals and distances by node, children flat, depth),
+    made once per tree arrays."""
+    key = id(tree.node_plane)
+    hit = _WALK_CACHE.get(key)
+    if hit is not None and hit[0]() is tree.node_plane and hit[1] is tree.plane_normals:
+        return hit[2]
+    planes = np.asarray(tree.node_plane, dtype=np.int64)
+    normals = np.asarray(tree.plane_normals, dtype=np.float64)
+    arrays = (np.ascontiguousarray(normals[planes, 0]), np.ascontiguousarray(normals[planes, 1]),
+              np.ascontiguousarray(normals[planes, 2]), np.asarray(tree.plane_dists, dtype=np.float64)[planes],
+              planes, np.asarray(tree.node_children, dtype=np.int64).reshape(-1), tree.depth() + 2)
+    try:
+        _WALK_CACHE[key] = (weakref.ref(tree.node_plane), tree.plane_normals, arrays)
+    except TypeError:  # not weak-referenceable: do not cache
+        pass
+    return arrays
 
 
 def find_first_transitions(tree, starts, ends, hull: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Listing 5 for many segments at once: (kind (N,) int8, t (N,), plane (N,) int64).
 
-    All segments walk the tree in lock step: one iteration moves every live segment one node on,
-    into the nearer child at once, with the far half (node, t0, t1, entry plane) pushed on the
-    segment's own stack in NumPy arrays, so leaves are met in order along each segment.  The first leaf gives the start's state; the first
-    leaf in the other state gives the transition, at its t0 and entry plane.
+    All live segments walk the tree in lock step, in arrays packed to the live ones: one
+    iteration moves every segment from its node into the nearer child, with the far half
+    (node, t0, t1, entry plane) pushed on the segment's own stack; segments that reach a leaf take
+    it at once and pop until they stand at a node again.  Leaves are thus met in order along each
+    segment: the first gives the start's state, the first in the other state the transition, at
+    its t0 and entry plane.  Every value is computed as the single walk computes it (same
+    operations in the same order), so the answers are bit-identical; segments that need the open
+    walk (a start on a plane, a piece lying in one) are finished by it one by one.
     """
     s = np.asarray(starts, dtype=np.float64).reshape(-1, 3)
     e = np.asarray(ends, dtype=np.float64).reshape(-1, 3)
@@ -113,80 +252,104 @@ def find_first_transitions(tree, starts, ends, hull: int = 0) -> tuple[np.ndarra
     if n == 0:
         return kind, t_out, plane_out
     bit = 1 << hull
-    normals, dists = tree.plane_normals, tree.plane_dists
-    planes = np.asarray(tree.node_plane, dtype=np.int64)
-    children = np.asarray(tree.node_children, dtype=np.int64)
+    nx_, ny_, nz_, nd_, node_plane, children, depth = _walk_arrays(tree)
     solid_of_leaf = (np.asarray(tree.leaf_solid) & bit) != 0
-    depth = tree.depth() + 2
-    # each segment's current entry lives in 'registers'; only far halves go on its stack, a
-    # slice of one flat array (segment i owns [i * depth, (i + 1) * depth))
-    cur = np.full(n, tree.root, dtype=np.int64)
-    c_t0, c_t1 = np.zeros(n), np.ones(n)
-    c_pl = np.full(n, -1, dtype=np.int64)
+    eps = TOUCH_EPSILON
+    delta = e - s
+    if tree.root < 0:  # a tree that is one leaf
+        solid = bool(solid_of_leaf[-1 - tree.root])
+        kind[:] = RAY_S if solid else RAY_E
+        t_out[:] = 0.0 if solid else 1.0
+        return kind, t_out, plane_out
+    # the live segments' registers, packed: which segment, node, piece [t0, t1], entry plane,
+    # stack depth, start state (-1 unknown, 0 empty, 1 solid), and the segment itself
+    ray = np.arange(n, dtype=np.int64)
+    code = np.full(n, tree.root, dtype=np.int64)
+    t0, t1 = np.zeros(n), np.ones(n)
+    entry = np.full(n, -1, dtype=np.int64)
+    sp = np.zeros(n, dtype=np.int64)
+    first = np.full(n, -1, dtype=np.int8)
+    sx, sy, sz = s[:, 0].copy(), s[:, 1].copy(), s[:, 2].copy()
+    dx, dy, dz = delta[:, 0].copy(), delta[:, 1].copy(), delta[:, 2].copy()
+    # far halves: segment i owns slots [i * depth, (i + 1) * depth)
     st_code = np.empty(n * depth, dtype=np.int64)
     st_t0, st_t1 = np.empty(n * depth), np.empty(n * depth)
-    st_plane = np.empty(n * depth, dtype=np.int64)
-    base = np.arange(n, dtype=np.int64) * depth
-    sp = np.zeros(n, dtype=np.int64)
-    start_state = np.full(n, -1, dtype=np.int8)  # -1 unknown, 0 empty, 1 solid
-    alive = np.ones(n, dtype=bool)
-    live = np.arange(n)
-    delta = e - s
-    while len(live):
-        code = cur[live]
-        leaf = code < 0
-        if leaf.any():
-            r = live[leaf]
-            state = solid_of_leaf[-1 - code[leaf]]
-            known = start_state[r]
-            first = known < 0
-            start_state[r[first]] = state[first]
-            changed = ~first & (state != (known == 1))
-            done = r[changed]
-            kind[done] = np.where(state[changed], RAY_E2S, RAY_S2E)
-            t_out[done] = c_t0[done]
-            plane_out[done] = c_pl[done]
-            alive[done] = False
-            rest = r[~changed]
-            more = sp[rest] > 0
-            alive[rest[~more]] = False
-            p = rest[more]
-            if len(p):  # pop the next far half
-                k = base[p] + sp[p] - 1
-                cur[p], c_t0[p], c_t1[p], c_pl[p] = st_code[k], st_t0[k], st_t1[k], st_plane[k]
-                sp[p] -= 1
-        nodes_sel = ~leaf
-        if nodes_sel.any():
-            r = live[nodes_sel]
-            nodes = code[nodes_sel]
-            pl = planes[nodes]
-            nrm = normals[pl]
-            sr, dr = s[r], delta[r]
-            # summed x + y + z in this order, as the single walk does: identical bits
-            ds = sr[:, 0] * nrm[:, 0] + sr[:, 1] * nrm[:, 1] + sr[:, 2] * nrm[:, 2] - dists[pl]
-            dd = dr[:, 0] * nrm[:, 0] + dr[:, 1] * nrm[:, 1] + dr[:, 2] * nrm[:, 2]
-            t0n, t1n = c_t0[r], c_t1[r]
-            front0 = ds + t0n * dd >= 0
-            cross = front0 != (ds + t1n * dd >= 0)
-            near = (~front0).astype(np.int64)
-            cur[r] = children[nodes, near]  # descend into the near side at once
-            ci = np.flatnonzero(cross)
-            if len(ci):  # the far half waits on the stack; dd != 0 where the plane is crossed
-                rc = r[ci]
-                t0c, t1c = t0n[ci], t1n[ci]
-                tm = np.minimum(np.maximum(-ds[ci] / dd[ci], t0c), t1c)
-                nc = near[ci]
-                k = base[rc] + sp[rc]
-                st_code[k] = children[nodes[ci], 1 - nc]
-                st_t0[k], st_t1[k] = tm, t1c
-                st_plane[k] = pl[ci] ^ nc  # the plane's face toward the near side
-                sp[rc] += 1
-                c_t1[rc] = tm
-        live = live[alive[live]]
-    untouched = kind == RAY_E
-    solid_all = untouched & (start_state == 1)
-    kind[solid_all] = RAY_S
-    t_out[solid_all] = 0.0
+    st_entry = np.empty(n * depth, dtype=np.int64)
+    base = ray * depth
+    open_walk: list[np.ndarray] = []
+    while len(ray):
+        # -- every live segment stands at a node: classify its piece, go to the near child
+        nx, ny, nz = nx_[code], ny_[code], nz_[code]
+        ds = nx * sx + ny * sy + nz * sz - nd_[code]
+        dd = nx * dx + ny * dy + nz * dz
+        d0 = ds + t0 * dd
+        d1 = ds + t1 * dd
+        on0 = np.abs(d0) <= eps
+        on1 = np.abs(d1) <= eps
+        front0 = np.where(on0, d1 > 0, d0 > 0)
+        cross = ~on1 & ((d1 > 0) != front0)
+        near = (~front0).view(np.int8).astype(np.int64)
+        stop = np.zeros(len(ray), dtype=bool)
+        if on0.any():
+            hand = on0 & (on1 | (t0 == 0.0))
+            if hand.any():  # the open walk finishes these
+                open_walk.append(ray[hand])
+                stop |= hand
+        ci = np.flatnonzero(cross)
+        if len(ci):  # the far half waits on the stack; dd != 0 where the plane is crossed
+            t0c, t1c = t0[ci], t1[ci]
+            tm = np.minimum(np.maximum(-ds[ci] / dd[ci], t0c), t1c)
+            nc = near[ci]
+            cc = code[ci]
+            k = base[ci] + sp[ci]
+            st_code[k] = children[2 * cc + 1 - nc]
+            st_t0[k], st_t1[k] = tm, t1c
+            st_entry[k] = node_plane[cc] ^ nc  # the plane's face toward the near side
+            sp[ci] += 1
+            t1[ci] = tm
+        code = children[2 * code + near]
+        # -- segments at a leaf take it, then pop until they stand at a node (or are done)
+        at_leaf = np.flatnonzero((code < 0) & ~stop)
+        while len(at_leaf):
+            state = solid_of_leaf[-1 - code[at_leaf]]
+            known = first[at_leaf]
+            new = known < 0
+            first[at_leaf[new]] = state[new]
+            changed = ~new & (state != (known == 1))
+            done = at_leaf[changed]
+            if len(done):
+                r = ray[done]
+                kind[r] = np.where(state[changed], RAY_E2S, RAY_S2E)
+                t_out[r] = t0[done]
+                plane_out[r] = entry[done]
+                stop[done] = True
+            rest = at_leaf[~changed]
+            empty_stack = sp[rest] == 0
+            stop[rest[empty_stack]] = True
+            p = rest[~empty_stack]
+            if not len(p):
+                break
+            k = base[p] + sp[p] - 1
+            code[p], t0[p], t1[p], entry[p] = st_code[k], st_t0[k], st_t1[k], st_entry[k]
+            sp[p] -= 1
+            at_leaf = p[code[p] < 0]
+        if stop.any():  # pack the registers to the live segments
+            finished = ray[stop]
+            unknown = first[stop]
+            keep = np.flatnonzero(~stop)
+            solid_all = finished[(kind[finished] == RAY_E) & (unknown == 1)]
+            kind[solid_all] = RAY_S
+            t_out[solid_all] = 0.0
+            ray, code, t0, t1, entry, sp, first = (ray[keep], code[keep], t0[keep], t1[keep], entry[keep], sp[keep],
+                                                   first[keep])
+            sx, sy, sz, dx, dy, dz = sx[keep], sy[keep], sz[keep], dx[keep], dy[keep], dz[keep]
+            base = base[keep]
+    if open_walk:
+        lists = TreeLists(tree)
+        for i in np.concatenate(open_walk).tolist():
+            seg = (float(s[i, 0]), float(s[i, 1]), float(s[i, 2]),
+                   float(delta[i, 0]), float(delta[i, 1]), float(delta[i, 2]))
+            kind[i], t_out[i], plane_out[i] = _fft_open(lists, seg, bit)
     return kind, t_out, plane_out
 
 

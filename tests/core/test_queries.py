@@ -15,6 +15,7 @@ import pytest
 
 from brushbake.core.brushes import Contents, box_brush, brush_from_planes
 from brushbake.core.compile import compile_scene
+from brushbake.core.tolerances import TOUCH_EPSILON
 from brushbake.core.query import SolidTree, leaves_back_to_front, point_leaves, point_solid, segment_hits
 from brushbake.core.scene import Scene
 
@@ -57,12 +58,14 @@ def no_hit(row, end):
 
 @pytest.mark.parametrize("face", list(AXES))
 def test_a_point_on_a_surface_is_empty(unit_box, face):
-    """'a point exactly on a plane belongs to the front (empty) side, so a point on a wall's
-    surface is empty': whichever way the wall faces."""
+    """'solids are open: a point on a wall's surface is empty', whichever way the wall faces;
+    within TOUCH_EPSILON of it a point is on it, farther inside it is solid."""
     p = face_point(face)
     n = outward(face)
     assert point_solid(unit_box, [p]).tolist() == [0], f"a point on the {face} face is solid"
-    assert point_solid(unit_box, [p - 1e-9 * n, p + 1e-9 * n]).tolist() == [1, 0]
+    eps = TOUCH_EPSILON
+    assert point_solid(unit_box, [p - 0.5 * eps * n, p + 0.5 * eps * n]).tolist() == [0, 0]
+    assert point_solid(unit_box, [p - 10 * eps * n, p + 10 * eps * n]).tolist() == [1, 0]
 
 
 @pytest.mark.parametrize("face", list(AXES))

@@ -60,9 +60,6 @@ NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
 #: orientation in the tree, so a start exactly on one of the two surfaces counts as solid.  In
 #: garage the crouch hull's parapet tops lie on the stand hull's slab-underside plane (z = 4.75).
 #: Strict: the day it passes, the marker must go.
-OPPOSED_SURFACES = pytest.mark.xfail(strict=True, reason="open bug: opposite-facing surfaces on one plane "
-                                     "(test_surfaces_facing_opposite_ways_on_one_plane_are_both_empty)")
-
 
 def unit_vectors(rng, n):
     v = rng.normal(size=(n, 3))
@@ -203,23 +200,19 @@ def clear_of_others(os_, h, s, e):
     return (near == 1) & (sat.min_gap(back) > ot.BAND)
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, marks=OPPOSED_SURFACES) if p.name == "garage.json" else p
-                                  for p in ot.sample_paths()], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ot.sample_paths(), ids=lambda p: p.name)
 def test_traces_from_exact_surfaces(path, compiled):
     """Starts exactly on an axis-aligned configuration-space face (exact in floating point, one
     brush only): moving in (a hit at fraction 0), moving out, and moving along the face (in its
-    plane).  The trace docstring's
-    convention: points on a plane are on its front (empty) side, so a box resting on or sliding
-    along a surface is not blocked by it; the brute force treats touching as empty too.
+    plane).  Solids are open (core/trace.py): a box resting on or sliding along a surface is not
+    blocked by it; the brute force treats touching as empty too.
 
-    Found here: splitters were stored in the plane table's canonical orientation, so starts on
-    ceilings and on walls facing -x or -y reported start_solid (fixed in the working tree's
-    core/bsp.py: a splitter is oriented like its first face).  BUG (open): a plane can carry
-    faces of both orientations, one solid's top and another's underside; whichever orientation
-    the node gets, points on the other face land on the solid side.  In the onion tree that
-    happens across spaces: in garage.json the parapet tops (+z) for crouch lie on the plane of
-    slab 2's underside (-z) for stand, z = 4.75, and crouch starts on the parapet report
-    start_solid.  See test_surfaces_facing_opposite_ways_on_one_plane_are_both_empty.
+    Found here: splitters stored in the plane table's canonical orientation made starts on
+    ceilings and -x/-y walls start_solid; then a plane carrying faces of both orientations (one
+    solid's top, another's underside) did the same for whichever face the node's orientation did
+    not match -- in the onion tree across spaces: garage.json's parapet tops (+z) for crouch lie
+    on the plane of slab 2's underside (-z) for stand, z = 4.75.  Both are fixed by open solids;
+    see test_surfaces_facing_opposite_ways_on_one_plane_are_both_empty.
     """
     os_ = compiled(path)
     problems = []
@@ -347,18 +340,16 @@ def test_the_onion_checks_catch_a_wrong_leaf():
     assert check_hull(os_.level, {"onion": point_solid(wrong, pts, 1)}, sat, pts, "wrong")
 
 
-@OPPOSED_SURFACES
 @pytest.mark.parametrize("order", [0, 1])
 def test_surfaces_facing_opposite_ways_on_one_plane_are_both_empty(order):
-    """BUG (open), minimal: a block whose top is z = 1 and, beside it, a slab whose underside is
-    z = 1 too.  A point on the block's top and a point on the slab's underside both touch only:
-    both are empty (the brute force, and the convention in core/query.py), and a box resting on
-    either can slide.  Today the node for z = 1 takes one orientation (the first face's), and
-    the point on the other face goes to the solid side: which one depends on the brush order.
-    The onion tree does the same across spaces: the 'low' box on the block (top expanded to
-    z = 1.5, facing up) and the 'tall' box under a slab whose underside, expanded for 'tall',
-    is the same plane facing down.  A fix: on-plane points (and segments lying in a plane) are
-    empty when either side is (open-set semantics), or split such nodes apart first."""
+    """A block whose top is z = 1 and, beside it, a slab whose underside is z = 1 too.  A point
+    on the block's top and a point on the slab's underside both touch only: both are empty (the
+    brute force, and the convention in core/query.py), and a box resting on either can slide,
+    whichever orientation the node for z = 1 takes (both brush orders).  The onion tree meets
+    the same across spaces: the 'low' box on the block (top expanded to z = 1.5, facing up) and
+    the 'tall' box under a slab whose underside, expanded for 'tall', is the same plane facing
+    down.  (Was a bug: the point on the face against the node's orientation went to the solid
+    side.  Fixed by open solids: on a plane, solid only where both sides are.)"""
     from brushbake.core.query import point_solid
 
     brushes = [box_brush((0, 0, 0), (1, 1, 1), "block"), box_brush((3, 0, 1), (4, 1, 2), "slab")]
@@ -402,12 +393,17 @@ TRANSITION_CASES = [
     ((-1, 0, 0), (0.5, 0, 0), RAY_S2E, 2 / 3, 1),  # leaves x < 0: the plane faces the start (-x)
     ((-1, 0, 0), (2, 0, 0), RAY_S2E, 1 / 3, 1),  # the first transition only
     ((0.5, 0, 0), (0.5, 1, 0), RAY_E, 1.0, -1),
-    # coplanar: a segment in the plane x = 0 follows its front (empty here) child
+    # coplanar: a segment in a plane is solid only where both children are (open solids)
     ((0.0, -1, 0), (0.0, 1, 0), RAY_E, 1.0, -1),
-    # in x = 1 the front child is the solid x > 1: the convention is by plane orientation
-    ((1.0, -1, 0), (1.0, 1, 0), RAY_S, 0.0, -1),
-    # touching x = 1 at the end only: the end point is on the front side, solid
-    ((0.5, 0, 0), (1.0, 0, 0), RAY_E2S, 1.0, 3),
+    # in x = 1 the front child is the solid x > 1, the back one empty: touching, not inside
+    ((1.0, -1, 0), (1.0, 1, 0), RAY_E, 1.0, -1),
+    # touching x = 1 at the end only: not entering
+    ((0.5, 0, 0), (1.0, 0, 0), RAY_E, 1.0, -1),
+    # from the surface x = 1 into the solid: an immediate E2S with the plane facing -x
+    ((1.0, 0, 0), (1.5, 0, 0), RAY_E2S, 0.0, 3),
+    # from the surface x = 1 away from the solid, and within 1e-9 m inside it: free
+    ((1.0, 0, 0), (0.5, 0, 0), RAY_E, 1.0, -1),
+    ((1.0 + 1e-9, 0, 0), (0.5, 0, 0), RAY_E, 1.0, -1),
     # starting exactly on x = 0 moving into x < 0: an immediate E2S
     ((0.0, 0, 0), (-1.0, 0, 0), RAY_E2S, 0.0, 0),
 ]
@@ -515,19 +511,13 @@ def test_the_retry_turns_a_start_a_hair_inside_into_a_hit_at_zero():
     assert start_solid[0]
 
 
-@pytest.mark.xfail(strict=True, reason="open bug (issue 3 note): a stop point rounded 4e-16 m inside a slope "
-                   "cannot move away; the fix (leave within RETRY_BACKOFF as an empty start) needs the "
-                   "retry model in onion_truth updated with it")
 def test_a_trace_can_leave_its_own_stop_point():
-    """BUG (open): chained moves.  A box stopped by a slope (its stop point s + t (e - s) is on
-    the surface only to rounding) must be able to move on: into the slope it is blocked at once,
-    away from it it moves freely.  Checked for 2000 stops on a 30 degree ramp: about half the
-    stop points land a hair (~4e-16 m) inside, and a trace from there moving away reports
-    start_solid with fraction 0 -- the character is stuck.  The documented retry only rescues
-    motion *into* the surface (s' = s - RETRY_BACKOFF along the motion goes deeper for motion
-    out of it).  A fix: when the first transition is RAY_S2E within RETRY_BACKOFF of the start,
-    continue from there as an empty start (or stop hits a hair short of the plane, as qbsp's
-    DIST_EPSILON does)."""
+    """Chained moves.  A box stopped by a slope (its stop point s + t (e - s) is on the surface
+    only to rounding) must be able to move on: into the slope it is blocked at once, away from it
+    it moves freely.  Checked for 2000 stops on a 30 degree ramp: about half the stop points land
+    a hair (~4e-16 m) inside.  (Was a bug: a trace from there moving away reported start_solid,
+    since the retry only rescues motion *into* the surface.  Fixed by open solids: a start within
+    TOUCH_EPSILON of a plane is on it, solid only where both sides are.)"""
     level, n, d = ramp_scene()
     rng = np.random.default_rng(11)
     k = 2000
