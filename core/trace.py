@@ -213,17 +213,21 @@ _WALK_CACHE: dict[int, tuple] = {}
 
 
 def _walk_arrays(tree):
-    """Per-node arrays for the batch walk (normals and distances by node, children flat, depth),
-    made once per tree arrays."""
+    """Per-node arrays for the batch walk, made once per tree: normal components and distance by
+    node, children flat (2 * node + side), and one extra node at the end, the *sink*: normal 0,
+    distance -1, both children itself.  A finished segment is parked there (every piece lies in
+    front of it, nothing is ever pushed) until the registers are packed."""
     key = id(tree.node_plane)
     hit = _WALK_CACHE.get(key)
     if hit is not None and hit[0]() is tree.node_plane and hit[1] is tree.plane_normals:
         return hit[2]
     planes = np.asarray(tree.node_plane, dtype=np.int64)
     normals = np.asarray(tree.plane_normals, dtype=np.float64)
-    arrays = (np.ascontiguousarray(normals[planes, 0]), np.ascontiguousarray(normals[planes, 1]),
-              np.ascontiguousarray(normals[planes, 2]), np.asarray(tree.plane_dists, dtype=np.float64)[planes],
-              planes, np.asarray(tree.node_children, dtype=np.int64).reshape(-1), tree.depth() + 2)
+    sink = len(planes)
+    arrays = (np.append(normals[planes, 0], 0.0), np.append(normals[planes, 1], 0.0),
+              np.append(normals[planes, 2], 0.0), np.append(np.asarray(tree.plane_dists, dtype=np.float64)[planes], -1.0),
+              planes, np.append(np.asarray(tree.node_children, dtype=np.int64).reshape(-1), [sink, sink]),
+              tree.depth() + 2)
     try:
         _WALK_CACHE[key] = (weakref.ref(tree.node_plane), tree.plane_normals, arrays)
     except TypeError:  # not weak-referenceable: do not cache
@@ -231,17 +235,21 @@ def _walk_arrays(tree):
     return arrays
 
 
-def find_first_transitions(tree, starts, ends, hull: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def find_first_transitions(tree, starts, ends, hull: int = 0,
+                           counts: dict | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Listing 5 for many segments at once: (kind (N,) int8, t (N,), plane (N,) int64).
 
-    All live segments walk the tree in lock step, in arrays packed to the live ones: one
-    iteration moves every segment from its node into the nearer child, with the far half
-    (node, t0, t1, entry plane) pushed on the segment's own stack; segments that reach a leaf take
-    it at once and pop until they stand at a node again.  Leaves are thus met in order along each
-    segment: the first gives the start's state, the first in the other state the transition, at
-    its t0 and entry plane.  Every value is computed as the single walk computes it (same
-    operations in the same order), so the answers are bit-identical; segments that need the open
-    walk (a start on a plane, a piece lying in one) are finished by it one by one.
+    All live segments walk the tree in lock step, in registers packed to them: one iteration moves
+    every segment from its node into the nearer child, with the far half (node, t0, t1, entry
+    plane) pushed on the segment's own stack; segments that reach a leaf take it at once and pop
+    until they stand at a node again.  Leaves are thus met in order along each segment: the first
+    gives the start's state, the first in the other state the transition, at its t0 and entry
+    plane.  A finished segment waits at the sink node (see _walk_arrays) until a quarter of the
+    registers are finished, then they are packed.  Every value is computed as the single walk
+    computes it (same operations in the same order), so the answers are bit-identical; segments
+    that need the open walk (a start on a plane, a piece lying in one) are finished by it one by
+    one.  With a `counts` dict (benchmarks) it also gives, per segment, the 'nodes' and 'leaves'
+    the lock-step walk visited, and the loop's 'iterations'.
     """
     s = np.asarray(starts, dtype=np.float64).reshape(-1, 3)
     e = np.asarray(ends, dtype=np.float64).reshape(-1, 3)
@@ -252,17 +260,18 @@ def find_first_transitions(tree, starts, ends, hull: int = 0) -> tuple[np.ndarra
     if n == 0:
         return kind, t_out, plane_out
     bit = 1 << hull
-    nx_, ny_, nz_, nd_, node_plane, children, depth = _walk_arrays(tree)
     solid_of_leaf = (np.asarray(tree.leaf_solid) & bit) != 0
-    eps = TOUCH_EPSILON
-    delta = e - s
     if tree.root < 0:  # a tree that is one leaf
         solid = bool(solid_of_leaf[-1 - tree.root])
         kind[:] = RAY_S if solid else RAY_E
         t_out[:] = 0.0 if solid else 1.0
         return kind, t_out, plane_out
-    # the live segments' registers, packed: which segment, node, piece [t0, t1], entry plane,
-    # stack depth, start state (-1 unknown, 0 empty, 1 solid), and the segment itself
+    nx_, ny_, nz_, nd_, node_plane, children, depth = _walk_arrays(tree)
+    sink = len(node_plane)
+    eps = TOUCH_EPSILON
+    delta = e - s
+    # the registers: which segment, node, piece [t0, t1], entry plane, stack depth, start state
+    # (-1 unknown, 0 empty, 1 solid), and the segment itself
     ray = np.arange(n, dtype=np.int64)
     code = np.full(n, tree.root, dtype=np.int64)
     t0, t1 = np.zeros(n), np.ones(n)
@@ -277,24 +286,31 @@ def find_first_transitions(tree, starts, ends, hull: int = 0) -> tuple[np.ndarra
     st_entry = np.empty(n * depth, dtype=np.int64)
     base = ray * depth
     open_walk: list[np.ndarray] = []
-    while len(ray):
-        # -- every live segment stands at a node: classify its piece, go to the near child
+    parked = 0
+    if counts is not None:
+        counts.update(nodes=np.zeros(n, dtype=np.int64), leaves=np.zeros(n, dtype=np.int64), iterations=0)
+    while True:
+        if counts is not None:
+            counts["iterations"] += 1
+            counts["nodes"][ray[code != sink]] += 1
+        # -- every segment stands at a node: classify its piece, go to the near child
         nx, ny, nz = nx_[code], ny_[code], nz_[code]
         ds = nx * sx + ny * sy + nz * sz - nd_[code]
         dd = nx * dx + ny * dy + nz * dz
         d0 = ds + t0 * dd
         d1 = ds + t1 * dd
+        front0 = d0 > 0
+        front1 = d1 > 0
         on0 = np.abs(d0) <= eps
         on1 = np.abs(d1) <= eps
-        front0 = np.where(on0, d1 > 0, d0 > 0)
-        cross = ~on1 & ((d1 > 0) != front0)
+        hand = None
+        if on0.any():  # an end of the piece on the plane takes the other end's side
+            front0 = np.where(on0, front1, front0)
+            hand = np.flatnonzero(on0 & (on1 | (t0 == 0.0)))  # the open walk finishes these
+        cross = front0 != front1
+        if on1.any():
+            cross &= ~on1
         near = (~front0).view(np.int8).astype(np.int64)
-        stop = np.zeros(len(ray), dtype=bool)
-        if on0.any():
-            hand = on0 & (on1 | (t0 == 0.0))
-            if hand.any():  # the open walk finishes these
-                open_walk.append(ray[hand])
-                stop |= hand
         ci = np.flatnonzero(cross)
         if len(ci):  # the far half waits on the stack; dd != 0 where the plane is crossed
             t0c, t1c = t0[ci], t1[ci]
@@ -308,9 +324,15 @@ def find_first_transitions(tree, starts, ends, hull: int = 0) -> tuple[np.ndarra
             sp[ci] += 1
             t1[ci] = tm
         code = children[2 * code + near]
+        if hand is not None and len(hand):
+            open_walk.append(ray[hand])
+            code[hand] = sink
+            parked += len(hand)
         # -- segments at a leaf take it, then pop until they stand at a node (or are done)
-        at_leaf = np.flatnonzero((code < 0) & ~stop)
+        at_leaf = np.flatnonzero(code < 0)
         while len(at_leaf):
+            if counts is not None:
+                counts["leaves"][ray[at_leaf]] += 1
             state = solid_of_leaf[-1 - code[at_leaf]]
             known = first[at_leaf]
             new = known < 0
@@ -322,28 +344,33 @@ def find_first_transitions(tree, starts, ends, hull: int = 0) -> tuple[np.ndarra
                 kind[r] = np.where(state[changed], RAY_E2S, RAY_S2E)
                 t_out[r] = t0[done]
                 plane_out[r] = entry[done]
-                stop[done] = True
+                code[done] = sink
+                parked += len(done)
             rest = at_leaf[~changed]
             empty_stack = sp[rest] == 0
-            stop[rest[empty_stack]] = True
-            p = rest[~empty_stack]
-            if not len(p):
+            if empty_stack.any():  # no transition: all empty, or all solid
+                over = rest[empty_stack]
+                solid_all = ray[over[first[over] == 1]]
+                kind[solid_all] = RAY_S
+                t_out[solid_all] = 0.0
+                code[over] = sink
+                parked += len(over)
+                rest = rest[~empty_stack]
+            if not len(rest):
                 break
-            k = base[p] + sp[p] - 1
-            code[p], t0[p], t1[p], entry[p] = st_code[k], st_t0[k], st_t1[k], st_entry[k]
-            sp[p] -= 1
-            at_leaf = p[code[p] < 0]
-        if stop.any():  # pack the registers to the live segments
-            finished = ray[stop]
-            unknown = first[stop]
-            keep = np.flatnonzero(~stop)
-            solid_all = finished[(kind[finished] == RAY_E) & (unknown == 1)]
-            kind[solid_all] = RAY_S
-            t_out[solid_all] = 0.0
+            k = base[rest] + sp[rest] - 1
+            code[rest], t0[rest], t1[rest], entry[rest] = st_code[k], st_t0[k], st_t1[k], st_entry[k]
+            sp[rest] -= 1
+            at_leaf = rest[code[rest] < 0]
+        if 4 * parked >= len(ray):  # pack the registers to the live segments
+            keep = np.flatnonzero(code != sink)
+            if not len(keep):
+                break
             ray, code, t0, t1, entry, sp, first = (ray[keep], code[keep], t0[keep], t1[keep], entry[keep], sp[keep],
                                                    first[keep])
             sx, sy, sz, dx, dy, dz = sx[keep], sy[keep], sz[keep], dx[keep], dy[keep], dz[keep]
             base = base[keep]
+            parked = 0
     if open_walk:
         lists = TreeLists(tree)
         for i in np.concatenate(open_walk).tolist():
