@@ -82,12 +82,13 @@ from brushbake.core import trace as core_trace  # noqa: E402
 from brushbake.core.compile import compile_scene  # noqa: E402
 from brushbake.core.hulls import preset  # noqa: E402
 from brushbake.core.loaders import load_scene  # noqa: E402
-from brushbake.core.query import point_leaves, point_solid  # noqa: E402
-from brushbake.core.trace import (RAY_E, RAY_E2S, RAY_S, RAY_S2E, TreeLists,  # noqa: E402
+from brushbake.core.query import point_solid  # noqa: E402
+from brushbake.core.trace import (RAY_E2S, RAY_S, RAY_S2E, TreeLists,  # noqa: E402
                                   find_first_transitions, trace_hull, trace_hulls)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compile import git_state  # noqa: E402  (bench/compile.py)
+from samples import InsideOracle  # noqa: E402  (bench/samples.py)
 
 REPO = Path(__file__).resolve().parents[1]
 MAPS = REPO.parent / "shared" / "maps"
@@ -168,45 +169,6 @@ def f32(a: np.ndarray) -> np.ndarray:
     return np.asarray(a, dtype=np.float32).astype(np.float64)
 
 
-#: directions of the enclosure test: the 6 axes and the 8 cube diagonals
-ENCLOSURE_DIRS = np.vstack([np.eye(3), -np.eye(3), np.array(list(__import__("itertools").product((-1, 1), repeat=3)))
-                            / math.sqrt(3.0)])
-
-
-class InsideOracle:
-    """Is a point inside the level (not in the void around or beside it)?
-
-    Decided per empty leaf of the point tree, once, from the first sample point that lands in it:
-    the leaf is inside when rays from that point in all 14 ENCLOSURE_DIRS directions hit solid
-    within twice the bounds' diagonal.  In a sealed level an empty leaf, being convex, lies wholly
-    inside or wholly outside, so one probe per leaf decides it (the test can only be fooled by
-    concave pockets of the outside, where a probe sees solid all round).  A box hull's start counts
-    as inside when its reference point is.
-    """
-
-    def __init__(self, level, bounds):
-        self.tree = level.point_tree()
-        self.state = np.full(self.tree.num_leaves, -1, dtype=np.int8)  # -1 unknown, 0 outside, 1 inside
-        lo, hi = np.asarray(bounds, dtype=np.float64)
-        self.reach = 2.0 * float(np.linalg.norm(hi - lo)) + 1.0
-
-    def __call__(self, pts: np.ndarray) -> np.ndarray:
-        leaves = point_leaves(self.tree, pts)
-        unknown = self.state[leaves] < 0
-        if unknown.any():
-            new_leaves, first = np.unique(leaves[unknown], return_index=True)
-            probes = pts[np.flatnonzero(unknown)[first]]
-            inside = (self.tree.leaf_solid[new_leaves] & 1) == 0
-            for d in ENCLOSURE_DIRS:
-                idx = np.flatnonzero(inside)
-                if not len(idx):
-                    break
-                kind, _, _ = find_first_transitions(self.tree, probes[idx], probes[idx] + self.reach * d, 0)
-                inside[idx[kind != RAY_E2S]] = False
-            self.state[new_leaves] = inside
-        return self.state[leaves] == 1
-
-
 def empty_starts(level, hull: int, lo, hi, n: int, rng, inside: InsideOracle, tally: dict) -> np.ndarray:
     """n float32-representable points uniform in the box [lo, hi], empty for the hull and inside
     the level; tally counts candidates, empty ones and inside ones."""
@@ -240,7 +202,6 @@ def make_segments(level, hull: int, bounds, n_short: int, n_long: int, length: f
     return {"short": (s, f32(s + length * d)), "long": (ls, le)}, info
 
 
-# -- counting walk -----------------------------------------------------------------------------
 # -- traces ------------------------------------------------------------------------------------
 def measure_hull(level, hull: int, segs: dict, n_single: int, repeat: int, scan: bool = True) -> dict:
     tree = level.collision_tree(hull)
