@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .detmath import matmul, norm
 from .geometry import order_polygon_vertices, snap_normals, split_polygon
 from .level import POINT_HULL_BIT, TreeView
 from .tolerances import MIN_EDGE_LENGTH, ON_EPSILON
@@ -114,7 +115,7 @@ def _split_polytope(faces, n: np.ndarray, d: float, plane: int):
     Each is a list of (outward plane tag, polygon) or None when empty.  A polytope within
     ON_EPSILON of one side goes wholly to that side (the other gets nothing: a zero-volume cell).
     """
-    dists = [f[1] @ n - d for f in faces]
+    dists = [matmul(f[1], n) - d for f in faces]
     lo = min(float(x.min()) for x in dists)
     hi = max(float(x.max()) for x in dists)
     if lo >= -ON_EPSILON:
@@ -132,7 +133,7 @@ def _split_polytope(faces, n: np.ndarray, d: float, plane: int):
         if on.any():
             cut.append(verts[on])
         if f is not None and b is not None:
-            cut.append(f[np.abs(f @ n - d) <= ON_EPSILON])
+            cut.append(f[np.abs(matmul(f, n) - d) <= ON_EPSILON])
     pts = _unique_points(np.concatenate(cut)) if cut else np.zeros((0, 3))
     if len(pts) >= 3:
         back.append((plane, order_polygon_vertices(pts, n)))  # back cell: outward normal +n
@@ -205,7 +206,7 @@ def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSe
     on = np.zeros((len(verts), len(faces)), bool)
     for k, (t, v) in enumerate(faces):
         if t >= 0:
-            on[:, k] = np.abs(verts @ fn[k] - fd[k]) <= 2 * ON_EPSILON
+            on[:, k] = np.abs(matmul(verts, fn[k]) - fd[k]) <= 2 * ON_EPSILON
     on_box = np.zeros(len(verts), bool)
     if box_lo is not None:
         on_box = np.any(np.abs(verts - box_lo) <= ON_EPSILON, axis=1) | np.any(np.abs(verts - box_hi) <= ON_EPSILON, axis=1)
@@ -214,7 +215,7 @@ def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSe
     extra = sorted({int(p) for p in chain} - face_set)
     if extra:
         cn_, cd_ = normals[extra], dists[extra]
-        touching = np.any(np.abs(verts @ cn_.T - cd_) <= 2 * ON_EPSILON, axis=0)
+        touching = np.any(np.abs(matmul(verts, cn_.T) - cd_) <= 2 * ON_EPSILON, axis=0)
         an, ad = cn_[touching], cd_[touching]
     else:
         an, ad = np.zeros((0, 3)), np.zeros(0)
@@ -238,7 +239,7 @@ def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSe
     def through(points) -> np.ndarray:
         """Normals of the planes (faces, touching ancestors, bevels) through all these points."""
         pn, pd = np.array(planes_n).reshape(-1, 3), np.array(planes_d)
-        hit = np.all(np.abs(points @ pn.T - pd) <= 2 * ON_EPSILON, axis=0)
+        hit = np.all(np.abs(matmul(points, pn.T) - pd) <= 2 * ON_EPSILON, axis=0)
         return pn[hit]
 
     # axial planes, or the flat top (section 8) when axial planes are off
@@ -251,7 +252,7 @@ def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSe
                     continue
                 a = np.zeros(3)
                 a[axis] = sign
-                proj = verts @ a
+                proj = matmul(verts, a)
                 d = float(proj.max())
                 if on_box[proj >= d - ON_EPSILON].any():
                     continue  # the cell reaches the world box that way: nothing to cap
@@ -261,23 +262,23 @@ def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSe
     limit = math.radians(settings.angle)
     cos_edge = math.cos(limit)
     ri = np.flatnonzero(real)
-    share = on[:, ri].T.astype(np.int32) @ on[:, ri].astype(np.int32)
+    share = matmul(on[:, ri].T.astype(np.int32), on[:, ri].astype(np.int32))
     for a, b in zip(*np.nonzero(np.triu(share >= 2, 1))):
         fa, fb = ri[a], ri[b]
-        if fn[fa] @ fn[fb] >= cos_edge - 1e-9:  # 'more than' the angle: square edges stay at 90
+        if matmul(fn[fa], fn[fb]) >= cos_edge - 1e-9:  # 'more than' the angle: square edges stay at 90
             continue
         ev = verts[on[:, fa] & on[:, fb]]
         if np.ptp(ev, axis=0).max() < MIN_EDGE_LENGTH:
             continue
         u = fn[fa]
-        w = fn[fb] - (fn[fb] @ u) * u
-        length = float(np.linalg.norm(w))
+        w = fn[fb] - (matmul(fn[fb], u)) * u
+        length = float(norm(w))
         if length < 1e-9:
             continue  # a zero-thickness sliver: the faces are opposite
         w = w / length
-        span = math.atan2(float(fn[fb] @ w), float(fn[fb] @ u))
+        span = math.atan2(float(matmul(fn[fb], w)), float(matmul(fn[fb], u)))
         at = through(ev)
-        angles = np.clip(np.arctan2(at @ w, at @ u), 0.0, span)
+        angles = np.clip(np.arctan2(matmul(at, w), matmul(at, u)), 0.0, span)
         angles = np.unique(np.concatenate([[0.0, span], angles]))
         for lo_, hi_ in zip(angles[:-1], angles[1:]):
             gap = float(hi_ - lo_)
@@ -287,8 +288,8 @@ def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSe
             for k in range(1, parts):
                 phi = lo_ + gap * k / parts
                 m = snap_normals((math.cos(phi) * u + math.sin(phi) * w)[None])[0]
-                m = m / float(np.linalg.norm(m))
-                add("edge", m, float((verts @ m).max()))
+                m = m / float(norm(m))
+                add("edge", m, float((matmul(verts, m)).max()))
 
     if settings.vertices:
         reach_limit = 1.0 / math.cos(math.radians(settings.vertex_angle))
@@ -299,11 +300,11 @@ def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSe
             if corner_reach(through(verts[v][None])) <= reach_limit:
                 continue
             m = fn[inc].sum(axis=0)
-            length = float(np.linalg.norm(m))
+            length = float(norm(m))
             if length < 1e-9:
                 continue
             m = snap_normals((m / length)[None])[0]
-            add("vertex", m, float(verts[v] @ m))
+            add("vertex", m, float(matmul(verts[v], m)))
     return out
 
 
@@ -319,8 +320,8 @@ def corner_reach(normals: np.ndarray) -> float:
     if not ok.any():
         return 1.0
     x = np.linalg.solve(mats[ok], np.ones((int(ok.sum()), 3, 1)))[..., 0]
-    x = x[np.all(x @ n.T <= 1 + 1e-9, axis=1)]
-    return float(np.linalg.norm(x, axis=1).max()) if len(x) else 1.0
+    x = x[np.all(matmul(x, n.T) <= 1 + 1e-9, axis=1)]
+    return float(norm(x, axis=1).max()) if len(x) else 1.0
 
 
 # --------------------------------------------------------------------------------------------

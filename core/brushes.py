@@ -13,6 +13,7 @@ from enum import IntEnum
 
 import numpy as np
 
+from .detmath import matmul, norm
 from .errors import (
     DegenerateBrushError,
     DuplicatePlaneError,
@@ -89,7 +90,7 @@ class Brush:
     def contains(self, points: np.ndarray, eps: float = 0.0) -> np.ndarray:
         """(N,) bool: points strictly inside (by more than eps) every plane."""
         points = np.asarray(points, dtype=np.float64).reshape(-1, 3)
-        return np.all(points @ self.normals.T - self.dists < -eps, axis=1)
+        return np.all(matmul(points, self.normals.T) - self.dists < -eps, axis=1)
 
 
 def _check_finite(values: np.ndarray, name: str, what: str) -> None:
@@ -136,7 +137,7 @@ def brush_from_planes(
             subject=name,
             hint="Delete it or give it the missing faces.",
         )
-    lengths = np.linalg.norm(normals, axis=1)
+    lengths = norm(normals, axis=1)
     if np.any(lengths == 0.0):
         raise DegenerateBrushError("has a plane with a zero normal.", subject=name, hint="Delete that face.")
     dists = dists / lengths
@@ -158,7 +159,7 @@ def brush_from_planes(
         verts, member = _polytope_vertices(normals, dists)
     else:
         verts = _clipped_vertices(normals, dists)
-        member = np.abs(verts @ normals.T - dists) <= ON_EPSILON
+        member = np.abs(matmul(verts, normals.T) - dists) <= ON_EPSILON
     faces, keep, areas = _assemble_faces(verts, member, normals)
     total_area = sum(areas)
     closure = np.sum([a * normals[i] for a, i in zip(areas, keep)], axis=0) if faces else np.ones(3)
@@ -222,7 +223,7 @@ def _batch_from_planes(specs, k: int) -> list[Brush | None]:
     raw_n = np.array([s[0] for s in specs], dtype=np.float64).reshape(g, k, 3)
     raw_d = np.array([s[1] for s in specs], dtype=np.float64).reshape(g, k)
     good = np.isfinite(raw_n).all(axis=(1, 2)) & np.isfinite(raw_d).all(axis=1)
-    lengths = np.linalg.norm(raw_n.reshape(-1, 3), axis=1).reshape(g, k)
+    lengths = norm(raw_n.reshape(-1, 3), axis=1).reshape(g, k)
     good &= ~np.any(lengths == 0.0, axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         dists = raw_d / lengths
@@ -272,7 +273,7 @@ def _batch_polytope_vertices(normals: np.ndarray, dists: np.ndarray):
     pts[~ok] = 0.0  # not a vertex; rows of the product below do not mix, this keeps it finite
     # each brush's own product (stacked); a product of fewer than two rows would round otherwise
     n_ok = ok.reshape(g, -1).sum(axis=1)
-    dist = np.matmul(pts.reshape(g, len(t), 3), normals.transpose(0, 2, 1)) - dists[:, None, :]
+    dist = matmul(pts.reshape(g, len(t), 3), normals.transpose(0, 2, 1)) - dists[:, None, :]
     inside = (np.all(dist <= VERTEX_EPSILON, axis=2) & ok.reshape(g, -1)).reshape(-1)
     inside.reshape(g, -1)[n_ok < 2] = False
     rows = np.flatnonzero(inside)
@@ -301,7 +302,7 @@ def _batch_polytope_vertices(normals: np.ndarray, dists: np.ndarray):
     local = np.arange(len(verts)) - start[owner]
     padded = np.zeros((g, max(width, 2), 3))
     padded[owner, local] = verts
-    near = np.abs(np.matmul(padded, normals.transpose(0, 2, 1)) - dists[:, None, :]) <= VERTEX_EPSILON
+    near = np.abs(matmul(padded, normals.transpose(0, 2, 1)) - dists[:, None, :]) <= VERTEX_EPSILON
     member |= near[owner, local]
     return verts, member, owner, vcount
 
@@ -326,7 +327,7 @@ def _batch_assemble_faces(verts, member, owner, vcount, normals, good) -> list:
         a, z = start[b], start[b] + vcount[b]
         planes = np.flatnonzero(face_ok[b])
         on = member[a:z][:, planes]
-        centre[face_id[b, planes]] = (on.T.astype(np.float64) @ verts[a:z]) / counts[b, planes, None]
+        centre[face_id[b, planes]] = (matmul(on.T.astype(np.float64), verts[a:z])) / counts[b, planes, None]
     v_idx, k_idx = np.nonzero(member)
     fid = face_id[owner[v_idx], k_idx]
     keep = fid >= 0
@@ -336,7 +337,7 @@ def _batch_assemble_faces(verts, member, owner, vcount, normals, good) -> list:
     n = normals[fb, fk]
     axis = np.argmax(np.abs(n), axis=1)
     u = cross3(n, np.eye(3)[(axis + 1) % 3])
-    u /= np.linalg.norm(u, axis=1)[:, None]
+    u /= norm(u, axis=1)[:, None]
     v = cross3(n, u)
     rel = verts[v_idx] - centre[fid]
     angle = np.arctan2(np.einsum("ij,ij->i", rel, v[fid]), np.einsum("ij,ij->i", rel, u[fid]))
@@ -347,7 +348,7 @@ def _batch_assemble_faces(verts, member, owner, vcount, normals, good) -> list:
     nxt = np.arange(1, len(fid) + 1)
     nxt[ends - 1] = starts
     cross = cross3(pts, pts[nxt])
-    area = 0.5 * np.linalg.norm(np.add.reduceat(cross, starts, axis=0), axis=1)
+    area = 0.5 * norm(np.add.reduceat(cross, starts, axis=0), axis=1)
     step = pts[nxt] - pts
     long_edge = np.einsum("ij,ij->i", step, step) > MIN_EDGE_LENGTH * MIN_EDGE_LENGTH
     per_brush: dict[int, tuple[list, list, list]] = {}
@@ -425,7 +426,7 @@ def _polytope_vertices(normals: np.ndarray, dists: np.ndarray) -> tuple[np.ndarr
     t = t[ok]
     da, db, dc = dists[t[:, 0], None], dists[t[:, 1], None], dists[t[:, 2], None]
     pts = (da * bc[ok] + db * ca[ok] + dc * ab[ok]) / det[ok, None]
-    dist = pts @ normals.T - dists
+    dist = matmul(pts, normals.T) - dists
     inside = np.all(dist <= VERTEX_EPSILON, axis=1)
     pts, t = pts[inside], t[inside]
     if len(pts) == 0:
@@ -441,7 +442,7 @@ def _polytope_vertices(normals: np.ndarray, dists: np.ndarray) -> tuple[np.ndarr
     for col in range(3):
         member[slot, t[:, col]] = True
     verts = pts[first[order]]
-    member |= np.abs(verts @ normals.T - dists) <= VERTEX_EPSILON
+    member |= np.abs(matmul(verts, normals.T) - dists) <= VERTEX_EPSILON
     return verts, member
 
 
@@ -457,10 +458,10 @@ def _assemble_faces(verts: np.ndarray, on: np.ndarray, normals: np.ndarray):
         return [], [], []
     k_idx, v_idx = np.nonzero(on[:, planes].T)  # sorted by face
     n = normals[planes]
-    centre = (on[:, planes].T.astype(np.float64) @ verts) / counts[planes, None]
+    centre = (matmul(on[:, planes].T.astype(np.float64), verts)) / counts[planes, None]
     axis = np.argmax(np.abs(n), axis=1)
     u = cross3(n, np.eye(3)[(axis + 1) % 3])
-    u /= np.linalg.norm(u, axis=1)[:, None]
+    u /= norm(u, axis=1)[:, None]
     v = cross3(n, u)
     rel = verts[v_idx] - centre[k_idx]
     angle = np.arctan2(np.einsum("ij,ij->i", rel, v[k_idx]), np.einsum("ij,ij->i", rel, u[k_idx]))
@@ -471,7 +472,7 @@ def _assemble_faces(verts: np.ndarray, on: np.ndarray, normals: np.ndarray):
     nxt = np.arange(1, len(k_idx) + 1)
     nxt[ends - 1] = starts  # each face's last vertex wraps to its first
     cross = cross3(pts, pts[nxt])
-    area = 0.5 * np.linalg.norm(np.add.reduceat(cross, starts, axis=0), axis=1)
+    area = 0.5 * norm(np.add.reduceat(cross, starts, axis=0), axis=1)
     step = pts[nxt] - pts
     long_edge = np.einsum("ij,ij->i", step, step) > MIN_EDGE_LENGTH * MIN_EDGE_LENGTH
     faces, keep, areas = [], [], []
@@ -548,7 +549,7 @@ def brush_from_mesh(
         n, area = polygon_normal_area(verts[f])
         if area <= MIN_EDGE_LENGTH * MIN_EDGE_LENGTH:
             continue
-        d = float(n @ verts[f].mean(axis=0))
+        d = float(matmul(n, verts[f].mean(axis=0)))
         total_volume += area * d / 3.0
         planes_n.append(n)
         planes_d.append(d)
@@ -567,7 +568,7 @@ def brush_from_mesh(
             merged_n.append(n)
             merged_d.append(d)
     normals, dists = np.array(merged_n), np.array(merged_d)
-    out = verts @ normals.T - dists
+    out = matmul(verts, normals.T) - dists
     worst = np.unravel_index(np.argmax(out), out.shape)
     if out[worst] > MESH_CONVEXITY_TOLERANCE:
         raise NonConvexBrushError(

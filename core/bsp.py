@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .csg import FaceList
+from .detmath import matmul
 from .errors import CancelledError
 from .geometry import PlaneTable, split_polygon, split_polygons
 from .tolerances import ON_EPSILON, WORLD_HALF_EXTENT
@@ -274,7 +275,7 @@ class TreeBuilder:
         seg = np.zeros(len(ids), dtype=np.int64)
         np.cumsum(count[:-1], out=seg[1:])
         vidx = np.arange(int(seg[-1] + count[-1])) + np.repeat(first - seg, count)
-        dist = self._pool[vidx] @ self.planes.normals[plane_ids].T - self.planes.dists[plane_ids]
+        dist = matmul(self._pool[vidx], self.planes.normals[plane_ids].T) - self.planes.dists[plane_ids]
         bits = (dist > ON_EPSILON).view(np.int8) | ((dist < -ON_EPSILON).view(np.int8) << 1)
         return np.bitwise_or.reduceat(bits, seg, axis=0)
 
@@ -353,7 +354,7 @@ class TreeBuilder:
             near = np.bincount(r_item, weights=(col == 0) & (np.abs(dot) < _DOT_BAND), minlength=n_items) > 0
             for i in np.flatnonzero(near).tolist():
                 mine = np.flatnonzero(r_item == i)
-                fac[mine] = normals[face_planes[rows[mine]]] @ normals[plane[i]] > 0
+                fac[mine] = matmul(normals[face_planes[rows[mine]]], normals[plane[i]]) > 0
             column[rows], facing[rows] = col, fac
         # store the splitter the way its first candidate face faces, so that "a point exactly on a
         # node's plane goes to the front child" puts a point on a face on the face's empty side (a
@@ -398,7 +399,7 @@ class TreeBuilder:
         near = np.bincount(s_item[rows], weights=np.abs(dots) < _DOT_BAND, minlength=n_items) > 0
         for i in np.flatnonzero(near).tolist():  # too close to 0 for another rounding: the exact product
             rows = slice(s_first[i], s_first[i] + s_count[i])
-            same[rows, : c_count[i]] = normals[s_planes[rows]] @ normals[table[i, : c_count[i]]].T > 0
+            same[rows, : c_count[i]] = matmul(normals[s_planes[rows]], normals[table[i, : c_count[i]]].T) > 0
         return self._best_candidates(cls, same, s_item, c_count, c_valid), cls, same
 
     def _classify_items(self, face_ids, face_item, table, c_count):
@@ -536,7 +537,7 @@ class TreeBuilder:
             width = int(count.max())
             fill = np.minimum(np.arange(width), count[:, None] - 1)
             verts = self._pool[self._first[faces][:, None] + fill]
-            dist = np.matmul(verts, n[:, :, None])[:, :, 0] - d[:, None]  # each face's own `verts @ n - d`
+            dist = matmul(verts, n[:, :, None])[:, :, 0] - d[:, None]  # each face's own `verts @ n - d`
             front, nf, back, nb = split_polygons(verts, count, dist, n, d)
             for pieces, counts, to_back in ((front, nf, 0), (back, nb, 1)):
                 got = np.flatnonzero(counts)
@@ -646,10 +647,10 @@ class TreeBuilder:
             plane = self.node_plane[code]
             front_code, back_code = self.node_children[code]
             verts = self.faces.verts[face]
-            dist = verts @ normals[plane] - dists[plane]
+            dist = matmul(verts, normals[plane]) - dists[plane]
             fmax, fmin = float(dist.max()), float(dist.min())
             if fmin >= -ON_EPSILON and fmax <= ON_EPSILON:
-                facing = float(normals[self.faces.plane[face]] @ normals[plane]) > 0
+                facing = float(matmul(normals[self.faces.plane[face]], normals[plane])) > 0
                 on_boundary.add(face)
                 stack.append((front_code if facing else back_code, face))
             elif fmin >= -ON_EPSILON:
@@ -682,7 +683,7 @@ _BIG_ITEM = 64
 
 def _plane_axes(normals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per plane: the axis of an axial plane (-1 for others) and the sign of its normal there."""
-    axial = np.abs(normals) == 1.0
+    axial = (np.abs(normals) == 1.0) & (np.count_nonzero(normals, axis=1) == 1)[:, None]  # exactly axial
     axis = np.where(axial.any(axis=1), np.argmax(axial, axis=1), -1)
     sign = np.sign(normals[np.arange(len(normals)), np.maximum(axis, 0)])
     return axis, sign

@@ -14,6 +14,7 @@ import numpy as np
 from .brushes import Contents
 from .bsp import SplitterSettings, TreeBuilder, flatten_tree, world_box
 from .csg import FaceList, brush_plane_ids, union_faces
+from .detmath import matmul
 from .errors import CancelledError
 from .geometry import PlaneTable
 from .level import FACE_DETAIL, POINT_HULL_BIT, CompiledLevel
@@ -207,7 +208,7 @@ def _inside_some(point: np.ndarray, brushes, eps: float) -> bool:
     """The point lies within eps of the inside of some brush: every plane distance < eps.  One
     product against all the brushes' planes, then one verdict per brush."""
     counts = [len(b.dists) for b in brushes]
-    dist = point @ np.concatenate([b.normals for b in brushes]).T - np.concatenate([b.dists for b in brushes])
+    dist = matmul(point, np.concatenate([b.normals for b in brushes]).T) - np.concatenate([b.dists for b in brushes])
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     return bool(np.logical_and.reduceat(dist < eps, starts).any())
 

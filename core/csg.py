@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .brushes import Brush
+from .detmath import matmul
 from .geometry import PlaneTable, split_polygons
 from .tolerances import ON_EPSILON
 
@@ -178,7 +179,7 @@ def _remove_inside_batch(items: _Pieces, cutter: np.ndarray, table: "_Cutters", 
     k_max = int(k_count.max())
     k_index = np.arange(k_max)
     normals = table.normals[cutter, :k_max]
-    facing = np.matmul(normals, face_normal[items.face][:, :, None])[:, :, 0] > 0  # each as `normals @ n`
+    facing = matmul(normals, face_normal[items.face][:, :, None])[:, :, 0] > 0  # each as `normals @ n`
     flush_keeps = facing & (k_index < k_count[:, None]) & (face_brush[items.face] < cutter)[:, None]
     lo, hi = _cutter_extremes(items.verts, items.counts, cutter, table, k_max)
     on = (hi <= ON_EPSILON) & (lo >= -ON_EPSILON)
@@ -259,7 +260,7 @@ def _cutter_extremes(verts, counts, cutter, table: _Cutters, k_max) -> tuple[np.
     for a, z, w in zip(groups[:-1].tolist(), groups[1:].tolist(), widths):
         b = table.brushes[int(cutter[a])]
         k = len(b.dists)
-        dist = (verts[a:z, :w].reshape(-1, 3) @ b.normals.T - b.dists).reshape(z - a, w, k)
+        dist = (matmul(verts[a:z, :w].reshape(-1, 3), b.normals.T) - b.dists).reshape(z - a, w, k)
         lo[a:z, :k] = dist.min(axis=1)
         hi[a:z, :k] = dist.max(axis=1)
     return lo, hi
@@ -270,7 +271,7 @@ def _split_distances(verts: np.ndarray, normals: np.ndarray, dists: np.ndarray) 
     the piece with two columns (the plane twice): a matrix-vector product may round differently,
     a matrix product gives the values _cutter_extremes decided on."""
     twice = np.repeat(normals[:, :, None], 2, axis=2)  # (M, 3, 2)
-    return np.matmul(verts, twice)[:, :, 0] - dists[:, None]
+    return matmul(verts, twice)[:, :, 0] - dists[:, None]
 
 
 def _concat_padded(verts_list):
@@ -294,7 +295,7 @@ def _touching_brushes(brush: Brush, near: np.ndarray, counts, offsets, all_n, al
     cols = np.arange(int(sizes.sum())) + np.repeat(offsets[near] - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes)
     seg = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     rows = np.concatenate([[0], np.cumsum([len(face) for face in brush.faces])[:-1]])
-    dist = np.concatenate(brush.faces) @ all_n[cols].T - all_d[cols]  # (vertices, planes of all near brushes)
+    dist = matmul(np.concatenate(brush.faces), all_n[cols].T) - all_d[cols]  # (vertices, planes of all near brushes)
     separated = (np.minimum.reduceat(dist, rows, axis=0) > -ON_EPSILON) & (
         np.maximum.reduceat(dist, rows, axis=0) > ON_EPSILON)
     return ~np.logical_or.reduceat(separated, seg, axis=1)

@@ -73,6 +73,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .detmath import matmul, norm
 from .tolerances import MIN_EDGE_LENGTH
 
 #: m. After a correction the ellipsoid's centre lies this far beyond the moved polygon plane.
@@ -141,16 +142,16 @@ def perpendicular_planes(vertices, normal) -> tuple[np.ndarray, np.ndarray, np.n
     for i in range(k):
         a, b = v[i], v[(i + 1) % k]
         e = b - a
-        length = float(np.linalg.norm(e))
+        length = float(norm(e))
         if length < MIN_EDGE_LENGTH:
             continue
         u = np.cross(e / length, n)
-        u /= float(np.linalg.norm(u))
-        if float(u @ (centre - a)) < 0:  # the thesis: invert an outward-facing normal
+        u /= float(norm(u))
+        if float(matmul(u, centre - a)) < 0:  # the thesis: invert an outward-facing normal
             u = -u
         edges.append((i, (i + 1) % k, u))
     normals = [u for _, _, u in edges]
-    dists = [float(u @ v[i]) for i, _, u in edges]
+    dists = [float(matmul(u, v[i])) for i, _, u in edges]
     corner_n, corner_d = [], []
     m = len(edges)
     if m == 3:
@@ -159,18 +160,18 @@ def perpendicular_planes(vertices, normal) -> tuple[np.ndarray, np.ndarray, np.n
         for i, _, _ in edges:
             u = next(u for a_, b_, u in edges if i not in (a_, b_))
             corner_n.append(-u)
-            corner_d.append(float(-u @ v[i]))
+            corner_d.append(float(matmul(-u, v[i])))
     elif m > 3:
         for idx in range(m):
             prev_u = edges[idx - 1][2]
             i, _, next_u = edges[idx]
             s = prev_u + next_u
-            length = float(np.linalg.norm(s))
+            length = float(norm(s))
             if length < 1e-9:
                 continue
             w = s / length
             corner_n.append(w)
-            corner_d.append(float(w @ v[i]))
+            corner_d.append(float(matmul(w, v[i])))
     all_n = np.array(normals + corner_n, dtype=np.float64).reshape(-1, 3)
     all_d = np.array(dists + corner_d, dtype=np.float64)
     is_corner = np.zeros(len(all_d), bool)
@@ -321,11 +322,11 @@ def get_colliding_polygon(world: EllipsoidWorld, polygons, ellipsoid: Ellipsoid,
     start = np.asarray(start, dtype=np.float64)
     end = np.asarray(end, dtype=np.float64)
     move = end - start
-    length = math.sqrt(float(move @ move))
+    length = math.sqrt(float(matmul(move, move)))
     if not len(ps) or length == 0.0:
         return -1
-    start_side = ps.normals @ start - ps.dists
-    end_side = ps.normals @ end - ps.dists
+    start_side = matmul(ps.normals, start) - ps.dists
+    end_side = matmul(ps.normals, end) - ps.dists
     radius = ps.radius
     pre = pre_check_collision(start_side, end_side, radius, literal)
     if not pre.any():
@@ -343,14 +344,14 @@ def get_colliding_polygon(world: EllipsoidWorld, polygons, ellipsoid: Ellipsoid,
             lo, hi = np.zeros(len(ps)), np.ones(len(ps))
             for a, b in ((start_side, end_side), (radius - start_side, radius - end_side)):
                 lo, hi = _clip(lo, hi, a, b)
-            lo_q, hi_q = _clip(np.zeros(len(moved)), np.ones(len(moved)), m @ start - moved, m @ end - moved)
+            lo_q, hi_q = _clip(np.zeros(len(moved)), np.ones(len(moved)), matmul(m, start) - moved, matmul(m, end) - moved)
             lo = np.maximum(lo, np.maximum.reduceat(lo_q, ps.first))
             hi = np.minimum(hi, np.minimum.reduceat(hi_q, ps.first))
             inside = pre & (lo < hi)
     hit = np.flatnonzero(inside)
     if not len(hit):
         return -1
-    facing = ps.normals[hit] @ (move / length)
+    facing = matmul(ps.normals[hit], move / length)
     return int(ps.faces[hit[int(np.argmin(facing))]])
 
 
@@ -386,7 +387,7 @@ def collision_handling(level, ellipsoid: Ellipsoid, start, end, max_iterations: 
             break
         n = world.normals[p]
         radius = calculate_collision_radius(ellipsoid, n)
-        end_side = float(n @ end - world.dists[p])
+        end_side = float(matmul(n, end) - world.dists[p])
         end = end + n * (radius + COLLISION_SKIN - end_side)
         hits.append(p)
         lo2, hi2 = _swept_box(ellipsoid, start, end)

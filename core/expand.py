@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .brushes import Brush, brushes_from_planes
+from .detmath import matmul, norm
 from .geometry import cross3, snap_normals
 from .scene import Hull
 from .tolerances import NORMAL_EPSILON, ON_EPSILON
@@ -37,7 +38,7 @@ def brush_edges(brush: Brush) -> tuple[np.ndarray, np.ndarray]:
         dirs.append(nxt - face)
     p = np.concatenate(starts)
     d = np.concatenate(dirs)
-    length = np.linalg.norm(d, axis=1)
+    length = norm(d, axis=1)
     keep = length > 0
     p, d = p[keep], d[keep] / length[keep, None]
     # each edge appears twice (once per face, opposite directions): canonicalise the direction
@@ -72,16 +73,16 @@ def expansion_planes(brush: Brush, mins, maxs) -> tuple[np.ndarray, np.ndarray]:
     p, d = brush_edges(brush)
     for a in range(3):
         n = cross3(d, np.broadcast_to(eye[a], d.shape))
-        length = np.linalg.norm(n, axis=1)
+        length = norm(n, axis=1)
         ok = length > 1e-9
         n, pa = n[ok] / length[ok, None], p[ok]
-        side = verts @ n.T - np.einsum("ij,ij->i", n, pa)  # (V, E)
+        side = matmul(verts, n.T) - np.einsum("ij,ij->i", n, pa)  # (V, E)
         behind = np.all(side <= ON_EPSILON, axis=0)
         ahead = np.all(side >= -ON_EPSILON, axis=0)
         directions.append(np.concatenate([n[behind], -n[ahead & ~behind]]))
-    extent = float(np.linalg.norm(verts.max(axis=0) - verts.min(axis=0)) + np.linalg.norm(np.subtract(maxs, mins)))
+    extent = float(norm(verts.max(axis=0) - verts.min(axis=0)) + norm(np.subtract(maxs, mins)))
     n = _merge_directions(snap_normals(np.concatenate(directions)), DIRECTION_MERGE_DISTANCE / max(extent, 1e-9))
-    support = (verts @ n.T).max(axis=0)  # the brush's own support: its face planes exactly
+    support = (matmul(verts, n.T)).max(axis=0)  # the brush's own support: its face planes exactly
     return n, support + box_support(n, neg_mins, neg_maxs)
 
 
@@ -135,7 +136,7 @@ class _Candidates:
     def __init__(self, brushes: list[Brush]):
         self.n = len(brushes)
         verts = [np.concatenate(b.faces) for b in brushes]
-        self.size = np.array([np.linalg.norm(v.max(axis=0) - v.min(axis=0)) for v in verts])
+        self.size = np.array([norm(v.max(axis=0) - v.min(axis=0)) for v in verts])
         padded = _pad_rows(verts)  # (B, V, 3), a brush's last vertex repeated
         edge_p, edge_d, edge_owner = _brush_edges_many(brushes)
         eye = np.eye(3)
@@ -145,7 +146,7 @@ class _Candidates:
         parts.append((np.tile(np.vstack([eye, -eye]), (self.n, 1)), np.repeat(np.arange(self.n), 6), 1))
         for a in range(3):
             n = cross3(edge_d, np.broadcast_to(eye[a], edge_d.shape))
-            length = np.linalg.norm(n, axis=1)
+            length = norm(n, axis=1)
             ok = length > 1e-9
             n, pa, owner = n[ok] / length[ok, None], edge_p[ok], edge_owner[ok]
             prod = _column_products(padded, verts, n, owner)  # (B, V, E): verts @ n.T per brush
@@ -173,7 +174,7 @@ class _Candidates:
     def planes(self, mins, maxs) -> list[tuple[np.ndarray, np.ndarray]]:
         """expansion_planes(brush, mins, maxs) for each brush."""
         neg_mins, neg_maxs = -np.asarray(maxs, float), -np.asarray(mins, float)
-        hull_size = np.linalg.norm(np.subtract(maxs, mins))
+        hull_size = norm(np.subtract(maxs, mins))
         tol = np.array([DIRECTION_MERGE_DISTANCE / max(float(s + hull_size), 1e-9) for s in self.size])
         keep = np.ones(len(self.cand), bool)
         row, col, diff = self.pairs  # flat candidate numbers, col < row, same brush
@@ -207,9 +208,9 @@ def _column_products(padded: np.ndarray, verts: list[np.ndarray], cols: np.ndarr
     local = _local_index(owner, len(padded))
     table = np.zeros((len(padded), max(int(count.max()) if len(count) else 0, 2), 3))
     table[owner, local] = cols
-    out = np.matmul(padded, table.transpose(0, 2, 1))
+    out = matmul(padded, table.transpose(0, 2, 1))
     for b in np.flatnonzero(count == 1).tolist():
-        out[b, : len(verts[b]), :1] = verts[b] @ cols[owner == b].T
+        out[b, : len(verts[b]), :1] = matmul(verts[b], cols[owner == b].T)
         out[b, len(verts[b]) :, :1] = out[b, len(verts[b]) - 1, :1]
     return out
 
@@ -246,7 +247,7 @@ def _brush_edges_many(brushes: list[Brush]) -> tuple[np.ndarray, np.ndarray, np.
     nxt[last] = first[last]
     d = p[nxt] - p
     owner = np.repeat(np.arange(len(brushes)), [sum(len(f) for f in b.faces) for b in brushes])
-    length = np.linalg.norm(d, axis=1)
+    length = norm(d, axis=1)
     keep = length > 0
     p, d, owner = p[keep], d[keep] / length[keep, None], owner[keep]
     axis = np.argmax(np.abs(d), axis=1)

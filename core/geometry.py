@@ -11,6 +11,7 @@ from enum import IntEnum
 
 import numpy as np
 
+from .detmath import matmul, norm
 from .tolerances import (
     AXIAL_SNAP_EPSILON,
     DIST_EPSILON,
@@ -37,7 +38,7 @@ class Side(IntEnum):
 def snap_normal(n: np.ndarray) -> np.ndarray:
     """Return n normalised, with near-axial normals made exactly axial."""
     n = np.asarray(n, dtype=np.float64)
-    n = n / math.sqrt(float(n @ n))
+    n = n / math.sqrt(float(matmul(n, n)))
     axis = int(np.argmax(np.abs(n)))
     if max(abs(n[(axis + 1) % 3]), abs(n[(axis + 2) % 3])) < AXIAL_SNAP_EPSILON:
         out = np.zeros(3)
@@ -53,11 +54,11 @@ def plane_from_points(a, b, c) -> tuple[np.ndarray, float]:
     """
     a = np.asarray(a, dtype=np.float64)
     cross = np.cross(np.asarray(b, dtype=np.float64) - a, np.asarray(c, dtype=np.float64) - a)
-    length = math.sqrt(float(cross @ cross))
+    length = math.sqrt(float(matmul(cross, cross)))
     if not length > 0.0 or not math.isfinite(length):
         raise ValueError("the three points are collinear")
     n = snap_normal(cross / length)
-    return n, float(n @ a)
+    return n, float(matmul(n, a))
 
 
 def _is_canonical(n: np.ndarray) -> bool:
@@ -197,7 +198,7 @@ class PlaneTable:
 def _snap_unit_normals(normals: np.ndarray) -> np.ndarray:
     """snap_normal of each row, bit for bit: normalised by the square root of the same dot
     product (a stacked matmul takes the BLAS path that `n @ n` takes), then snapped."""
-    sq = np.matmul(normals[:, None, :], normals[:, :, None])[:, 0, 0]
+    sq = matmul(normals[:, None, :], normals[:, :, None])[:, 0, 0]
     return snap_normals(normals / np.sqrt(sq)[:, None])
 
 
@@ -219,7 +220,7 @@ def classify_points(dist: np.ndarray, eps: float = ON_EPSILON) -> Side:
 
 
 def classify_polygon(verts: np.ndarray, n: np.ndarray, d: float, eps: float = ON_EPSILON) -> Side:
-    return classify_points(verts @ n - d, eps)
+    return classify_points(matmul(verts, n) - d, eps)
 
 
 def split_polygon(
@@ -233,7 +234,7 @@ def split_polygon(
     overhead would dominate); `dist` may be given as an array or a list.
     """
     if dist is None:
-        dist = verts @ n - d
+        dist = matmul(verts, n) - d
     dl = dist if isinstance(dist, list) else dist.tolist()
     if min(dl) >= -eps:
         return verts, None
@@ -241,7 +242,8 @@ def split_polygon(
         return None, verts
     vl = verts.tolist()
     side = [1 if x > eps else (-1 if x < -eps else 0) for x in dl]
-    axial = [i for i in range(3) if n[i] == 1.0 or n[i] == -1.0]
+    # exactly axial only: a normal tilted by 1e-9 still has a component that rounds to +-1
+    axial = [i for i in range(3) if (n[i] == 1.0 or n[i] == -1.0) and n[(i + 1) % 3] == 0 and n[(i + 2) % 3] == 0]
     front: list = []
     back: list = []
     k = len(vl)
@@ -291,7 +293,7 @@ def split_polygons(
         t = np.where(cross, dist / (dist - dist_next), 0.0)
     q = np.take_along_axis(verts, nxt[:, :, None], axis=1)
     mid = verts + t[:, :, None] * (q - verts)
-    axial = (normals == 1.0) | (normals == -1.0)
+    axial = ((normals == 1.0) | (normals == -1.0)) & (np.count_nonzero(normals, axis=1) == 1)[:, None]
     mid = np.where(axial[:, None, :], (dists[:, None] * normals)[:, None, :], mid)
     # slots 2i: vertex i, 2i + 1: the new vertex on edge (i, i + 1)
     slots = np.stack([verts, mid], axis=2).reshape(m, 2 * v, 3)
@@ -345,7 +347,7 @@ def polygon_normal_area(verts: np.ndarray) -> tuple[np.ndarray, float]:
     """Newell's normal (unit, counter-clockwise seen from the front) and the polygon's area."""
     nxt = np.concatenate([verts[1:], verts[:1]])
     cross = cross3(verts, nxt).sum(axis=0)
-    length = math.sqrt(float(cross @ cross))
+    length = math.sqrt(float(matmul(cross, cross)))
     if length == 0.0:
         return np.zeros(3), 0.0
     return cross / length, 0.5 * length
@@ -364,7 +366,7 @@ def base_polygon(n: np.ndarray, d: float, half_extent: float = WORLD_HALF_EXTENT
     axis = int(np.argmax(np.abs(n)))
     up = np.array([0.0, 0.0, 1.0]) if axis != 2 else np.array([1.0, 0.0, 0.0])
     right = np.cross(up, n)
-    right /= np.linalg.norm(right)
+    right /= norm(right)
     up = np.cross(n, right)
     centre = n * d
     r, u = right * half_extent, up * half_extent
@@ -376,10 +378,10 @@ def order_polygon_vertices(points: np.ndarray, n: np.ndarray) -> np.ndarray:
     centre = points.mean(axis=0)
     axis = int(np.argmax(np.abs(n)))
     u = cross3(n, np.eye(3)[(axis + 1) % 3])
-    u /= math.sqrt(float(u @ u))
+    u /= math.sqrt(float(matmul(u, u)))
     v = cross3(n, u)
     rel = points - centre
-    angle = np.arctan2(rel @ v, rel @ u)
+    angle = np.arctan2(matmul(rel, v), matmul(rel, u))
     return points[np.argsort(angle, kind="stable")]
 
 

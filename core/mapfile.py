@@ -47,6 +47,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .brushes import Contents, brush_from_planes
+from .detmath import norm
 from .errors import (
     BrushbakeError,
     BrushError,
@@ -564,8 +565,8 @@ def scene_from_mapfile(
         a = pts[:, 0] - pts[:, 1]
         b = pts[:, 2] - pts[:, 1]
         cross = np.cross(a, b)
-        length = np.linalg.norm(cross, axis=1)
-        scale_ab = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+        length = norm(cross, axis=1)
+        scale_ab = norm(a, axis=1) * norm(b, axis=1)
         normals = cross / length[:, None]
         dists = np.einsum("ij,ij->i", normals, pts[:, 0])
     finite_pts = np.all(np.isfinite(pts), axis=(1, 2)) & np.isfinite(scale_ab)

@@ -28,6 +28,7 @@ import numpy as np
 from .brushes import Brush, Contents
 from .bsp import TreeBuilder, flatten_tree
 from .csg import FaceList, brush_plane_ids, union_faces
+from .detmath import matmul
 from .errors import CancelledError
 from .expand import expand_brushes
 from .geometry import PlaneTable
@@ -179,7 +180,7 @@ def points_in_brushes(points: np.ndarray, brushes: list[Brush]) -> np.ndarray:
         p = points[cand]
         cand = cand[np.all((p > lo - ON_EPSILON) & (p < hi + ON_EPSILON), axis=1)]
         if len(cand):
-            inside[cand[np.all(points[cand] @ b.normals.T - b.dists < ON_EPSILON, axis=1)]] = True
+            inside[cand[np.all(matmul(points[cand], b.normals.T) - b.dists < ON_EPSILON, axis=1)]] = True
     return inside
 
 
@@ -269,7 +270,7 @@ def arbitrary_leaf_point(ancestor_planes: list[int] | tuple, bounds, planes: Pla
     det = np.linalg.det(a)
     ok = np.abs(det) > 1e-12
     pts = np.linalg.solve(a[ok], out_d[idx[ok]][..., None])[..., 0]
-    inside = np.all(pts @ out_n.T - out_d <= ON_EPSILON, axis=1)
+    inside = np.all(matmul(pts, out_n.T) - out_d <= ON_EPSILON, axis=1)
     pts = pts[inside]
     if not len(pts):
         return np.full(3, WORLD_HALF_EXTENT)  # an empty cell (zero volume): any point far away

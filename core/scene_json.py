@@ -33,6 +33,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .brushes import Brush, Contents, box_brush, brush_from_mesh, brush_from_planes
+from .detmath import matmul, norm
 from .errors import (
     BrushbakeError,
     BrushError,
@@ -534,11 +535,11 @@ def _count_face_planes(verts: np.ndarray, faces: list[list[int]]) -> int:
     for f in faces:
         p = verts[f]
         n = np.cross(p - p.mean(axis=0), np.roll(p, -1, axis=0) - p.mean(axis=0)).sum(axis=0)
-        length = float(np.linalg.norm(n))
+        length = float(norm(n))
         if not length > 1e-12:
             continue
         n = n / length
-        keys.add(tuple(np.round(np.append(n, n @ p.mean(axis=0)), 3)))
+        keys.add(tuple(np.round(np.append(n, matmul(n, p.mean(axis=0))), 3)))
     return len(keys)
 
 

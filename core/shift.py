@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .detmath import matmul, norm
 from .tolerances import SHIFT_CONTACT_EPSILON
 
 
@@ -77,7 +78,7 @@ class Sphere(Shape):
 
     def support_point(self, dirs):
         d = np.asarray(dirs, float)
-        return self.radius * d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-300)
+        return self.radius * d / np.maximum(norm(d, axis=1, keepdims=True), 1e-300)
 
     def _params(self):
         return (self.radius,)
@@ -115,7 +116,7 @@ class Box(Shape):
     half: tuple
 
     def support(self, normals):
-        return np.abs(np.asarray(normals, float)) @ np.asarray(self.half, float)
+        return matmul(np.abs(np.asarray(normals, float)), np.asarray(self.half, float))
 
     def support_point(self, dirs):
         return np.sign(np.asarray(dirs, float)) * np.asarray(self.half, float)
@@ -134,10 +135,10 @@ class Hull(Shape):
             raise ValueError("a hull needs at least one finite point")
 
     def support(self, normals):
-        return (np.asarray(normals, float) @ self.points.T).max(axis=1)
+        return (matmul(np.asarray(normals, float), self.points.T)).max(axis=1)
 
     def support_point(self, dirs):
-        return self.points[np.argmax(np.asarray(dirs, float) @ self.points.T, axis=1)]
+        return self.points[np.argmax(matmul(np.asarray(dirs, float), self.points.T), axis=1)]
 
     def _params(self):
         return self.points

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .detmath import norm
 from .tolerances import TOUCH_EPSILON
 
 RAY_E, RAY_S, RAY_E2S, RAY_S2E = 0, 1, 2, 3
@@ -396,7 +397,7 @@ def trace_hulls(level, starts, ends, hull: int = 0, retry: bool = True) -> tuple
     if retry and start_solid.any():
         idx = np.flatnonzero(start_solid)
         delta = e[idx] - s[idx]
-        length = np.linalg.norm(delta, axis=1)
+        length = norm(delta, axis=1)
         moving = length > 0
         idx, delta, length = idx[moving], delta[moving], length[moving]
         back = s[idx] - RETRY_BACKOFF * delta / length[:, None]
@@ -424,7 +425,7 @@ def trace_hull(level, start, end, hull: int = 0, lists: TreeLists | None = None)
     tr = find_first_transition(lists, s, e, hull)
     if tr.kind in (RAY_S, RAY_S2E):
         delta = e - s
-        length = float(np.linalg.norm(delta))
+        length = float(norm(delta))
         if length > 0:
             back = s - RETRY_BACKOFF * delta / length
             tr2 = find_first_transition(lists, back, e, hull)

@@ -27,6 +27,7 @@ from brushbake.core.geometry import (
     snap_normal,
     snap_normals,
     split_polygon,
+    split_polygons,
 )
 from brushbake.core.tolerances import (
     AXIAL_SNAP_EPSILON,
@@ -302,7 +303,10 @@ def test_split_polygon_halves_add_up(k, poly_normal, cut_normal, offset, radius,
         # the cut edge: the same vertices in both halves, on the plane
         assert sorted(map(tuple, shared_f.round(12))) == sorted(map(tuple, shared_b.round(12)))
         assert len(shared_f) >= 2
-        assert np.abs(shared_f @ n - d).max() < 1e-9 * max(1.0, np.abs(centre).max())
+        # made by the split: on the plane to rounding (an original vertex within ON_EPSILON of the
+        # plane is shared too, as it is)
+        made = shared_f[~np.isin(shared_f.round(12), poly.round(12)).all(axis=1)]
+        assert not len(made) or np.abs(made @ n - d).max() < 1e-9 * max(1.0, np.abs(centre).max())
         if np.count_nonzero(n) == 1:  # axial cut: the new vertices lie exactly on the plane
             axis = int(np.flatnonzero(n)[0])
             new = front[~np.isin(front.round(12), poly.round(12)).all(axis=1)]
@@ -330,3 +334,22 @@ def test_order_polygon_vertices_sorts_counter_clockwise():
         normal, area = polygon_normal_area(ordered)
         assert normal @ n > 1 - 1e-12 and area == pytest.approx(polygon_area(poly), rel=1e-12)
         assert math.isclose(polygon_area(ordered), 7 / 2 * math.sin(2 * math.pi / 7), rel_tol=1e-12)
+
+
+def test_a_plane_tilted_by_rounding_is_not_treated_as_axial():
+    """n = (1e-9, 1, 0) has a component that rounds to exactly 1 but is not axial (snap_normal
+    keeps tilts of 1e-9): split vertices must lie on the tilted plane, not at y = d (found by
+    hypothesis: they were put at y = d, 1e-9 * x off the plane)."""
+    n = np.array([1e-9, 1.0, 0.0])
+    d = 1e-9
+    tri = np.array([[0.0, -1.0, 0.0], [2000.0, 1.0, 0.0], [0.0, 1.0, 0.0]])
+    for front, back in (split_polygon(tri, n, d),):
+        for piece in (front, back):
+            new = piece[~np.isin(piece.round(12), tri.round(12)).all(axis=1)]
+            assert len(new) and np.abs(new @ n - d).max() < 1e-12
+    counts = np.array([3])
+    dist = (tri @ n - d)[None, :]
+    f, nf, b, nb = split_polygons(tri[None], counts, dist, n[None], np.array([d]))
+    for piece, k in ((f[0], nf[0]), (b[0], nb[0])):
+        new = piece[:k][~np.isin(piece[:k].round(12), tri.round(12)).all(axis=1)]
+        assert len(new) and np.abs(new @ n - d).max() < 1e-12

@@ -1,0 +1,65 @@
+"""Products and norms that give the same bits on every machine and every NumPy version.
+
+NumPy hands matrix products (`@`, np.matmul, np.dot) and the norm of a whole array to BLAS, whose
+kernels are picked per CPU at run time (SSE, AVX2 with fused multiply-add, AVX-512) and round
+differently.  The same level baked on two machines then differs in the last bits of a vertex or a
+bevel plane, which breaks 'same input, byte-identical output' for anyone who keeps level files
+in version control (and a bake in Blender's NumPy against one on the command line's).  core/
+computes its products here instead: plain multiplies and adds in a fixed order, each of which
+IEEE 754 rounds exactly the same everywhere.  The shapes follow np.matmul and np.linalg.norm.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def matmul(a, b) -> np.ndarray:
+    """np.matmul(a, b) for real arrays, summed over the shared axis in order k = 0, 1, ...
+    (1-D operands are promoted and the added axis removed, as np.matmul does)."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if a.dtype != np.float64 or b.dtype != np.float64:
+        if a.dtype.kind not in "fc" and b.dtype.kind not in "fc":
+            return np.matmul(a, b)  # integers and booleans: exact anyway
+        a = a.astype(np.float64, copy=False)
+        b = b.astype(np.float64, copy=False)
+    k = a.shape[-1]
+    if k != b.shape[-2 if b.ndim > 1 else 0]:
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not align")
+    if b.ndim == 1:  # (..., K) @ (K,): a matrix-vector product (or a dot product)
+        terms = [a[..., i] * b[i] for i in range(k)]
+    elif a.ndim == 1:  # (K,) @ (..., K, N)
+        terms = [a[i] * b[..., i, :] for i in range(k)]
+    else:
+        terms = [a[..., :, i, None] * b[..., None, i, :] for i in range(k)]
+    if not terms:
+        shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-2] + b.shape[-1:]) if b.ndim > 1 else a.shape[:-1]
+        return np.zeros(shape)
+    out = terms[0]
+    for t in terms[1:]:
+        out = out + t
+    return out
+
+
+def dot(a, b) -> np.ndarray:
+    """Row-wise dot product over the last axis of broadcastable arrays (einsum 'ij,ij->i'),
+    summed in order."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    out = a[..., 0] * b[..., 0]
+    for i in range(1, max(a.shape[-1], b.shape[-1])):
+        out = out + a[..., i] * b[..., i]
+    return out
+
+
+def norm(x, axis=None, keepdims: bool = False):
+    """np.linalg.norm(x, axis=axis, keepdims=keepdims) (the 2-norm of vectors), squares summed
+    in order along the axis (all of x, flattened, when axis is None)."""
+    x = np.asarray(x, dtype=np.float64)
+    if axis is None:
+        out = np.sqrt(dot(x.reshape(-1), x.reshape(-1))) if x.size else np.float64(0.0)
+        return np.reshape(out, (1,) * x.ndim) if keepdims else out
+    moved = np.moveaxis(x, axis, -1)
+    out = np.sqrt(dot(moved, moved)) if moved.shape[-1] else np.zeros(moved.shape[:-1])
+    return np.expand_dims(out, axis) if keepdims else out
