@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .hulls import QUAKE_UNIT
-from .trace import TreeLists, trace_hull, trace_hulls
+from .trace import TreeLists, solid_open, trace_hull, trace_hulls
 
 # --------------------------------------------------------------------------------------------
 # Tolerances of movement (each with its unit and reason)
@@ -190,13 +190,9 @@ def tree_lists(level, hull: int) -> TreeLists:
 
 
 def _solid_point(lists: TreeLists, p, hull: int) -> bool:
+    """point_solid for one point (open solids: on a plane, solid only where both sides are)."""
     x, y, z = p
-    code = lists.root
-    while code >= 0:
-        pl = lists.planes[code]
-        n = lists.normals[pl]
-        code = lists.children[code][1 if n[0] * x + n[1] * y + n[2] * z - lists.dists[pl] < 0 else 0]
-    return bool(lists.solid[-1 - code] & (1 << hull))
+    return solid_open(lists, lists.root, float(x), float(y), float(z), 1 << hull)
 
 
 # --------------------------------------------------------------------------------------------
