@@ -61,16 +61,16 @@ def point_solid(level: CompiledLevel, points, hull: int = 0) -> np.ndarray:
     """(N,) uint8: 1 where the point is solid for the hull (0 = the point hull); for a box hull
     the point is the character's reference point.  A point on a plane is solid only if it is
     solid on both sides (open solids, see the module docstring)."""
-    from .trace import TreeLists, solid_open
+    from .trace import _walk_arrays, solid_open_batch
 
     tree = _tree_for(level, hull)
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
     leaves, touched = _walk_points(tree, pts)
     out = ((tree.leaf_solid[leaves] & _hull_bit(hull)) != 0).astype(np.uint8)
     if touched.any():
-        lists = TreeLists(tree)
-        for i in np.flatnonzero(touched).tolist():
-            out[i] = solid_open(lists, lists.root, *map(float, pts[i]), _hull_bit(hull))
+        i = np.flatnonzero(touched)
+        out[i] = solid_open_batch(_walk_arrays(tree), tree.leaf_solid, pts[i], np.full(len(i), tree.root),
+                                  _hull_bit(hull))
     return out
 
 

@@ -14,9 +14,10 @@ another brush's top, is not stopped, and a trace can leave the point where the p
 stopped (rounding may have put it a hair inside).  Only the start's own state and coplanar pieces
 need this; everywhere else an end of a piece on a plane takes the side of the other end.
 
-Two walks give the same answers: the fast one (Listing 5's recursion, or the batch below) runs
-until it meets a start on a plane or a coplanar piece, and hands that segment to the open walk
-(`_fft_open`), which follows both sides there.
+The walks give the same answers to the bit.  The single fast walk (Listing 5's recursion) runs
+until it meets a start on a plane or a coplanar piece and hands that segment to the open walk
+(`_fft_open`), which follows both sides there.  The batch walk finishes starts on a plane itself
+(_starts_on_planes, solid_open_batch) and hands only coplanar pieces to the open walk.
 
 Collision (trace_hull / trace_hulls): E2S gives the collision point, the normal facing against the
 motion and the time t = |c - s| / |d - s|.  A start found solid (RAY_S or RAY_S2E: rounding put a
@@ -150,10 +151,9 @@ def _fft_open(tree: TreeLists, seg, bit: int) -> tuple[int, float, int]:
     start = solid_open(tree, tree.root, sx, sy, sz, bit)
     pieces = _pieces(tree, seg, bit, tree.root, 0.0, 1.0, -1)
     _, state, plane = next(pieces)
-    if state != start:  # the start touches a surface the segment goes into (or leaves)
-        if plane >= 0:
-            return (RAY_E2S if state else RAY_S2E), 0.0, plane
-        state = True  # no plane through the start separates the two: call it inside
+    if state != start and plane >= 0:  # the start touches a surface the segment goes into
+        return (RAY_E2S if state else RAY_S2E), 0.0, plane
+    # (without a plane through the start between the two, the state just after it stands)
     for t, solid, plane in pieces:
         if solid != state:
             return (RAY_E2S if solid else RAY_S2E), t, plane
@@ -287,6 +287,8 @@ def find_first_transitions(tree, starts, ends, hull: int = 0,
     st_entry = np.empty(n * depth, dtype=np.int64)
     base = ray * depth
     open_walk: list[np.ndarray] = []
+    start_on: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (segment, node, near side)
+    first_leaf = np.zeros(n, dtype=bool)  # the state just after each start
     parked = 0
     if counts is not None:
         counts.update(nodes=np.zeros(n, dtype=np.int64), leaves=np.zeros(n, dtype=np.int64), iterations=0)
@@ -304,14 +306,17 @@ def find_first_transitions(tree, starts, ends, hull: int = 0,
         front1 = d1 > 0
         on0 = np.abs(d0) <= eps
         on1 = np.abs(d1) <= eps
-        hand = None
+        hand = on_start = None
         if on0.any():  # an end of the piece on the plane takes the other end's side
             front0 = np.where(on0, front1, front0)
-            hand = np.flatnonzero(on0 & (on1 | (t0 == 0.0)))  # the open walk finishes these
+            hand = np.flatnonzero(on0 & on1)  # a piece lying in the plane: the open walk finishes it
+            on_start = np.flatnonzero(on0 & ~on1 & (t0 == 0.0))  # the start on the plane
         cross = front0 != front1
         if on1.any():
             cross &= ~on1
         near = (~front0).view(np.int8).astype(np.int64)
+        if on_start is not None and len(on_start):  # in path order, for the start's own state
+            start_on.append((ray[on_start], code[on_start], near[on_start]))
         ci = np.flatnonzero(cross)
         if len(ci):  # the far half waits on the stack; dd != 0 where the plane is crossed
             t0c, t1c = t0[ci], t1[ci]
@@ -338,6 +343,7 @@ def find_first_transitions(tree, starts, ends, hull: int = 0,
             known = first[at_leaf]
             new = known < 0
             first[at_leaf[new]] = state[new]
+            first_leaf[ray[at_leaf[new]]] = state[new]
             changed = ~new & (state != (known == 1))
             done = at_leaf[changed]
             if len(done):
@@ -372,6 +378,8 @@ def find_first_transitions(tree, starts, ends, hull: int = 0,
             sx, sy, sz, dx, dy, dz = sx[keep], sy[keep], sz[keep], dx[keep], dy[keep], dz[keep]
             base = base[keep]
             parked = 0
+    if start_on:
+        _starts_on_planes(tree, s, start_on, first_leaf, bit, kind, t_out, plane_out)
     if open_walk:
         lists = TreeLists(tree)
         for i in np.concatenate(open_walk).tolist():
@@ -379,6 +387,64 @@ def find_first_transitions(tree, starts, ends, hull: int = 0,
                    float(delta[i, 0]), float(delta[i, 1]), float(delta[i, 2]))
             kind[i], t_out[i], plane_out[i] = _fft_open(lists, seg, bit)
     return kind, t_out, plane_out
+
+
+def _starts_on_planes(tree, s, start_on, first_leaf, bit, kind, t_out, plane_out) -> None:
+    """Finish segments that start on a node's plane (what _fft_open does for one): the walk went
+    on along the side the segment moves into, so its answer holds for the state just after the
+    start.  Where the start's own (open) state differs -- it touches a solid the segment goes
+    into -- the answer is a transition at t = 0 through the first plane on the start's path with
+    open space across it at the start."""
+    rays = np.concatenate([r for r, _, _ in start_on])
+    nodes = np.concatenate([c for _, c, _ in start_on])
+    near = np.concatenate([k for _, _, k in start_on])
+    flagged = np.unique(rays)
+    arrays = _walk_arrays(tree)
+    differs = solid_open_batch(arrays, tree.leaf_solid, s[flagged], np.full(len(flagged), tree.root), bit)
+    differs = flagged[differs != first_leaf[flagged]]
+    if not len(differs):
+        return
+    mine = np.isin(rays, differs)
+    rays, nodes, near = rays[mine], nodes[mine], near[mine]
+    node_plane, front_back = arrays[4], arrays[5]
+    other = front_back[2 * nodes + 1 - near]
+    across_open = ~solid_open_batch(arrays, tree.leaf_solid, s[rays], other, bit)
+    rays, nodes, near = rays[across_open], nodes[across_open], near[across_open]
+    hit_rays, first_rec = np.unique(rays, return_index=True)  # records are in path order
+    plane = node_plane[nodes[first_rec]] ^ (1 - near[first_rec])  # facing the open side
+    kind[hit_rays] = np.where(first_leaf[hit_rays], RAY_E2S, RAY_S2E)
+    t_out[hit_rays] = 0.0
+    plane_out[hit_rays] = plane
+
+
+def solid_open_batch(arrays, leaf_solid, points, codes, bit: int) -> np.ndarray:
+    """solid_open for many points at once, each from its own start code (a node, or -1 - leaf):
+    a point within TOUCH_EPSILON of a plane goes down both sides and is solid only if every leaf
+    it reaches is.  `arrays` is _walk_arrays(tree)."""
+    nx_, ny_, nz_, nd_, _, children = arrays[:6]
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    solid = np.ones(len(pts), dtype=bool)
+    who = np.arange(len(pts))
+    code = np.asarray(codes, dtype=np.int64).copy()
+    leaf_bits = (np.asarray(leaf_solid) & bit) != 0
+    while len(who):
+        at_leaf = code < 0
+        if at_leaf.any():
+            empty = ~leaf_bits[-1 - code[at_leaf]]
+            solid[who[at_leaf][empty]] = False
+            who, code = who[~at_leaf], code[~at_leaf]
+            if not len(who):
+                break
+        p = pts[who]
+        d = nx_[code] * p[:, 0] + ny_[code] * p[:, 1] + nz_[code] * p[:, 2] - nd_[code]
+        on = np.abs(d) <= TOUCH_EPSILON
+        side = (d <= 0).astype(np.int64)  # (off the plane: d > 0 front, d < 0 back)
+        nxt = children[2 * code + side]
+        if on.any():  # both sides: the front child too
+            who = np.concatenate([who, who[on]])
+            nxt = np.concatenate([np.where(on, children[2 * code + 1], nxt), children[2 * code[on]]])
+        code = nxt
+    return solid
 
 
 def trace_hulls(level, starts, ends, hull: int = 0, retry: bool = True) -> tuple[np.ndarray, np.ndarray]:
