@@ -16,8 +16,10 @@ need this; everywhere else an end of a piece on a plane takes the side of the ot
 
 The walks give the same answers to the bit.  The single fast walk (Listing 5's recursion) runs
 until it meets a start on a plane or a coplanar piece and hands that segment to the open walk
-(`_fft_open`), which follows both sides there.  The batch walk finishes starts on a plane itself
-(_starts_on_planes, solid_open_batch) and hands only coplanar pieces to the open walk.
+(`_fft_open`), which follows both sides there.  The batch walk (_lockstep) finishes starts on a
+plane itself (_starts_on_planes, solid_open_batch), and coplanar pieces where one side of the
+plane is the same all along (_lying_pieces); only pieces with structure on both sides go to the
+open walk.
 
 Collision (trace_hull / trace_hulls): E2S gives the collision point, the normal facing against the
 motion and the time t = |c - s| / |d - s|.  A start found solid (RAY_S or RAY_S2E: rounding put a
@@ -175,9 +177,21 @@ def _pieces(tree: TreeLists, seg, bit: int, code: int, t0: float, t1: float, ent
         d0, d1 = ds + t0 * dd, ds + t1 * dd
         front, back = tree.children[code]
         on0, on1 = -eps <= d0 <= eps, -eps <= d1 <= eps
-        if on0 and on1:
-            yield from _both(list(_pieces(tree, seg, bit, front, t0, t1, entry)),
-                             list(_pieces(tree, seg, bit, back, t0, t1, entry)))
+        if on0 and on1:  # lying in the plane: solid where both children are (as _lying_pieces)
+            a = list(_pieces(tree, seg, bit, front, t0, t1, entry))
+            b = list(_pieces(tree, seg, bit, back, t0, t1, entry))
+            all_a, all_b = all(x[1] == a[0][1] for x in a), all(x[1] == b[0][1] for x in b)
+            start_plane = a[0][2] if a[0][2] >= 0 else b[0][2]  # at the piece's start: front first
+            if all_b and b[0][1]:
+                yield a[0][0], a[0][1], start_plane
+                yield from a[1:]
+            elif all_a and a[0][1]:
+                yield b[0][0], b[0][1], start_plane
+                yield from b[1:]
+            elif (all_a and not a[0][1]) or (all_b and not b[0][1]):
+                yield t0, False, start_plane
+            else:
+                yield from _both(a, b)
             return
         front0 = (d1 > 0) if on0 else (d0 > 0)
         near = 0 if front0 else 1
@@ -240,17 +254,13 @@ def find_first_transitions(tree, starts, ends, hull: int = 0,
                            counts: dict | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Listing 5 for many segments at once: (kind (N,) int8, t (N,), plane (N,) int64).
 
-    All live segments walk the tree in lock step, in registers packed to them: one iteration moves
-    every segment from its node into the nearer child, with the far half (node, t0, t1, entry
-    plane) pushed on the segment's own stack; segments that reach a leaf take it at once and pop
-    until they stand at a node again.  Leaves are thus met in order along each segment: the first
-    gives the start's state, the first in the other state the transition, at its t0 and entry
-    plane.  A finished segment waits at the sink node (see _walk_arrays) until a quarter of the
-    registers are finished, then they are packed.  Every value is computed as the single walk
-    computes it (same operations in the same order), so the answers are bit-identical; segments
-    that need the open walk (a start on a plane, a piece lying in one) are finished by it one by
-    one.  With a `counts` dict (benchmarks) it also gives, per segment, the 'nodes' and 'leaves'
-    the lock-step walk visited, and the loop's 'iterations'.
+    The segments walk the tree in lock step (_lockstep).  Every value is computed as the single
+    walk computes it (same operations in the same order), so the answers are bit-identical.
+    Starts on a plane are finished in NumPy (_starts_on_planes), and so are pieces lying in a
+    plane where one side is the same all along the piece (see _lockstep); the rest -- a piece in
+    a plane with structure on both sides -- go to the open walk one by one.  With a `counts`
+    dict (benchmarks) it also gives, per segment, the 'nodes' and 'leaves' the lock-step walk
+    visited, and the loop's 'iterations'.
     """
     s = np.asarray(starts, dtype=np.float64).reshape(-1, 3)
     e = np.asarray(ends, dtype=np.float64).reshape(-1, 3)
@@ -267,35 +277,125 @@ def find_first_transitions(tree, starts, ends, hull: int = 0,
         kind[:] = RAY_S if solid else RAY_E
         t_out[:] = 0.0 if solid else 1.0
         return kind, t_out, plane_out
-    nx_, ny_, nz_, nd_, node_plane, children, depth = _walk_arrays(tree)
+    arrays = _walk_arrays(tree)
+    delta = e - s
+    walk = _lockstep(arrays, solid_of_leaf, s, delta, np.arange(n), np.full(n, tree.root, dtype=np.int64),
+                     np.zeros(n), np.ones(n), np.full(n, -1, dtype=np.int64), counts)
+    kind[:], t_out[:], plane_out[:] = walk.kind, walk.t, walk.plane
+    if walk.start_on:
+        _starts_on_planes(tree, s, walk.start_on, walk.first, bit, kind, t_out, plane_out)
+    if len(walk.open_walk):
+        lists = TreeLists(tree)
+        for i in walk.open_walk.tolist():
+            seg = (float(s[i, 0]), float(s[i, 1]), float(s[i, 2]),
+                   float(delta[i, 0]), float(delta[i, 1]), float(delta[i, 2]))
+            kind[i], t_out[i], plane_out[i] = _fft_open(lists, seg, bit)
+    return kind, t_out, plane_out
+
+
+@dataclass
+class _Walk:
+    """What _lockstep found, per walked segment (indexed like its inputs)."""
+
+    kind: np.ndarray  # RAY_E / RAY_S (no change along the piece), RAY_E2S / RAY_S2E
+    t: np.ndarray
+    plane: np.ndarray
+    first: np.ndarray  # the state just after the piece's start
+    start_on: list  # (segment, node, near side) where the start lies on a node's plane, path order
+    open_walk: np.ndarray  # segments (ids) the open walk must finish
+
+
+def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=None) -> _Walk:
+    """Walk segments ids (rows of s, delta) from their nodes `code` over the pieces [t0, t1] with
+    entry planes `entry`, all in lock step, to the first change of state along each piece.
+
+    The registers (node, piece, entry plane, stack depth, first state, the segment) are packed to
+    the live segments: one iteration moves every segment from its node into the nearer child,
+    with the far half pushed on the segment's own stack; segments that reach a leaf take it at
+    once and pop until they stand at a node again.  Leaves are thus met in order along each
+    segment: the first gives the state just after the piece's start, the first in the other
+    state the change, at its t0 and entry plane.  A finished segment waits at the sink node (see
+    _walk_arrays) until a quarter of the registers are finished, then they are packed.
+
+    A piece lying in a node's plane is solid where both children are (open solids).  Each child
+    is walked over the piece first (recursively); where one child is solid all along, the piece
+    is the other child's; where one is empty all along, the piece is empty; where both change
+    along it, the open walk decides (the segment goes to open_walk).  _pieces decides the same.
+    """
+    nx_, ny_, nz_, nd_, node_plane, children, depth = arrays
     sink = len(node_plane)
     eps = TOUCH_EPSILON
-    delta = e - s
-    # the registers: which segment, node, piece [t0, t1], entry plane, stack depth, start state
-    # (-1 unknown, 0 empty, 1 solid), and the segment itself
-    ray = np.arange(n, dtype=np.int64)
-    code = np.full(n, tree.root, dtype=np.int64)
-    t0, t1 = np.zeros(n), np.ones(n)
-    entry = np.full(n, -1, dtype=np.int64)
+    n = len(ids)
+    kind = np.full(n, RAY_E, dtype=np.int8)
+    t_out = np.ones(n)
+    plane_out = np.full(n, -1, dtype=np.int64)
+    first_out = np.zeros(n, dtype=bool)
+    # registers (reg = the walked segment's index here, row = its row of s and delta)
+    reg = np.arange(n, dtype=np.int64)
+    code, t0, t1, entry = code.copy(), np.asarray(t0, float).copy(), np.asarray(t1, float).copy(), entry.copy()
     sp = np.zeros(n, dtype=np.int64)
     first = np.full(n, -1, dtype=np.int8)
-    sx, sy, sz = s[:, 0].copy(), s[:, 1].copy(), s[:, 2].copy()
-    dx, dy, dz = delta[:, 0].copy(), delta[:, 1].copy(), delta[:, 2].copy()
-    # far halves: segment i owns slots [i * depth, (i + 1) * depth)
+    rows = np.asarray(ids, dtype=np.int64)
+    sx, sy, sz = s[rows, 0], s[rows, 1], s[rows, 2]
+    dx, dy, dz = delta[rows, 0], delta[rows, 1], delta[rows, 2]
+    # far halves: register i owns slots [i * depth, (i + 1) * depth)
     st_code = np.empty(n * depth, dtype=np.int64)
     st_t0, st_t1 = np.empty(n * depth), np.empty(n * depth)
     st_entry = np.empty(n * depth, dtype=np.int64)
-    base = ray * depth
+    base = reg * depth
     open_walk: list[np.ndarray] = []
-    start_on: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (segment, node, near side)
-    first_leaf = np.zeros(n, dtype=bool)  # the state just after each start
+    start_on: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     parked = 0
     if counts is not None:
         counts.update(nodes=np.zeros(n, dtype=np.int64), leaves=np.zeros(n, dtype=np.int64), iterations=0)
     while True:
+        # -- segments at a leaf take it, then pop until they stand at a node (or are done)
+        at_leaf = np.flatnonzero(code < 0)
+        while len(at_leaf):
+            if counts is not None:
+                counts["leaves"][reg[at_leaf]] += 1
+            state = solid_of_leaf[-1 - code[at_leaf]]
+            known = first[at_leaf]
+            new = known < 0
+            first[at_leaf[new]] = state[new]
+            first_out[reg[at_leaf[new]]] = state[new]
+            changed = ~new & (state != (known == 1))
+            done = at_leaf[changed]
+            if len(done):
+                r = reg[done]
+                kind[r] = np.where(state[changed], RAY_E2S, RAY_S2E)
+                t_out[r] = t0[done]
+                plane_out[r] = entry[done]
+                code[done] = sink
+                parked += len(done)
+            rest = at_leaf[~changed]
+            empty_stack = sp[rest] == 0
+            if empty_stack.any():  # no change: all empty, or all solid
+                over = rest[empty_stack]
+                solid_all = reg[over[first[over] == 1]]
+                kind[solid_all] = RAY_S
+                t_out[solid_all] = 0.0
+                code[over] = sink
+                parked += len(over)
+                rest = rest[~empty_stack]
+            if not len(rest):
+                break
+            k = base[rest] + sp[rest] - 1
+            code[rest], t0[rest], t1[rest], entry[rest] = st_code[k], st_t0[k], st_t1[k], st_entry[k]
+            sp[rest] -= 1
+            at_leaf = rest[code[rest] < 0]
+        if 4 * parked >= len(reg):  # pack the registers to the live segments
+            keep = np.flatnonzero(code != sink)
+            reg, code, t0, t1, entry, sp, first = (reg[keep], code[keep], t0[keep], t1[keep], entry[keep], sp[keep],
+                                                   first[keep])
+            rows, sx, sy, sz, dx, dy, dz = rows[keep], sx[keep], sy[keep], sz[keep], dx[keep], dy[keep], dz[keep]
+            base = base[keep]
+            parked = 0
+        if not len(reg):
+            break
         if counts is not None:
             counts["iterations"] += 1
-            counts["nodes"][ray[code != sink]] += 1
+            counts["nodes"][reg[code != sink]] += 1
         # -- every segment stands at a node: classify its piece, go to the near child
         nx, ny, nz = nx_[code], ny_[code], nz_[code]
         ds = nx * sx + ny * sy + nz * sz - nd_[code]
@@ -306,17 +406,17 @@ def find_first_transitions(tree, starts, ends, hull: int = 0,
         front1 = d1 > 0
         on0 = np.abs(d0) <= eps
         on1 = np.abs(d1) <= eps
-        hand = on_start = None
+        lying = on_start = None
         if on0.any():  # an end of the piece on the plane takes the other end's side
             front0 = np.where(on0, front1, front0)
-            hand = np.flatnonzero(on0 & on1)  # a piece lying in the plane: the open walk finishes it
+            lying = np.flatnonzero(on0 & on1)  # a piece lying in the plane
             on_start = np.flatnonzero(on0 & ~on1 & (t0 == 0.0))  # the start on the plane
         cross = front0 != front1
         if on1.any():
             cross &= ~on1
         near = (~front0).view(np.int8).astype(np.int64)
         if on_start is not None and len(on_start):  # in path order, for the start's own state
-            start_on.append((ray[on_start], code[on_start], near[on_start]))
+            start_on.append((rows[on_start], code[on_start], near[on_start]))
         ci = np.flatnonzero(cross)
         if len(ci):  # the far half waits on the stack; dd != 0 where the plane is crossed
             t0c, t1c = t0[ci], t1[ci]
@@ -329,64 +429,41 @@ def find_first_transitions(tree, starts, ends, hull: int = 0,
             st_entry[k] = node_plane[cc] ^ nc  # the plane's face toward the near side
             sp[ci] += 1
             t1[ci] = tm
+        nodes = code
         code = children[2 * code + near]
-        if hand is not None and len(hand):
-            open_walk.append(ray[hand])
-            code[hand] = sink
-            parked += len(hand)
-        # -- segments at a leaf take it, then pop until they stand at a node (or are done)
-        at_leaf = np.flatnonzero(code < 0)
-        while len(at_leaf):
-            if counts is not None:
-                counts["leaves"][ray[at_leaf]] += 1
-            state = solid_of_leaf[-1 - code[at_leaf]]
-            known = first[at_leaf]
-            new = known < 0
-            first[at_leaf[new]] = state[new]
-            first_leaf[ray[at_leaf[new]]] = state[new]
-            changed = ~new & (state != (known == 1))
-            done = at_leaf[changed]
-            if len(done):
-                r = ray[done]
-                kind[r] = np.where(state[changed], RAY_E2S, RAY_S2E)
-                t_out[r] = t0[done]
-                plane_out[r] = entry[done]
-                code[done] = sink
-                parked += len(done)
-            rest = at_leaf[~changed]
-            empty_stack = sp[rest] == 0
-            if empty_stack.any():  # no transition: all empty, or all solid
-                over = rest[empty_stack]
-                solid_all = ray[over[first[over] == 1]]
-                kind[solid_all] = RAY_S
-                t_out[solid_all] = 0.0
-                code[over] = sink
-                parked += len(over)
-                rest = rest[~empty_stack]
-            if not len(rest):
-                break
-            k = base[rest] + sp[rest] - 1
-            code[rest], t0[rest], t1[rest], entry[rest] = st_code[k], st_t0[k], st_t1[k], st_entry[k]
-            sp[rest] -= 1
-            at_leaf = rest[code[rest] < 0]
-        if 4 * parked >= len(ray):  # pack the registers to the live segments
-            keep = np.flatnonzero(code != sink)
-            if not len(keep):
-                break
-            ray, code, t0, t1, entry, sp, first = (ray[keep], code[keep], t0[keep], t1[keep], entry[keep], sp[keep],
-                                                   first[keep])
-            sx, sy, sz, dx, dy, dz = sx[keep], sy[keep], sz[keep], dx[keep], dy[keep], dz[keep]
-            base = base[keep]
-            parked = 0
-    if start_on:
-        _starts_on_planes(tree, s, start_on, first_leaf, bit, kind, t_out, plane_out)
-    if open_walk:
-        lists = TreeLists(tree)
-        for i in np.concatenate(open_walk).tolist():
-            seg = (float(s[i, 0]), float(s[i, 1]), float(s[i, 2]),
-                   float(delta[i, 0]), float(delta[i, 1]), float(delta[i, 2]))
-            kind[i], t_out[i], plane_out[i] = _fft_open(lists, seg, bit)
-    return kind, t_out, plane_out
+        if lying is not None and len(lying):
+            go, hand, sub_starts = _lying_pieces(arrays, solid_of_leaf, s, delta, rows[lying], nodes[lying],
+                                                 t0[lying], t1[lying], entry[lying])
+            code[lying] = go
+            start_on.extend(sub_starts)  # a start on a plane in either child counts (front first)
+            if len(hand):
+                hand = lying[hand]
+                open_walk.append(rows[hand])
+                code[hand] = sink
+                parked += len(hand)
+    return _Walk(kind, t_out, plane_out, first_out, start_on,
+                 np.concatenate(open_walk) if open_walk else np.zeros(0, dtype=np.int64))
+
+
+def _lying_pieces(arrays, solid_of_leaf, s, delta, rows, nodes, t0, t1, entry) -> tuple[np.ndarray, np.ndarray, list]:
+    """Pieces lying in their node's plane: where to go on (the child to follow, or a leaf of
+    the piece's one state), which must go to the open walk (indices into the inputs), and the
+    starts on a plane both children's walks met (front child first)."""
+    children = arrays[5]
+    front, back = children[2 * nodes], children[2 * nodes + 1]
+    walks = [_lockstep(arrays, solid_of_leaf, s, delta, rows, c, t0, t1, entry) for c in (front, back)]
+    uniform = [(w.kind <= RAY_S) & ~np.isin(rows, w.open_walk) for w in walks]
+    solid = [w.kind == RAY_S for w in walks]
+    any_empty = np.flatnonzero(~solid_of_leaf)
+    empty_leaf = -1 - int(any_empty[0]) if len(any_empty) else -1
+    go = np.full(len(rows), -1, dtype=np.int64)
+    decided = np.zeros(len(rows), dtype=bool)
+    for mask, value in ((uniform[1] & solid[1], front), (uniform[0] & solid[0], back),
+                        ((uniform[0] & ~solid[0]) | (uniform[1] & ~solid[1]), np.full(len(rows), empty_leaf))):
+        pick = mask & ~decided
+        go[pick] = value[pick]
+        decided |= pick
+    return go, np.flatnonzero(~decided), walks[0].start_on + walks[1].start_on
 
 
 def _starts_on_planes(tree, s, start_on, first_leaf, bit, kind, t_out, plane_out) -> None:
