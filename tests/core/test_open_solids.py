@@ -146,3 +146,36 @@ def test_grid_segments_enter_solid_where_the_union_does(scene, seed):
             assert single == (bool(start_solid[i]), float(out[i, 0])), (i, tr, out[i])
             if not want_solid and want_t < 1.0:
                 assert np.dot(out[i, 4:7], e[i] - s[i]) < 0, f"hull {h}: normal {out[i, 4:7]} does not face the start"
+
+
+def test_the_batch_finishes_starts_and_slides_on_a_floor_itself(monkeypatch):
+    """Starts exactly on a floor, and segments sliding along it at exactly its height, are the
+    batch walk's own work (NumPy), not the one-by-one open walk's: a character whose engine does
+    not back off from surfaces must not fall off a performance cliff.  Answers as the single
+    walk's."""
+    from brushbake.core import trace
+
+    boxes = np.array([[[0.0, 0.0, -1.0], [8.0, 8.0, 0.0]], [[5.0, 0.0, 0.0], [6.0, 8.0, 3.0]]])  # floor, wall
+    level = compiled(boxes, [])
+    rng = np.random.default_rng(5)
+    n = 400
+    s = np.column_stack([rng.uniform(0.5, 4.5, n), rng.uniform(0.5, 7.5, n), np.zeros(n)])
+    # ends over the floor (a segment passing its edge has structure on both sides of z = 0 and is
+    # the open walk's): half slide along it at z = 0, half leave it or go into it
+    e = np.column_stack([rng.uniform(0.5, 7.5, n), rng.uniform(0.5, 7.5, n), rng.uniform(-0.9, 2.0, n)])
+    e[: n // 2, 2] = 0.0
+    calls = []
+    monkeypatch.setattr(trace, "_fft_open", lambda *a: calls.append(a) or (0, 1.0, -1))
+    tree = level.collision_tree(0)
+    kinds, ts, planes = trace.find_first_transitions(tree, s, e, 0)
+    assert not calls, f"{len(calls)} of {n} segments went to the open walk"
+    monkeypatch.undo()
+    lists = TreeLists(tree)
+    for i in range(n):
+        tr = find_first_transition(lists, s[i], e[i], 0)
+        assert (tr.kind, tr.t, tr.plane) == (kinds[i], ts[i], planes[i]), (s[i], e[i], tr)
+    sliding = np.arange(n) < n // 2
+    into_wall = sliding & (e[:, 0] > 5.0)
+    assert np.all(kinds[into_wall] == RAY_E2S) and np.all(kinds[sliding & ~into_wall] == RAY_E)
+    assert np.all(kinds[~sliding & (e[:, 2] > 0) & (e[:, 0] < 5.0)] == RAY_E)  # leaving the floor
+    assert np.all((kinds[~sliding & (e[:, 2] < 0)] == RAY_E2S) & (ts[~sliding & (e[:, 2] < 0)] == 0.0))  # into it
