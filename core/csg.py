@@ -267,11 +267,10 @@ def _cutter_extremes(verts, counts, cutter, table: _Cutters, k_max) -> tuple[np.
 
 
 def _split_distances(verts: np.ndarray, normals: np.ndarray, dists: np.ndarray) -> np.ndarray:
-    """(M, V) distances of each piece's vertices to its own plane, each from a matrix product of
-    the piece with two columns (the plane twice): a matrix-vector product may round differently,
-    a matrix product gives the values _cutter_extremes decided on."""
-    twice = np.repeat(normals[:, :, None], 2, axis=2)  # (M, 3, 2)
-    return matmul(verts, twice)[:, :, 0] - dists[:, None]
+    """(M, V) distances of each piece's vertices to its own plane: the same values
+    _cutter_extremes decided on (detmath sums every product in the same order, whatever its
+    shape)."""
+    return matmul(verts, normals[:, :, None])[:, :, 0] - dists[:, None]
 
 
 def _concat_padded(verts_list):

@@ -114,7 +114,7 @@ def expand_brushes(brushes: list[Brush], hulls: list[Hull]) -> list[list[Brush]]
     What does not depend on the hull (edges, candidate directions, the brush's own support along
     each, which candidates are near-repeats) is worked out once per brush, and for many brushes
     at once (_Candidates): expansion_planes' loops become operations on flat arrays, and every
-    matrix product is still one brush's own product (a stacked matmul), so every value is the
+    matrix product is still one brush's own product (detmath.matmul), so every value is the
     one expansion_planes computes.  brushes_from_planes then builds a hull's brushes together."""
     chunks = [brushes[start : start + _CHUNK] for start in range(0, len(brushes), _CHUNK)]
     cands = [_Candidates(chunk) for chunk in chunks]
@@ -202,17 +202,13 @@ def _local_index(owner: np.ndarray, n: int) -> np.ndarray:
 
 def _column_products(padded: np.ndarray, verts: list[np.ndarray], cols: np.ndarray, owner: np.ndarray) -> np.ndarray:
     """(B, V, C): verts[b] @ cols[owner == b].T for every brush b (cols sorted by owner), each
-    the brush's own matrix product (a stacked matmul: the same values); a brush with a single
-    column gets the matrix-vector product its own `verts @ n.T` is."""
+    the brush's own product (detmath sums in a fixed order, so padding and stacking change no
+    value; padded rows repeat a brush's last vertex)."""
     count = np.bincount(owner, minlength=len(padded))
     local = _local_index(owner, len(padded))
     table = np.zeros((len(padded), max(int(count.max()) if len(count) else 0, 2), 3))
     table[owner, local] = cols
-    out = matmul(padded, table.transpose(0, 2, 1))
-    for b in np.flatnonzero(count == 1).tolist():
-        out[b, : len(verts[b]), :1] = matmul(verts[b], cols[owner == b].T)
-        out[b, len(verts[b]) :, :1] = out[b, len(verts[b]) - 1, :1]
-    return out
+    return matmul(padded, table.transpose(0, 2, 1))
 
 
 def _close_pairs(cand: np.ndarray, owner: np.ndarray, count: np.ndarray, local: np.ndarray, loose: np.ndarray):

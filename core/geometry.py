@@ -197,7 +197,7 @@ class PlaneTable:
 
 def _snap_unit_normals(normals: np.ndarray) -> np.ndarray:
     """snap_normal of each row, bit for bit: normalised by the square root of the same dot
-    product (a stacked matmul takes the BLAS path that `n @ n` takes), then snapped."""
+    product (detmath sums in the same fixed order for a row as for one vector), then snapped."""
     sq = matmul(normals[:, None, :], normals[:, :, None])[:, 0, 0]
     return snap_normals(normals / np.sqrt(sq)[:, None])
 
