@@ -239,10 +239,12 @@ def _walk_arrays(tree):
     planes = np.asarray(tree.node_plane, dtype=np.int64)
     normals = np.asarray(tree.plane_normals, dtype=np.float64)
     sink = len(planes)
+    # the plane a piece enters through when it is the far half in child slot 2 * node + side
+    slot_entry = np.append(np.repeat(planes, 2) ^ np.tile([1, 0], len(planes)), [-1, -1])
     arrays = (np.append(normals[planes, 0], 0.0), np.append(normals[planes, 1], 0.0),
               np.append(normals[planes, 2], 0.0), np.append(np.asarray(tree.plane_dists, dtype=np.float64)[planes], -1.0),
               planes, np.append(np.asarray(tree.node_children, dtype=np.int64).reshape(-1), [sink, sink]),
-              tree.depth() + 2)
+              tree.depth() + 3, slot_entry)
     try:
         _WALK_CACHE[key] = (weakref.ref(tree.node_plane), tree.plane_normals, arrays)
     except TypeError:  # not weak-referenceable: do not cache
@@ -322,7 +324,7 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
     is the other child's; where one is empty all along, the piece is empty; where both change
     along it, the open walk decides (the segment goes to open_walk).  _pieces decides the same.
     """
-    nx_, ny_, nz_, nd_, node_plane, children, depth = arrays
+    nx_, ny_, nz_, nd_, node_plane, children, depth, slot_entry = arrays
     sink = len(node_plane)
     eps = TOUCH_EPSILON
     n = len(ids)
@@ -333,16 +335,19 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
     # registers (reg = the walked segment's index here, row = its row of s and delta)
     reg = np.arange(n, dtype=np.int64)
     code, t0, t1, entry = code.copy(), np.asarray(t0, float).copy(), np.asarray(t1, float).copy(), entry.copy()
-    sp = np.zeros(n, dtype=np.int64)
+    sp = np.ones(n, dtype=np.int64)
     first = np.full(n, -1, dtype=np.int8)
     rows = np.asarray(ids, dtype=np.int64)
     sx, sy, sz = s[rows, 0], s[rows, 1], s[rows, 2]
     dx, dy, dz = delta[rows, 0], delta[rows, 1], delta[rows, 2]
-    # far halves: register i owns slots [i * depth, (i + 1) * depth)
-    st_code = np.empty(n * depth, dtype=np.int64)
-    st_t0, st_t1 = np.empty(n * depth), np.empty(n * depth)
-    st_entry = np.empty(n * depth, dtype=np.int64)
+    # far halves: register i owns slots [i * depth, (i + 1) * depth).  A far half is kept as its
+    # child slot (2 * node + side: the child and, by slot_entry, its entry plane) and its t0; its
+    # t1 is the t0 of the entry below it, because a piece always ends where the top far half
+    # starts.  Slot 0 holds the first piece's t1, so the stack is empty at sp == 1.
+    st_slot = np.empty(n * depth, dtype=np.int64)
+    st_t0 = np.empty(n * depth)
     base = reg * depth
+    st_t0[base] = t1
     open_walk: list[np.ndarray] = []
     start_on: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     parked = 0
@@ -369,7 +374,7 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
                 code[done] = sink
                 parked += len(done)
             rest = at_leaf[~changed]
-            empty_stack = sp[rest] == 0
+            empty_stack = sp[rest] == 1
             if empty_stack.any():  # no change: all empty, or all solid
                 over = rest[empty_stack]
                 solid_all = reg[over[first[over] == 1]]
@@ -381,7 +386,8 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
             if not len(rest):
                 break
             k = base[rest] + sp[rest] - 1
-            code[rest], t0[rest], t1[rest], entry[rest] = st_code[k], st_t0[k], st_t1[k], st_entry[k]
+            slot = st_slot[k]
+            code[rest], t0[rest], t1[rest], entry[rest] = children[slot], st_t0[k], st_t0[k - 1], slot_entry[slot]
             sp[rest] -= 1
             at_leaf = rest[code[rest] < 0]
         if 4 * parked >= len(reg):  # pack the registers to the live segments
@@ -424,9 +430,8 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
             nc = near[ci]
             cc = code[ci]
             k = base[ci] + sp[ci]
-            st_code[k] = children[2 * cc + 1 - nc]
-            st_t0[k], st_t1[k] = tm, t1c
-            st_entry[k] = node_plane[cc] ^ nc  # the plane's face toward the near side
+            st_slot[k] = 2 * cc + 1 - nc  # entered through the plane's face toward the near side
+            st_t0[k] = tm
             sp[ci] += 1
             t1[ci] = tm
         nodes = code
