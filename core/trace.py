@@ -335,22 +335,25 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
     # registers (reg = the walked segment's index here, row = its row of s and delta)
     reg = np.arange(n, dtype=np.int64)
     code, t0, t1, entry = code.copy(), np.asarray(t0, float).copy(), np.asarray(t1, float).copy(), entry.copy()
-    sp = np.ones(n, dtype=np.int64)
     first = np.full(n, -1, dtype=np.int8)
     rows = np.asarray(ids, dtype=np.int64)
     sx, sy, sz = s[rows, 0], s[rows, 1], s[rows, 2]
     dx, dy, dz = delta[rows, 0], delta[rows, 1], delta[rows, 2]
-    # far halves: register i owns slots [i * depth, (i + 1) * depth).  A far half is kept as its
-    # child slot (2 * node + side: the child and, by slot_entry, its entry plane) and its t0; its
-    # t1 is the t0 of the entry below it, because a piece always ends where the top far half
-    # starts.  Slot 0 holds the first piece's t1, so the stack is empty at sp == 1.
+    # far halves: register i owns entries [i * depth, (i + 1) * depth), `top` is the next free
+    # one.  A far half is kept as its child slot (2 * node + side: the child and, by slot_entry,
+    # its entry plane) and its t0; its t1 is the t0 of the entry below it, because a piece always
+    # ends where the top far half starts.  The bottom entry holds slot -1 (the stack is empty
+    # when it is on top) and the first piece's t1.
     st_slot = np.empty(n * depth, dtype=np.int64)
     st_t0 = np.empty(n * depth)
-    base = reg * depth
-    st_t0[base] = t1
+    bottom = reg * depth
+    st_slot[bottom] = -1
+    st_t0[bottom] = t1
+    top = bottom + 1
     open_walk: list[np.ndarray] = []
     start_on: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     parked = 0
+    state_of_code = solid_of_leaf[::-1].view(np.int8)  # a leaf's code -1 - leaf counts from the end
     if counts is not None:
         counts.update(nodes=np.zeros(n, dtype=np.int64), leaves=np.zeros(n, dtype=np.int64), iterations=0)
     while True:
@@ -359,12 +362,11 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
         while len(at_leaf):
             if counts is not None:
                 counts["leaves"][reg[at_leaf]] += 1
-            state = solid_of_leaf[-1 - code[at_leaf]]
+            state = state_of_code[code[at_leaf]]
             known = first[at_leaf]
-            new = known < 0
-            first[at_leaf[new]] = state[new]
-            first_out[reg[at_leaf[new]]] = state[new]
-            changed = ~new & (state != (known == 1))
+            known = np.where(known < 0, state, known)  # the first leaf gives the first state
+            first[at_leaf] = known
+            changed = state != known
             done = at_leaf[changed]
             if len(done):
                 r = reg[done]
@@ -374,7 +376,9 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
                 code[done] = sink
                 parked += len(done)
             rest = at_leaf[~changed]
-            empty_stack = sp[rest] == 1
+            k = top[rest] - 1
+            slot = st_slot[k]
+            empty_stack = slot < 0
             if empty_stack.any():  # no change: all empty, or all solid
                 over = rest[empty_stack]
                 solid_all = reg[over[first[over] == 1]]
@@ -382,20 +386,19 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
                 t_out[solid_all] = 0.0
                 code[over] = sink
                 parked += len(over)
-                rest = rest[~empty_stack]
+                going = ~empty_stack
+                rest, k, slot = rest[going], k[going], slot[going]
             if not len(rest):
                 break
-            k = base[rest] + sp[rest] - 1
-            slot = st_slot[k]
             code[rest], t0[rest], t1[rest], entry[rest] = children[slot], st_t0[k], st_t0[k - 1], slot_entry[slot]
-            sp[rest] -= 1
+            top[rest] = k
             at_leaf = rest[code[rest] < 0]
         if 4 * parked >= len(reg):  # pack the registers to the live segments
+            first_out[reg] = first == 1  # a finished segment's last word on it
             keep = np.flatnonzero(code != sink)
-            reg, code, t0, t1, entry, sp, first = (reg[keep], code[keep], t0[keep], t1[keep], entry[keep], sp[keep],
-                                                   first[keep])
+            reg, code, t0, t1, entry, top, first = (reg[keep], code[keep], t0[keep], t1[keep], entry[keep],
+                                                    top[keep], first[keep])
             rows, sx, sy, sz, dx, dy, dz = rows[keep], sx[keep], sy[keep], sz[keep], dx[keep], dy[keep], dz[keep]
-            base = base[keep]
             parked = 0
         if not len(reg):
             break
@@ -420,22 +423,21 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
         cross = front0 != front1
         if on1.any():
             cross &= ~on1
-        near = (~front0).view(np.int8).astype(np.int64)
+        near = (~front0).view(np.int8)
         if on_start is not None and len(on_start):  # in path order, for the start's own state
             start_on.append((rows[on_start], code[on_start], near[on_start]))
+        slot = 2 * code + near
         ci = np.flatnonzero(cross)
         if len(ci):  # the far half waits on the stack; dd != 0 where the plane is crossed
             t0c, t1c = t0[ci], t1[ci]
             tm = np.minimum(np.maximum(-ds[ci] / dd[ci], t0c), t1c)
-            nc = near[ci]
-            cc = code[ci]
-            k = base[ci] + sp[ci]
-            st_slot[k] = 2 * cc + 1 - nc  # entered through the plane's face toward the near side
+            k = top[ci]
+            st_slot[k] = slot[ci] ^ 1  # the far child, entered through the plane's face toward the near side
             st_t0[k] = tm
-            sp[ci] += 1
+            top[ci] = k + 1
             t1[ci] = tm
         nodes = code
-        code = children[2 * code + near]
+        code = children[slot]
         if lying is not None and len(lying):
             go, hand, sub_starts = _lying_pieces(arrays, solid_of_leaf, s, delta, rows[lying], nodes[lying],
                                                  t0[lying], t1[lying], entry[lying])
