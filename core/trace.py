@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .detmath import norm
+from .heap import keep_freed_pages
 from .tolerances import TOUCH_EPSILON
 
 RAY_E, RAY_S, RAY_E2S, RAY_S2E = 0, 1, 2, 3
@@ -272,6 +273,7 @@ def find_first_transitions(tree, starts, ends, hull: int = 0,
     plane_out = np.full(n, -1, dtype=np.int64)
     if n == 0:
         return kind, t_out, plane_out
+    keep_freed_pages()
     bit = 1 << hull
     solid_of_leaf = (np.asarray(tree.leaf_solid) & bit) != 0
     if tree.root < 0:  # a tree that is one leaf
@@ -339,17 +341,17 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
     rows = np.asarray(ids, dtype=np.int64)
     sx, sy, sz = s[rows, 0], s[rows, 1], s[rows, 2]
     dx, dy, dz = delta[rows, 0], delta[rows, 1], delta[rows, 2]
-    # far halves: register i owns entries [i * depth, (i + 1) * depth), `top` is the next free
-    # one.  A far half is kept as its child slot (2 * node + side: the child and, by slot_entry,
-    # its entry plane) and its t0; its t1 is the t0 of the entry below it, because a piece always
-    # ends where the top far half starts.  The bottom entry holds slot -1 (the stack is empty
-    # when it is on top) and the first piece's t1.
+    # far halves: register i's stack entries are i, i + n, i + 2n, ... (level by level, so that
+    # memory is touched only as deep as stacks grow), `top` its next free one.  A far half is
+    # kept as its child slot (2 * node + side: the child and, by slot_entry, its entry plane) and
+    # its t0; its t1 is the t0 of the entry below it, because a piece always ends where the top
+    # far half starts.  The bottom entry holds slot -1 (the stack is empty when it is on top)
+    # and the first piece's t1.
     st_slot = np.empty(n * depth, dtype=np.int64)
     st_t0 = np.empty(n * depth)
-    bottom = reg * depth
-    st_slot[bottom] = -1
-    st_t0[bottom] = t1
-    top = bottom + 1
+    st_slot[:n] = -1
+    st_t0[:n] = t1
+    top = reg + n
     open_walk: list[np.ndarray] = []
     start_on: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     parked = 0
@@ -376,7 +378,7 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
                 code[done] = sink
                 parked += len(done)
             rest = at_leaf[~changed]
-            k = top[rest] - 1
+            k = top[rest] - n
             slot = st_slot[k]
             empty_stack = slot < 0
             if empty_stack.any():  # no change: all empty, or all solid
@@ -390,7 +392,7 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
                 rest, k, slot = rest[going], k[going], slot[going]
             if not len(rest):
                 break
-            code[rest], t0[rest], t1[rest], entry[rest] = children[slot], st_t0[k], st_t0[k - 1], slot_entry[slot]
+            code[rest], t0[rest], t1[rest], entry[rest] = children[slot], st_t0[k], st_t0[k - n], slot_entry[slot]
             top[rest] = k
             at_leaf = rest[code[rest] < 0]
         if 4 * parked >= len(reg):  # pack the registers to the live segments
@@ -434,7 +436,7 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
             k = top[ci]
             st_slot[k] = slot[ci] ^ 1  # the far child, entered through the plane's face toward the near side
             st_t0[k] = tm
-            top[ci] = k + 1
+            top[ci] = k + n
             t1[ci] = tm
         nodes = code
         code = children[slot]
