@@ -351,6 +351,7 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
     st_t0 = np.empty(n * depth)
     st_slot[:n] = -1
     st_t0[:n] = t1
+    st_t0[-n:] = 0.0  # never pushed to: the t1 an empty stack's pop reads (k - n wraps round)
     top = reg + n
     open_walk: list[np.ndarray] = []
     start_on: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
@@ -369,34 +370,30 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
             known = np.where(known < 0, state, known)  # the first leaf gives the first state
             first[at_leaf] = known
             changed = state != known
-            done = at_leaf[changed]
-            if len(done):
+            if changed.any():  # the first change: a transition at the piece's start
+                done = at_leaf[changed]
                 r = reg[done]
                 kind[r] = np.where(state[changed], RAY_E2S, RAY_S2E)
                 t_out[r] = t0[done]
                 plane_out[r] = entry[done]
                 code[done] = sink
                 parked += len(done)
-            rest = at_leaf[~changed]
-            k = top[rest] - n
+                at_leaf = at_leaf[~changed]
+            # pop; an empty stack pops its bottom's slot -1, which leads to the sink: parked with
+            # no change (all empty, or all solid: written when the registers are packed)
+            k = top[at_leaf] - n
             slot = st_slot[k]
-            empty_stack = slot < 0
-            if empty_stack.any():  # no change: all empty, or all solid
-                over = rest[empty_stack]
-                solid_all = reg[over[first[over] == 1]]
-                kind[solid_all] = RAY_S
-                t_out[solid_all] = 0.0
-                code[over] = sink
-                parked += len(over)
-                going = ~empty_stack
-                rest, k, slot = rest[going], k[going], slot[going]
-            if not len(rest):
-                break
-            code[rest], t0[rest], t1[rest], entry[rest] = children[slot], st_t0[k], st_t0[k - n], slot_entry[slot]
-            top[rest] = k
-            at_leaf = rest[code[rest] < 0]
+            code[at_leaf], t0[at_leaf], t1[at_leaf], entry[at_leaf] = (children[slot], st_t0[k], st_t0[k - n],
+                                                                       slot_entry[slot])
+            top[at_leaf] = k
+            parked += int(np.count_nonzero(slot < 0))
+            at_leaf = at_leaf[code[at_leaf] < 0]
         if 4 * parked >= len(reg):  # pack the registers to the live segments
             first_out[reg] = first == 1  # a finished segment's last word on it
+            parked_solid = reg[(code == sink) & (first == 1)]
+            parked_solid = parked_solid[kind[parked_solid] == RAY_E]  # solid all along (no change)
+            kind[parked_solid] = RAY_S
+            t_out[parked_solid] = 0.0
             keep = np.flatnonzero(code != sink)
             reg, code, t0, t1, entry, top, first = (reg[keep], code[keep], t0[keep], t1[keep], entry[keep],
                                                     top[keep], first[keep])
