@@ -232,7 +232,10 @@ def _walk_arrays(tree):
     """Per-node arrays for the batch walk, made once per tree: normal components and distance by
     node, children flat (2 * node + side), and one extra node at the end, the *sink*: normal 0,
     distance -1, both children itself.  A finished segment is parked there (every piece lies in
-    front of it, nothing is ever pushed) until the registers are packed."""
+    front of it, nothing is ever pushed) until the registers are packed.  Also: the number of
+    stack levels a segment may need (the bottom entry, a far half per node on the path, and one
+    spare level an empty stack's pop reads), and by child slot the plane a far half in that
+    child is entered through (slot -1, an empty stack's bottom, leads to the sink)."""
     key = id(tree.node_plane)
     hit = _WALK_CACHE.get(key)
     if hit is not None and hit[0]() is tree.node_plane and hit[1] is tree.plane_normals:
@@ -313,7 +316,7 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
     """Walk segments ids (rows of s, delta) from their nodes `code` over the pieces [t0, t1] with
     entry planes `entry`, all in lock step, to the first change of state along each piece.
 
-    The registers (node, piece, entry plane, stack depth, first state, the segment) are packed to
+    The registers (node, piece, entry plane, stack top, first state, the segment) are packed to
     the live segments: one iteration moves every segment from its node into the nearer child,
     with the far half pushed on the segment's own stack; segments that reach a leaf take it at
     once and pop until they stand at a node again.  Leaves are thus met in order along each
