@@ -142,8 +142,8 @@ def level_table(level) -> str:
 
 
 def cmd_bake(args) -> int:
-    from .core.compile import compile_scene
-    from .core.loaders import load_scene
+    from .core.compile.pipeline import compile_scene
+    from .core.formats.loaders import load_scene
     from .exporters.json_dump import write_level_json
     from .exporters.native import write_level
 
@@ -169,7 +169,7 @@ def cmd_bake(args) -> int:
     if args.no_hulls:
         scene.hulls = []
     elif args.hull:
-        from .core.hulls import parse_hull
+        from .core.model.hulls import parse_hull
 
         scene.hulls = [parse_hull(spec) for spec in args.hull]
         names = [h.name for h in scene.hulls]
@@ -183,7 +183,7 @@ def cmd_bake(args) -> int:
     progress.done()
     times.update(level.stats.get("times", {}))
     if not args.no_bevels:
-        from .core.bevel import BevelSettings, add_bevels
+        from .core.compile.bevel import BevelSettings, add_bevels
 
         t0 = time.perf_counter()
         add_bevels(level, BevelSettings(angle=args.bevel_angle))
@@ -254,7 +254,7 @@ def _save_array_atomic(path: str, arr: np.ndarray) -> None:
 
 
 def cmd_query(args) -> int:
-    from .core.query import point_solid, segment_hits
+    from .core.runtime.query import point_solid, segment_hits
     from .exporters.native import read_level
 
     level = read_level(args.level)
@@ -265,7 +265,7 @@ def cmd_query(args) -> int:
                                  hint=f"Hulls in this level: {', '.join(level.hull_names)}.")
         hull = level.hull_names.index(args.hull)
     if args.shape:
-        from .core.shift import parse_shape, shift_hits
+        from .core.runtime.shift import parse_shape, shift_hits
 
         if args.points or hull:
             raise BrushbakeError("--shape answers swept segments through the beveled point tree.",

@@ -16,10 +16,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ..core.compile import compile_scene
+from ..core.compile.pipeline import compile_scene
 from ..core.errors import BrushbakeError
-from ..core.level import CompiledLevel
-from ..core.scene import Scene
+from ..core.runtime.level import CompiledLevel
+from ..core.model.scene import Scene
 from . import bridge, storage
 
 
@@ -55,7 +55,7 @@ def compile_level(core_scene: Scene, options: BakeOptions, progress=None, cancel
     """
     level = compile_scene(core_scene, progress=progress, cancel=cancel)
     if options.use_bevels:
-        from ..core.bevel import BevelSettings, add_bevels
+        from ..core.compile.bevel import BevelSettings, add_bevels
 
         t0 = time.perf_counter()
         add_bevels(level, BevelSettings(angle=options.bevel_angle), cancel=cancel)

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
-from ..core.brushes import Brush, Contents, brush_from_mesh, brush_from_planes
+from ..core.model.brushes import Brush, Contents, brush_from_mesh, brush_from_planes
 from ..core.errors import BrushbakeError, BrushError
-from ..core.hulls import make_hull
-from ..core.scene import DetailMesh, Hull, Marker, Scene, Settings
+from ..core.model.hulls import make_hull
+from ..core.model.scene import DetailMesh, Hull, Marker, Scene, Settings
 from .properties import CONTENTS_ROLE, ROLE_CONTENTS
 
 PLANES_KEY = "brushbake_planes"

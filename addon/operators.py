@@ -15,6 +15,7 @@ from bpy.types import Operator
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..core.errors import BrushbakeError, CancelledError
+from ..core.units import QUAKE_UNIT
 from . import bake, bridge, overlays, preview, storage
 from .properties import PRESET_ITEMS, ROLES
 
@@ -48,7 +49,7 @@ class BRUSHBAKE_OT_hull_add(Operator):
         return self.execute(context)
 
     def execute(self, context):
-        from ..core.hulls import PRESETS
+        from ..core.model.hulls import PRESETS
 
         settings = context.scene.brushbake
         names = {h.name for h in settings.hulls}
@@ -192,12 +193,12 @@ class BRUSHBAKE_OT_import_map(Operator, ImportHelper):
     filename_ext = ".map"
     filter_glob: StringProperty(default="*.map", options={"HIDDEN"})  # type: ignore[valid-type]
     scale: FloatProperty(  # type: ignore[valid-type]
-        name="Scale", default=1.0 / 32.0, min=1e-6, precision=5,
+        name="Scale", default=QUAKE_UNIT, min=1e-6, precision=5,
         description="Metres per .map unit (1/32: a 56-unit Quake player is 1.75 m tall)",
     )
 
     def execute(self, context):
-        from ..core.mapfile import load_map
+        from ..core.formats.mapfile import load_map
 
         try:
             core_scene = load_map(self.filepath, scale=self.scale)
@@ -302,7 +303,7 @@ def trace(level, start, direction, distance: float, target: str) -> dict:
     end = start + direction / length * distance
     note = ""
     if target in level.hull_names:
-        from ..core.trace import trace_hull
+        from ..core.runtime.trace import trace_hull
 
         r = trace_hull(level, start, end, level.hull_names.index(target))
         point, normal, fraction, hit, start_solid = r.point, r.normal, r.fraction, r.hit, r.start_solid
@@ -311,7 +312,7 @@ def trace(level, start, direction, distance: float, target: str) -> dict:
         if target.startswith("hull:"):  # a points file, '//' relative to the .blend file
             spec = "hull:" + bpy.path.abspath(target[len("hull:"):])
         try:
-            from ..core.shift import parse_shape, shift_hits
+            from ..core.runtime.shift import parse_shape, shift_hits
 
             shape = parse_shape(spec)
         except OSError as err:

@@ -22,8 +22,9 @@ from bpy.props import (
 )
 from bpy.types import PropertyGroup
 
-from ..core.brushes import Contents
-from ..core.hulls import PRESETS
+from ..core.model.brushes import Contents
+from ..core.model.hulls import PRESETS
+from ..core.units import QUAKE_UNIT
 
 # Blender 4.5 marks a '//' (blend-relative) path as invalid unless the property opts in, and older
 # versions reject the option by name: ask for it only where it exists.
@@ -130,7 +131,7 @@ class BRUSHBAKE_PG_settings(PropertyGroup):
         description="Edge bevels where adjacent planes at a solid cell's edge differ by more than this (degrees)",
     )
     map_scale: FloatProperty(  # type: ignore[valid-type]
-        name="Map scale", default=1.0 / 32.0, min=1e-6, precision=5,
+        name="Map scale", default=QUAKE_UNIT, min=1e-6, precision=5,
         description="Metres per .map unit when importing (1/32: a 56-unit Quake player is 1.75 m)",
     )
     # status of the last bake, shown in the panel (errors as data: the text of the last report)

@@ -19,7 +19,7 @@ handler and the operators can ask for the level on every redraw.
 
 import hashlib
 
-from ..core.level import CompiledLevel
+from ..core.runtime.level import CompiledLevel
 from ..exporters.native import level_from_bytes, level_to_bytes
 
 BAKE_KEY = "brushbake_bake"

@@ -32,8 +32,8 @@ REPO = Path(__file__).resolve().parents[1]  # the repo root is the package 'brus
 
 import numpy as np  # noqa: E402
 
-from brushbake.core.compile import compile_scene  # noqa: E402
-from brushbake.core.loaders import SCENE_SUFFIXES, load_scene  # noqa: E402
+from brushbake.core.compile.pipeline import compile_scene  # noqa: E402
+from brushbake.core.formats.loaders import SCENE_SUFFIXES, load_scene  # noqa: E402
 
 SHARED = REPO.parent / "shared"
 SAMPLES = REPO / "sample_scenes"
@@ -137,8 +137,8 @@ class _CpuClock:
 
 def use_cpu_clock() -> None:
     """Make compile_scene's per-stage times (level.stats['times']) process CPU seconds."""
-    import brushbake.core.compile as compile_module
-    import brushbake.core.onion as onion_module
+    import brushbake.core.compile.pipeline as compile_module
+    import brushbake.core.compile.onion as onion_module
 
     compile_module.time = onion_module.time = _CpuClock()
 
@@ -184,7 +184,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     hulls = None
     if args.hulls is not None:
-        from brushbake.core.hulls import preset
+        from brushbake.core.model.hulls import preset
 
         hulls = [preset(h) for h in args.hulls.split(",") if h and h != "none"]
     if args.cpu_stages:

@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from compile import scene_files  # noqa: E402
 
-from brushbake.core.compile import compile_scene  # noqa: E402
-from brushbake.core.loaders import load_scene  # noqa: E402
+from brushbake.core.compile.pipeline import compile_scene  # noqa: E402
+from brushbake.core.formats.loaders import load_scene  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -30,7 +30,7 @@ def main(argv=None) -> int:
 
     scene = load_scene(scene_files()[args.name])
     if args.hulls is not None:
-        from brushbake.core.hulls import preset
+        from brushbake.core.model.hulls import preset
 
         scene.hulls = [preset(h) for h in args.hulls.split(",") if h and h != "none"]
     profiler = Profiler(interval=0.0005, async_mode="disabled")

@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from brushbake.core.query import point_leaves
-from brushbake.core.trace import RAY_E2S, find_first_transitions
+from brushbake.core.runtime.query import point_leaves
+from brushbake.core.runtime.trace import RAY_E2S, find_first_transitions
 
 #: directions of the enclosure test: the 6 axes and the 8 cube diagonals
 ENCLOSURE_DIRS = np.vstack([np.eye(3), -np.eye(3), np.array(list(itertools.product((-1, 1), repeat=3)))

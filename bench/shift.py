@@ -32,14 +32,14 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT.parent) not in sys.path:
     sys.path.insert(0, str(ROOT.parent))
 
-from brushbake.core.bevel import BevelSettings, bevel_tree  # noqa: E402
-from brushbake.core.brushes import Contents  # noqa: E402
-from brushbake.core.compile import compile_scene  # noqa: E402
-from brushbake.core.hulls import make_hull  # noqa: E402
-from brushbake.core.loaders import load_scene  # noqa: E402
-from brushbake.core.query import point_solid  # noqa: E402
-from brushbake.core.shift import Box, Cylinder, Hull, Point, Sphere, hit_checks  # noqa: E402
-from brushbake.core.trace import trace_hulls  # noqa: E402
+from brushbake.core.compile.bevel import BevelSettings, bevel_tree  # noqa: E402
+from brushbake.core.model.brushes import Contents  # noqa: E402
+from brushbake.core.compile.pipeline import compile_scene  # noqa: E402
+from brushbake.core.model.hulls import make_hull  # noqa: E402
+from brushbake.core.formats.loaders import load_scene  # noqa: E402
+from brushbake.core.runtime.query import point_solid  # noqa: E402
+from brushbake.core.runtime.shift import Box, Cylinder, Hull, Point, Sphere, hit_checks  # noqa: E402
+from brushbake.core.runtime.trace import trace_hulls  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from samples import InsideOracle  # noqa: E402  (bench/samples.py)

@@ -48,9 +48,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy loads OpenBLA
 
 import numpy as np  # noqa: E402
 
-from brushbake.core.compile import compile_scene  # noqa: E402
-from brushbake.core.loaders import load_scene  # noqa: E402
-from brushbake.core.query import point_leaves, segment_hits  # noqa: E402
+from brushbake.core.compile.pipeline import compile_scene  # noqa: E402
+from brushbake.core.formats.loaders import load_scene  # noqa: E402
+from brushbake.core.runtime.query import point_leaves, segment_hits  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compile import git_state  # noqa: E402  (bench/compile.py)

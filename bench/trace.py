@@ -78,12 +78,12 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy loads OpenBLA
 
 import numpy as np  # noqa: E402
 
-from brushbake.core import trace as core_trace  # noqa: E402
-from brushbake.core.compile import compile_scene  # noqa: E402
-from brushbake.core.hulls import preset  # noqa: E402
-from brushbake.core.loaders import load_scene  # noqa: E402
-from brushbake.core.query import point_solid  # noqa: E402
-from brushbake.core.trace import (RAY_E2S, RAY_S, RAY_S2E, TreeLists,  # noqa: E402
+from brushbake.core.runtime import trace as core_trace  # noqa: E402
+from brushbake.core.compile.pipeline import compile_scene  # noqa: E402
+from brushbake.core.model.hulls import preset  # noqa: E402
+from brushbake.core.formats.loaders import load_scene  # noqa: E402
+from brushbake.core.runtime.query import point_solid  # noqa: E402
+from brushbake.core.runtime.trace import (RAY_E2S, RAY_S, RAY_S2E, TreeLists,  # noqa: E402
                                   find_first_transitions, trace_hull, trace_hulls)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

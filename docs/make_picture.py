@@ -39,7 +39,7 @@ def leaf_colours(n: int, solid: np.ndarray) -> np.ndarray:
 
 
 def render_slice(level, z: float, lo: np.ndarray, hi: np.ndarray, width: int, hull: int = 0) -> np.ndarray:
-    from brushbake.core.query import point_leaves
+    from brushbake.core.runtime.query import point_leaves
 
     tree = level.collision_tree(hull)
     span = hi - lo
@@ -67,8 +67,8 @@ def main(argv=None) -> int:
     ap.add_argument("-o", "--output", default=str(Path(__file__).parent / "images" / "slices.png"))
     args = ap.parse_args(argv)
 
-    from brushbake.core.compile import compile_scene
-    from brushbake.core.loaders import load_scene
+    from brushbake.core.compile.pipeline import compile_scene
+    from brushbake.core.formats.loaders import load_scene
 
     level = compile_scene(load_scene(args.scene))
     lo, hi = level.world_bounds[0].copy(), level.world_bounds[1].copy()

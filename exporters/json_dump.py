@@ -14,7 +14,7 @@ import json
 import os
 
 from ..core.errors import LevelFormatError
-from ..core.level import CompiledLevel
+from ..core.runtime.level import CompiledLevel
 from .native import (
     ARRAY_SECTIONS,
     COMPILER_BUG,

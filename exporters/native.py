@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import LevelFormatError
-from ..core.level import CompiledLevel
+from ..core.runtime.level import CompiledLevel
 
 MAGIC = b"BRBK"
 VERSION_MAJOR = 1

@@ -37,7 +37,7 @@ def build(path: Path, preview: bool = True) -> dict:
     if "brushbake" not in bpy.types.Scene.bl_rna.properties:  # registered once per process
         brushbake.register()
     from brushbake.addon import bake, operators, overlays, preview as previews
-    from brushbake.core.loaders import load_scene
+    from brushbake.core.formats.loaders import load_scene
 
     core_scene = load_scene(path)
     context = bpy.context

@@ -18,14 +18,14 @@ from pathlib import Path
 import numpy as np
 
 try:
-    from brushbake.core.brushes import Brush, Contents, box_brush, brush_from_planes
-    from brushbake.core.scene import DetailMesh, Hull, Light, Marker, Scene
-    from brushbake.core.scene_json import dumps_scene
+    from brushbake.core.model.brushes import Brush, Contents, box_brush, brush_from_planes
+    from brushbake.core.model.scene import DetailMesh, Hull, Light, Marker, Scene
+    from brushbake.core.formats.scene_json import dumps_scene
 except ImportError:  # run from a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from brushbake.core.brushes import Brush, Contents, box_brush, brush_from_planes
-    from brushbake.core.scene import DetailMesh, Hull, Light, Marker, Scene
-    from brushbake.core.scene_json import dumps_scene
+    from brushbake.core.model.brushes import Brush, Contents, box_brush, brush_from_planes
+    from brushbake.core.model.scene import DetailMesh, Hull, Light, Marker, Scene
+    from brushbake.core.formats.scene_json import dumps_scene
 
 HERE = Path(__file__).resolve().parent
 

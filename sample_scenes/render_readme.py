@@ -71,7 +71,7 @@ def floor_preview(bpy, level) -> None:
     normal = np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0])
     up = normal[:, 2] > 0.7 * np.linalg.norm(normal, axis=1)
     # inside the level: straight up from the face, the point hull meets a ceiling (outside: the sky)
-    from brushbake.core.query import segment_hits
+    from brushbake.core.runtime.query import segment_hits
 
     centre = tris.mean(axis=1) + [0.0, 0.0, 0.01]
     inside = segment_hits(level, centre, centre + [0.0, 0.0, 100.0])[:, 0] < 1.0

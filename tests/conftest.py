@@ -288,7 +288,7 @@ class Truth:
 
         Points in the band are not checked, but at least `min_checked` of them must be, and both
         answers must occur among the checked ones (a test that sees only one answer cannot fail)."""
-        from brushbake.core.query import point_solid
+        from brushbake.core.runtime.query import point_solid
 
         pts = np.asarray(points, float).reshape(-1, 3)
         inside, in_band = Truth.classify_points(ba, pts, band)
@@ -316,7 +316,7 @@ class Truth:
         """Compare segment_hits with the brute force (hit or miss, fraction within t_tol metres,
         the hit point, a tied plane's normal facing the start, start-in-solid answers); returns
         (problems, counts)."""
-        from brushbake.core.query import segment_hits
+        from brushbake.core.runtime.query import segment_hits
 
         s = np.asarray(starts, float).reshape(-1, 3)
         e = np.asarray(ends, float).reshape(-1, 3)
@@ -396,8 +396,8 @@ class LevelCache:
     def get(self, path) -> Compiled:
         path = Path(require_path(path))
         if path not in self._cache:
-            from brushbake.core.compile import compile_scene
-            from brushbake.core.loaders import load_scene
+            from brushbake.core.compile.pipeline import compile_scene
+            from brushbake.core.formats.loaders import load_scene
 
             scene = load_scene(path)
             level = compile_scene(scene)

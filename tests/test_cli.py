@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brushbake.core.query import point_solid, segment_hits
+from brushbake.core.runtime.query import point_solid, segment_hits
 from brushbake.exporters.native import read_level
 
 STAGE_ROWS = ("load: brushes", "csg: faces before / after", "tree: splits", "detail: nodes added",

@@ -107,7 +107,7 @@ def scenario_bake(args) -> dict:
     bpy = setup()
     from brushbake.addon import bake, storage
     from brushbake.core.errors import CancelledError
-    from brushbake.core.query import point_solid
+    from brushbake.core.runtime.query import point_solid
 
     out: dict = {}
     scene = bpy.context.scene
@@ -232,7 +232,7 @@ def scenario_map(args) -> dict:
     """Import a .map, bake it in Blender, export native and JSON; the caller compares with the CLI."""
     bpy = setup()
     from brushbake.addon import bridge, storage
-    from brushbake.core.mapfile import load_map
+    from brushbake.core.formats.mapfile import load_map
 
     map_path, out_dir = args[0], Path(args[1])
     out: dict = {}
@@ -310,7 +310,7 @@ def scenario_bevels(args) -> dict:
     shape; off on request (the shape then uses the plain tree, and says so); bad shapes named."""
     bpy = setup()
     from brushbake.addon import bake, storage
-    from brushbake.core.bevel import BevelSettings, bevel_tree
+    from brushbake.core.compile.bevel import BevelSettings, bevel_tree
 
     out: dict = {}
     scene = bpy.context.scene
@@ -398,7 +398,7 @@ def scenario_trace_overlay(args) -> dict:
     """Trace operator, overlay geometry against the level, preview objects, one overlay drawn."""
     bpy = setup()
     from brushbake.addon import overlays, storage
-    from brushbake.core.query import point_leaves, point_solid
+    from brushbake.core.runtime.query import point_leaves, point_solid
 
     out: dict = {}
     scene = bpy.context.scene

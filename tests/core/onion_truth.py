@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from brushbake.core.brushes import Contents
+from brushbake.core.model.brushes import Contents
 
 REPO = Path(__file__).resolve().parents[2]
 MAPS_DIR = REPO.parent / "shared" / "maps"
@@ -97,7 +97,7 @@ class OnionScene:
 
 
 def hulls_for(path: Path):
-    from brushbake.core.hulls import preset
+    from brushbake.core.model.hulls import preset
 
     names = Q1_HULLS if path.name.startswith("q1_") and path.name in ("q1_hulls.map", "q1_cube.map") else Q3_HULLS
     return [preset(n) for n in names]
@@ -106,8 +106,8 @@ def hulls_for(path: Path):
 @lru_cache(maxsize=None)
 def load_compiled(path_str: str) -> OnionScene:
     """Load and compile a scene once per process (the production compile: default settings)."""
-    from brushbake.core.compile import compile_scene
-    from brushbake.core.loaders import load_scene
+    from brushbake.core.compile.pipeline import compile_scene
+    from brushbake.core.formats.loaders import load_scene
 
     path = Path(path_str)
     if not path.exists():
@@ -123,12 +123,12 @@ def build_map_trees(scene) -> list:
     """The separate map trees of the onion article (one solid BSP per configuration space, hull 0
     the point hull), rebuilt with compile_scene's splitter settings and world box; the
     production compile does not keep them (Listing 3 asks the spaces' brushes instead)."""
-    from brushbake.core.bsp import world_box
-    from brushbake.core.compile import splitter_settings
-    from brushbake.core.csg import FaceList
-    from brushbake.core.expand import expand_brush
+    from brushbake.core.compile.bsp import world_box
+    from brushbake.core.compile.pipeline import splitter_settings
+    from brushbake.core.compile.csg import FaceList
+    from brushbake.core.compile.expand import expand_brush
     from brushbake.core.geometry import PlaneTable
-    from brushbake.core.onion import build_map_tree, colliding_brushes, space_faces
+    from brushbake.core.compile.onion import build_map_tree, colliding_brushes, space_faces
 
     margin = 1.0 + max(float(np.abs(np.array([h.mins, h.maxs])).max()) for h in scene.hulls)
     bounds = world_box(scene.bounds if scene.brushes else None, margin)

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from brushbake.core.bevel import BevelSettings, bevel_tree, corner_reach, solid_cells
-from brushbake.core.brushes import box_brush, brush_from_planes
-from brushbake.core.compile import compile_scene
-from brushbake.core.loaders import load_scene
-from brushbake.core.query import point_solid
-from brushbake.core.scene import Scene
-from brushbake.core.shift import ShiftTree, Sphere
+from brushbake.core.compile.bevel import BevelSettings, bevel_tree, corner_reach, solid_cells
+from brushbake.core.model.brushes import box_brush, brush_from_planes
+from brushbake.core.compile.pipeline import compile_scene
+from brushbake.core.formats.loaders import load_scene
+from brushbake.core.runtime.query import point_solid
+from brushbake.core.model.scene import Scene
+from brushbake.core.runtime.shift import ShiftTree, Sphere
 from brushbake.core.tolerances import ON_EPSILON
 
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from brushbake.core.brushes import Contents, box_brush, brush_from_mesh, brush_from_planes
+from brushbake.core.model.brushes import Contents, box_brush, brush_from_mesh, brush_from_planes
 from brushbake.core.errors import (
     BrushbakeError,
     BrushError,
@@ -312,7 +312,7 @@ def test_flat_mesh_raises_degenerate_error():
 def test_brushes_from_planes_is_brush_from_planes_bit_for_bit_errors_in_order():
     """brushes_from_planes builds many brushes at once: the same brushes as brush_from_planes, to
     the bit, and for a list with bad brushes the first bad one's error, as a loop would raise."""
-    from brushbake.core.brushes import brushes_from_planes
+    from brushbake.core.model.brushes import brushes_from_planes
 
     rng = np.random.default_rng(5)
     specs = []

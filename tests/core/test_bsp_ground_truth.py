@@ -24,11 +24,11 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from brushbake.core.brushes import Contents, box_brush, brush_from_planes
-from brushbake.core.compile import compile_scene
+from brushbake.core.model.brushes import Contents, box_brush, brush_from_planes
+from brushbake.core.compile.pipeline import compile_scene
 from brushbake.core.errors import DegenerateBrushError
-from brushbake.core.query import point_solid, segment_hits
-from brushbake.core.scene import Scene, Settings
+from brushbake.core.runtime.query import point_solid, segment_hits
+from brushbake.core.model.scene import Scene, Settings
 
 POINTS_PER_SCENE = 100_000
 SURFACE_SHARE = 0.3
@@ -236,7 +236,7 @@ def _assert_same_arrays(a, b):
 
 
 def _check_deterministic(path, levels, tmp_path):
-    from brushbake.core.loaders import load_scene
+    from brushbake.core.formats.loaders import load_scene
     from brushbake.exporters.native import write_level
 
     first = levels.get(path)
@@ -259,10 +259,10 @@ def test_subtrees_built_together_are_numbered_as_built_one_by_one(map_named):
     """TreeBuilder.build_many grows several subtrees level by level together (the detail stage
     does that for every leaf with detail); nodes, leaves and their faces must come out numbered
     as consecutive build() calls number them."""
-    from brushbake.core.bsp import SplitterSettings, TreeBuilder
-    from brushbake.core.csg import FaceList, brush_plane_ids, union_faces
+    from brushbake.core.compile.bsp import SplitterSettings, TreeBuilder
+    from brushbake.core.compile.csg import FaceList, brush_plane_ids, union_faces
     from brushbake.core.geometry import PlaneTable
-    from brushbake.core.loaders import load_scene
+    from brushbake.core.formats.loaders import load_scene
 
     scene = load_scene(map_named("qbspfeatures.map"))
     planes = PlaneTable()

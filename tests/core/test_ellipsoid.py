@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brushbake.core.brushes import Contents
-from brushbake.core.ellipsoid import (
+from brushbake.core.model.brushes import Contents
+from brushbake.core.runtime.ellipsoid import (
     COLLISION_SKIN,
     Ellipsoid,
     EllipsoidWorld,
@@ -34,8 +34,8 @@ from brushbake.core.ellipsoid import (
     perpendicular_planes,
     pre_check_collision,
 )
-from brushbake.core.move import SURFACE_GAP, slide_move_batch
-from brushbake.core.query import point_solid
+from brushbake.core.runtime.move import SURFACE_GAP, slide_move_batch
+from brushbake.core.runtime.query import point_solid
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_scenes"
 
@@ -49,8 +49,8 @@ class _SampleCache:
     def get(self, path):
         from types import SimpleNamespace
 
-        from brushbake.core.compile import compile_scene
-        from brushbake.core.loaders import load_scene
+        from brushbake.core.compile.pipeline import compile_scene
+        from brushbake.core.formats.loaders import load_scene
 
         if path not in self._cache:
             scene = load_scene(path)

@@ -25,11 +25,11 @@ from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
 import onion_truth as ot
-from brushbake.core.brushes import Contents, brush_from_planes
+from brushbake.core.model.brushes import Contents, brush_from_planes
 from brushbake.core.errors import BrushbakeError
-from brushbake.core.expand import expand_brush
-from brushbake.core.hulls import PRESETS, make_hull, parse_hull, preset
-from brushbake.core.scene import Hull
+from brushbake.core.compile.expand import expand_brush
+from brushbake.core.model.hulls import PRESETS, make_hull, parse_hull, preset
+from brushbake.core.model.scene import Hull
 
 POINTS_PER_HULL = 100_000
 #: shrinking a failing random brush took over five minutes (floats shrink slowly); the first
@@ -108,7 +108,7 @@ def compare_shape(brush, mins, maxs, mk: ot.MinkowskiHull | None = None) -> list
 
 
 def scene_brushes_and_hulls(path):
-    from brushbake.core.loaders import load_scene
+    from brushbake.core.formats.loaders import load_scene
 
     scene = load_scene(path)
     hulls = list(scene.hulls) or ot.hulls_for(path)
@@ -155,7 +155,7 @@ def test_the_onion_maps_are_there():
 
 
 def test_a_box_grows_by_the_box_and_the_reference_point_is_not_the_centre():
-    from brushbake.core.brushes import box_brush
+    from brushbake.core.model.brushes import box_brush
 
     b = box_brush((0, 0, 0), (1, 2, 3), "b")
     e = expand_brush(b, Hull("q", (-0.25, -0.5, -0.75), (0.125, 0.25, 1.0)))
@@ -247,8 +247,8 @@ def test_expand_brushes_is_expansion_planes_bit_for_bit(name):
     """expand_brushes (all brushes and hulls at once) must build exactly the brushes of the
     single-brush reference, brush_from_planes(*expansion_planes(b, mins, maxs)): same planes,
     same vertices, to the bit, so that compiled levels do not change."""
-    from brushbake.core.expand import expand_brushes, expansion_planes
-    from brushbake.core.loaders import load_scene
+    from brushbake.core.compile.expand import expand_brushes, expansion_planes
+    from brushbake.core.formats.loaders import load_scene
 
     path = next(p for p in ot.scene_paths() if p.name == name)
     brushes = [b for b in load_scene(path).brushes if b.contents != Contents.NONSOLID]

@@ -19,7 +19,7 @@ CHURN = """
 import resource, sys
 import numpy as np
 if sys.argv[1] == "keep":
-    from brushbake.core.heap import keep_freed_pages
+    from brushbake.core.runtime.heap import keep_freed_pages
     keep_freed_pages()
 def churn():
     for _ in range(20):

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from brushbake.core.brushes import Contents, brush_from_planes
+from brushbake.core.model.brushes import Contents, brush_from_planes
 from brushbake.core.errors import (
     BrushbakeError,
     BrushError,
@@ -19,7 +19,7 @@ from brushbake.core.errors import (
     InvalidCoordinatesError,
     SceneFormatError,
 )
-from brushbake.core.mapfile import (
+from brushbake.core.formats.mapfile import (
     DEFAULT_SCALE,
     brush_contents,
     decode_map_bytes,

@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brushbake.core.brushes import Contents, box_brush
-from brushbake.core.compile import compile_scene
-from brushbake.core.hulls import preset
-from brushbake.core.move import (
+from brushbake.core.model.brushes import Contents, box_brush
+from brushbake.core.compile.pipeline import compile_scene
+from brushbake.core.model.hulls import preset
+from brushbake.core.runtime.move import (
     SURFACE_GAP,
     MoveSettings,
     ground_check,
@@ -32,8 +32,8 @@ from brushbake.core.move import (
     step_slide_move,
     step_slide_move_batch,
 )
-from brushbake.core.query import point_solid
-from brushbake.core.scene import Scene
+from brushbake.core.runtime.query import point_solid
+from brushbake.core.model.scene import Scene
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_scenes"
 
@@ -47,8 +47,8 @@ class _SampleCache:
     def get(self, path):
         from types import SimpleNamespace
 
-        from brushbake.core.compile import compile_scene
-        from brushbake.core.loaders import load_scene
+        from brushbake.core.compile.pipeline import compile_scene
+        from brushbake.core.formats.loaders import load_scene
 
         if path not in self._cache:
             scene = load_scene(path)

@@ -22,11 +22,11 @@ from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
 import onion_truth as ot
-from brushbake.core.brushes import Contents, box_brush, brush_from_planes
-from brushbake.core.compile import compile_scene
+from brushbake.core.model.brushes import Contents, box_brush, brush_from_planes
+from brushbake.core.compile.pipeline import compile_scene
 from brushbake.core.errors import BrushbakeError
-from brushbake.core.query import point_solid
-from brushbake.core.scene import Hull, Scene
+from brushbake.core.runtime.query import point_solid
+from brushbake.core.model.scene import Hull, Scene
 
 POINTS_PER_HULL = 100_000
 NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
@@ -146,7 +146,7 @@ def test_listing_4_fallback_finds_points_in_every_leaf(monkeypatch):
     ('NoneType' object has no attribute 'normals'); q1_mountain.map with the stand and crouch
     hulls hit it.  Here every probe is made to fail (step 0: on the face itself, no margin), so
     every leaf takes Listing 4; the onion must still match the brute force."""
-    import brushbake.core.onion as onion
+    import brushbake.core.compile.onion as onion
 
     monkeypatch.setattr(onion, "PROBE_STEPS", (0.0,))
     brushes = [box_brush((0, 0, 0), (4, 4, 1), "floor"), box_brush((1, 1, 1), (2, 2, 3), "pillar"),

@@ -28,11 +28,11 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from brushbake.core.brushes import box_brush
-from brushbake.core.compile import compile_scene
-from brushbake.core.query import point_solid
-from brushbake.core.scene import Hull, Scene
-from brushbake.core.trace import (RAY_E, RAY_E2S, RAY_S, RAY_S2E, TreeLists, find_first_transition,
+from brushbake.core.model.brushes import box_brush
+from brushbake.core.compile.pipeline import compile_scene
+from brushbake.core.runtime.query import point_solid
+from brushbake.core.model.scene import Hull, Scene
+from brushbake.core.runtime.trace import (RAY_E, RAY_E2S, RAY_S, RAY_S2E, TreeLists, find_first_transition,
                                   find_first_transitions, trace_hulls)
 
 DELTA = 0.1
@@ -153,7 +153,7 @@ def test_the_batch_finishes_starts_and_slides_on_a_floor_itself(monkeypatch):
     batch walk's own work (NumPy), not the one-by-one open walk's: a character whose engine does
     not back off from surfaces must not fall off a performance cliff.  Answers as the single
     walk's."""
-    from brushbake.core import trace
+    from brushbake.core.runtime import trace
 
     boxes = np.array([[[0.0, 0.0, -1.0], [8.0, 8.0, 0.0]], [[5.0, 0.0, 0.0], [6.0, 8.0, 3.0]]])  # floor, wall
     level = compiled(boxes, [])

@@ -13,11 +13,11 @@ import zlib
 import numpy as np
 import pytest
 
-from brushbake.core.brushes import Contents, box_brush, brush_from_planes
-from brushbake.core.compile import compile_scene
+from brushbake.core.model.brushes import Contents, box_brush, brush_from_planes
+from brushbake.core.compile.pipeline import compile_scene
 from brushbake.core.tolerances import TOUCH_EPSILON
-from brushbake.core.query import SolidTree, leaves_back_to_front, point_leaves, point_solid, segment_hits
-from brushbake.core.scene import Scene
+from brushbake.core.runtime.query import SolidTree, leaves_back_to_front, point_leaves, point_solid, segment_hits
+from brushbake.core.model.scene import Scene
 
 AXES = {"+x": (0, 1.0), "-x": (0, -1.0), "+y": (1, 1.0), "-y": (1, -1.0), "+z": (2, 1.0), "-z": (2, -1.0)}
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brushbake.core.brushes import Brush, Contents
-from brushbake.core.scene import Scene
-from brushbake.core.scene_json import load_scene_json
+from brushbake.core.model.brushes import Brush, Contents
+from brushbake.core.model.scene import Scene
+from brushbake.core.formats.scene_json import load_scene_json
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_scenes"
 JSON_SAMPLES = ["two_rooms.json", "low_tunnel.json", "staircase.json", "garage.json", "cornell_box.json"]
@@ -127,7 +127,7 @@ def test_samples_are_reproducible():
 
 
 def test_sample_loads_and_saves_back_identically(sample, tmp_path):
-    from brushbake.core.scene_json import save_scene_json
+    from brushbake.core.formats.scene_json import save_scene_json
 
     save_scene_json(sample, tmp_path / "again.json")
     assert (tmp_path / "again.json").read_bytes() == (SAMPLES / f"{sample.name}.json").read_bytes()
@@ -371,7 +371,7 @@ def test_two_rooms_map_matches_the_json():
 
 
 def test_two_rooms_map_loads_with_the_map_loader():
-    mapfile = pytest.importorskip("brushbake.core.mapfile")
+    mapfile = pytest.importorskip("brushbake.core.formats.mapfile")
     from_map = mapfile.load_map(SAMPLES / "two_rooms.map", scale=1 / 32)
     from_json = load("two_rooms.json")
     for contents in (Contents.SOLID, Contents.DETAIL, Contents.CLIP):

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from brushbake.core.brushes import Contents, box_brush, brush_from_mesh, brush_from_planes
+from brushbake.core.model.brushes import Contents, box_brush, brush_from_mesh, brush_from_planes
 from brushbake.core.errors import (
     BrushbakeError,
     BrushError,
@@ -23,8 +23,8 @@ from brushbake.core.errors import (
     OpenMeshError,
     SceneFormatError,
 )
-from brushbake.core.scene import DetailMesh, Hull, Light, Marker, Scene, Settings
-from brushbake.core.scene_json import (
+from brushbake.core.model.scene import DetailMesh, Hull, Light, Marker, Scene, Settings
+from brushbake.core.formats.scene_json import (
     FORMAT_NAME,
     FORMAT_VERSION,
     MAX_BRUSH_PLANES,

@@ -7,15 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from brushbake.core.bevel import bevel_tree
-from brushbake.core.brushes import Contents, box_brush
-from brushbake.core.compile import compile_scene
-from brushbake.core.hulls import make_hull
-from brushbake.core.loaders import load_scene
-from brushbake.core.query import point_solid, segment_hits
-from brushbake.core.scene import Scene
-from brushbake.core.shift import Box, Cylinder, Hull, Point, ShiftTree, Sphere, hit_checks, parse_shape
-from brushbake.core.trace import trace_hulls
+from brushbake.core.compile.bevel import bevel_tree
+from brushbake.core.model.brushes import Contents, box_brush
+from brushbake.core.compile.pipeline import compile_scene
+from brushbake.core.model.hulls import make_hull
+from brushbake.core.formats.loaders import load_scene
+from brushbake.core.runtime.query import point_solid, segment_hits
+from brushbake.core.model.scene import Scene
+from brushbake.core.runtime.shift import Box, Cylinder, Hull, Point, ShiftTree, Sphere, hit_checks, parse_shape
+from brushbake.core.runtime.trace import trace_hulls
 
 
 def empty_segments(level, n, rng, length=2.0):

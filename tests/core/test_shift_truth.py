@@ -26,11 +26,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brushbake.core.bevel import bevel_tree
-from brushbake.core.compile import compile_scene
-from brushbake.core.loaders import load_scene
-from brushbake.core.query import point_solid
-from brushbake.core.shift import Cylinder, hit_checks
+from brushbake.core.compile.bevel import bevel_tree
+from brushbake.core.compile.pipeline import compile_scene
+from brushbake.core.formats.loaders import load_scene
+from brushbake.core.runtime.query import point_solid
+from brushbake.core.runtime.shift import Cylinder, hit_checks
 
 #: m. A sample may overlap a brush by at most this much (radius and caps shrunk by it) before the
 #: reported hit: the tree's planes are the compiled (snapped) brush planes, not the loaded ones.
@@ -167,7 +167,7 @@ def _path(name, map_named):
 
 def test_exact_cylinder_overlap_on_a_box():
     """The truth itself: a unit box brush against cylinders around its corner and above it."""
-    from brushbake.core.brushes import box_brush
+    from brushbake.core.model.brushes import box_brush
 
     b = BrushTruth(box_brush((0, 0, 0), (1, 1, 1), "b"))
     p = np.array([[-0.3, 0.5, 0.2], [-0.3, -0.3, 0.2], [-0.2, -0.2, 0.2], [0.5, 0.5, 1.0 + 1e-9],

@@ -34,11 +34,11 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import onion_truth as ot
-from brushbake.core.brushes import Contents, box_brush, brush_from_planes
-from brushbake.core.compile import compile_scene
-from brushbake.core.level import TreeView
-from brushbake.core.scene import Hull, Scene
-from brushbake.core.trace import (
+from brushbake.core.model.brushes import Contents, box_brush, brush_from_planes
+from brushbake.core.compile.pipeline import compile_scene
+from brushbake.core.runtime.level import TreeView
+from brushbake.core.model.scene import Hull, Scene
+from brushbake.core.runtime.trace import (
     RAY_E,
     RAY_E2S,
     RAY_S,
@@ -266,7 +266,7 @@ def test_a_box_on_a_ceiling_or_a_wall_facing_minus_x_is_not_stuck():
                                    box_brush((3, 0, 1), (4, 4, 3), "wall_px"), box_brush((0, 0, 1), (1, 4, 3), "wall_mx")],
                   hulls=[Hull("cube", (-0.25, -0.25, -0.25), (0.25, 0.25, 0.25))])
     level = compile_scene(scene)
-    from brushbake.core.query import point_solid
+    from brushbake.core.runtime.query import point_solid
 
     answers = {}
     for h, (floor, ceiling, wall_a, wall_b) in ((0, (1.0, 3.0, 1.0, 3.0)), (1, (1.25, 2.75, 1.25, 2.75))):
@@ -326,7 +326,7 @@ def test_the_onion_checks_catch_a_wrong_leaf():
     """Flipping hull 1's bit in one onion leaf must show up as disagreements."""
     from test_onion import check_hull, sample_points, scene_reach
 
-    from brushbake.core.query import point_leaves, point_solid
+    from brushbake.core.runtime.query import point_leaves, point_solid
 
     os_ = ot.load_compiled(str(ot.SAMPLES_DIR / "low_tunnel.json"))
     tree = os_.level.onion_tree()
@@ -350,7 +350,7 @@ def test_surfaces_facing_opposite_ways_on_one_plane_are_both_empty(order):
     the 'tall' box under a slab whose underside, expanded for 'tall', is the same plane facing
     down.  (Was a bug: the point on the face against the node's orientation went to the solid
     side.  Fixed by open solids: on a plane, solid only where both sides are.)"""
-    from brushbake.core.query import point_solid
+    from brushbake.core.runtime.query import point_solid
 
     brushes = [box_brush((0, 0, 0), (1, 1, 1), "block"), box_brush((3, 0, 1), (4, 1, 2), "slab")]
     brushes = brushes[::-1] if order else brushes

@@ -9,7 +9,7 @@ import zlib
 
 import numpy as np
 
-from brushbake.core.level import CompiledLevel
+from brushbake.core.runtime.level import CompiledLevel
 
 
 def i32(values, shape=None):
@@ -108,11 +108,11 @@ def beveled_level() -> CompiledLevel:
     """A compiled level with a beveled tree that has bevel nodes of several kinds: a floor, a wedge
     whose slope meets its other faces at 135 degrees, a ridge 10 degrees off vertical and a tilted
     tetrahedron, one box hull, compiled and beveled as `bake` does."""
-    from brushbake.core.bevel import add_bevels
-    from brushbake.core.brushes import box_brush, brush_from_planes
-    from brushbake.core.compile import compile_scene
-    from brushbake.core.hulls import make_hull
-    from brushbake.core.scene import Scene
+    from brushbake.core.compile.bevel import add_bevels
+    from brushbake.core.model.brushes import box_brush, brush_from_planes
+    from brushbake.core.compile.pipeline import compile_scene
+    from brushbake.core.model.hulls import make_hull
+    from brushbake.core.model.scene import Scene
 
     r, s, c = np.sqrt(0.5), np.sin(np.radians(80.0)), np.cos(np.radians(80.0))
     wedge = [((0, 0, -1), 0.0), ((1, 0, 0), 1.0), ((-r, 0, r), 0.0), ((0, 1, 0), 2.0), ((0, -1, 0), 0.0)]

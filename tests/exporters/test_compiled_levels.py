@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from level_builders import assert_levels_equal
 
-from brushbake.core.brushes import Contents, box_brush
-from brushbake.core.scene import Hull, Scene
+from brushbake.core.model.brushes import Contents, box_brush
+from brushbake.core.model.scene import Hull, Scene
 from brushbake.exporters import (
     level_from_bytes,
     level_from_json,
@@ -18,7 +18,7 @@ from brushbake.exporters import (
     write_level,
 )
 
-compile_scene = pytest.importorskip("brushbake.core.compile").compile_scene
+compile_scene = pytest.importorskip("brushbake.core.compile.pipeline").compile_scene
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_scenes"
 
@@ -56,7 +56,7 @@ def test_compiled_scene_round_trips(scene, tmp_path):
 def test_sample_scenes_round_trip(name):
     if not (SAMPLES / name).exists():
         pytest.skip(f"sample_scenes/{name} is not in this checkout")
-    from brushbake.core.loaders import load_scene
+    from brushbake.core.formats.loaders import load_scene
 
     level = compile_scene(load_scene(SAMPLES / name))
     assert_levels_equal(level, level_from_bytes(level_to_bytes(level), name))

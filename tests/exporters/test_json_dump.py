@@ -39,7 +39,7 @@ def beveled():
 def test_beveled_tree_round_trip_and_shape_traces(beveled, tmp_path):
     """The bevel arrays are written and read back exactly (as the .bbk's optional sections), and the
     loaded beveled tree answers every shape's traces bit for bit as the original."""
-    from brushbake.core.shift import Box, Cylinder, Hull, Sphere, hit_checks
+    from brushbake.core.runtime.shift import Box, Cylinder, Hull, Sphere, hit_checks
 
     level = beveled
     assert level.has_bevel and len(level.bevel_node_plane) > level.num_nodes

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .brushes import Brush, brushes_from_planes
-from .detmath import matmul, norm
-from .geometry import cross3, snap_normals
-from .scene import Hull
-from .tolerances import NORMAL_EPSILON, ON_EPSILON
+from ..model.brushes import Brush, brushes_from_planes
+from ..detmath import matmul, norm
+from ..geometry import cross3, snap_normals
+from ..model.scene import Hull
+from ..tolerances import NORMAL_EPSILON, ON_EPSILON
 
 
 def box_support(normals: np.ndarray, mins, maxs) -> np.ndarray:

@@ -73,8 +73,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .detmath import matmul, norm
-from .tolerances import MIN_EDGE_LENGTH
+from ..detmath import matmul, norm
+from ..tolerances import MIN_EDGE_LENGTH
 
 #: m. After a correction the ellipsoid's centre lies this far beyond the moved polygon plane.
 #: It must exceed the rounding of the side values (~1e-15 m for coordinates up to 100 m) so a

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .detmath import matmul, norm
-from .tolerances import SHIFT_CONTACT_EPSILON
+from ..detmath import matmul, norm
+from ..tolerances import SHIFT_CONTACT_EPSILON
 
 
 # --------------------------------------------------------------------------------------------

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .brushes import Brush
-from .detmath import matmul
-from .geometry import PlaneTable, split_polygons
-from .tolerances import ON_EPSILON
+from ..model.brushes import Brush
+from ..detmath import matmul
+from ..geometry import PlaneTable, split_polygons
+from ..tolerances import ON_EPSILON
 
 
 @dataclass
@@ -103,7 +103,7 @@ def union_faces(
 
 def _check_cancel(cancel, i: int) -> None:
     if cancel is not None and i % 64 == 0 and cancel():
-        from .errors import CancelledError
+        from ..errors import CancelledError
 
         raise CancelledError()
 

@@ -25,16 +25,16 @@ import time
 
 import numpy as np
 
-from .brushes import Brush, Contents
+from ..model.brushes import Brush, Contents
 from .bsp import TreeBuilder, flatten_tree
 from .csg import FaceList, brush_plane_ids, union_faces
-from .detmath import matmul
-from .errors import CancelledError
+from ..detmath import matmul
+from ..errors import CancelledError
 from .expand import expand_brushes
-from .geometry import PlaneTable
-from .level import TreeView
-from .scene import Hull
-from .tolerances import ON_EPSILON, WORLD_HALF_EXTENT
+from ..geometry import PlaneTable
+from ..runtime.level import TreeView
+from ..model.scene import Hull
+from ..tolerances import ON_EPSILON, WORLD_HALF_EXTENT
 
 #: m. How far in front of a leaf face (or behind a splitter face) a probe point is placed; must
 #: exceed ON_EPSILON so the point is classified off the plane, and is retried smaller for thin leaves.
@@ -146,7 +146,7 @@ def determine_leaf_solidity(points: np.ndarray, spaces: list) -> np.ndarray:
     spaces[h] is either a map tree (TreeView: the leaf holding the point is solid) or the list
     of that space's brushes (the point is strictly inside one of them).
     """
-    from .query import point_leaves
+    from ..runtime.query import point_leaves
 
     bits = np.zeros(len(points), dtype=np.uint32)
     for h, space in enumerate(spaces):

@@ -43,10 +43,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .detmath import matmul, norm
-from .geometry import order_polygon_vertices, snap_normals, split_polygon
-from .level import POINT_HULL_BIT, TreeView
-from .tolerances import MIN_EDGE_LENGTH, ON_EPSILON
+from ..detmath import matmul, norm
+from ..geometry import order_polygon_vertices, snap_normals, split_polygon
+from ..runtime.level import POINT_HULL_BIT, TreeView
+from ..tolerances import MIN_EDGE_LENGTH, ON_EPSILON
 
 #: unitless. A cell face whose outward normal has z >= this 'tops' the cell (about 18 degrees
 #: from level), so section 8's flat-top plane is not needed there.
@@ -388,7 +388,7 @@ def bevel_tree(tree, bounds, settings: BevelSettings | None = None, cancel=None)
                 parent[-1 - b] = (node, 1)
         for leaf, faces, chain in solid_cells(tree, bounds, chains=True):
             if cancel is not None and cancel():
-                from .errors import CancelledError
+                from ..errors import CancelledError
 
                 raise CancelledError()
             found = cell_bevels(faces, normals, dists, settings, chain)

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .hulls import QUAKE_UNIT
+from ..units import QUAKE_UNIT
 from .trace import TreeLists, solid_open, trace_hull, trace_hulls
 
 # --------------------------------------------------------------------------------------------

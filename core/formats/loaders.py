@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import SceneFormatError
-from .scene import Scene
+from ..errors import SceneFormatError
+from ..model.scene import Scene
 
 SCENE_SUFFIXES = (".map", ".json")
 

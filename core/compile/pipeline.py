@@ -11,15 +11,15 @@ import time
 
 import numpy as np
 
-from .brushes import Contents
+from ..model.brushes import Contents
 from .bsp import SplitterSettings, TreeBuilder, flatten_tree, world_box
 from .csg import FaceList, brush_plane_ids, union_faces
-from .detmath import matmul
-from .errors import CancelledError
-from .geometry import PlaneTable
-from .level import FACE_DETAIL, POINT_HULL_BIT, CompiledLevel
-from .scene import Scene
-from .tolerances import ON_EPSILON
+from ..detmath import matmul
+from ..errors import CancelledError
+from ..geometry import PlaneTable
+from ..runtime.level import FACE_DETAIL, POINT_HULL_BIT, CompiledLevel
+from ..model.scene import Scene
+from ..tolerances import ON_EPSILON
 
 
 class StageProgress:

@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .csg import FaceList
-from .detmath import matmul
-from .errors import CancelledError
-from .geometry import PlaneTable, split_polygon, split_polygons
-from .tolerances import ON_EPSILON, WORLD_HALF_EXTENT
+from ..detmath import matmul
+from ..errors import CancelledError
+from ..geometry import PlaneTable, split_polygon, split_polygons
+from ..tolerances import ON_EPSILON, WORLD_HALF_EXTENT
 
 
 @dataclass

@@ -13,16 +13,16 @@ from enum import IntEnum
 
 import numpy as np
 
-from .detmath import matmul, norm
-from .errors import (
+from ..detmath import matmul, norm
+from ..errors import (
     DegenerateBrushError,
     DuplicatePlaneError,
     InvalidCoordinatesError,
     NonConvexBrushError,
     OpenMeshError,
 )
-from .geometry import cross3, order_polygon_vertices, polygon_normal_area, snap_normals
-from .tolerances import (
+from ..geometry import cross3, order_polygon_vertices, polygon_normal_area, snap_normals
+from ..tolerances import (
     DIST_EPSILON,
     MAX_COORDINATE,
     MESH_CONVEXITY_TOLERANCE,
@@ -377,7 +377,7 @@ MAX_TRIPLE_PLANES = 48
 
 def _clipped_vertices(normals: np.ndarray, dists: np.ndarray) -> np.ndarray:
     """Brush vertices by clipping a huge polygon on each plane by all the others."""
-    from .geometry import Side, base_polygon, clip_polygon
+    from ..geometry import Side, base_polygon, clip_polygon
 
     out = []
     for i in range(len(normals)):

@@ -35,9 +35,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .detmath import norm
+from ..detmath import norm
 from .heap import keep_freed_pages
-from .tolerances import TOUCH_EPSILON
+from ..tolerances import TOUCH_EPSILON
 
 RAY_E, RAY_S, RAY_E2S, RAY_S2E = 0, 1, 2, 3
 

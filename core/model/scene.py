@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..units import QUAKE_UNIT
 from .brushes import Brush, Contents
 
 
@@ -61,7 +62,7 @@ class Settings:
     relation_scale: float = 2.0  # thesis MINRELATIONSCALE
     max_candidates: int = 48  # splitter planes scored per node (0 = all); see docs/ARCHITECTURE.md
     max_score_faces: int = 1024  # faces sampled to score them in big nodes (0 = all)
-    map_scale: float = 1.0 / 32.0  # metres per Quake unit, used by the .map loader
+    map_scale: float = QUAKE_UNIT  # metres per Quake unit, used by the .map loader
     onion_map_trees: bool = False  # build each hull's map tree too (Listing 3 verbatim; for reports)
 
 

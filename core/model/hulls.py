@@ -6,10 +6,9 @@ Units are metres.  Hull 0 of every level is the point hull (the unexpanded world
 
 from __future__ import annotations
 
-from .errors import BrushbakeError
+from ..errors import BrushbakeError
+from ..units import QUAKE_UNIT
 from .scene import Hull
-
-QUAKE_UNIT = 1.0 / 32.0  # metres
 
 
 def _q(mins, maxs) -> tuple[tuple[float, ...], tuple[float, ...]]:

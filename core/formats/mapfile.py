@@ -46,9 +46,9 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from .brushes import Contents, brush_from_planes
-from .detmath import norm
-from .errors import (
+from ..model.brushes import Contents, brush_from_planes
+from ..detmath import norm
+from ..errors import (
     BrushbakeError,
     BrushError,
     CancelledError,
@@ -56,8 +56,9 @@ from .errors import (
     InvalidCoordinatesError,
     SceneFormatError,
 )
-from .scene import Light, Marker, Scene, Settings
-from .tolerances import DIST_EPSILON, NORMAL_EPSILON
+from ..model.scene import Light, Marker, Scene, Settings
+from ..tolerances import DIST_EPSILON, NORMAL_EPSILON
+from ..units import QUAKE_UNIT
 
 __all__ = [
     "DEFAULT_SCALE",
@@ -75,7 +76,7 @@ __all__ = [
 ]
 
 #: metres per Quake unit (a 64-unit corridor is 2 m wide, a 56-unit player 1.75 m tall)
-DEFAULT_SCALE = 1.0 / 32.0
+DEFAULT_SCALE = QUAKE_UNIT
 
 ProgressFn = Callable[[float, str], None]
 CancelFn = Callable[[], bool]

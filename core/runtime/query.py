@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .level import CompiledLevel
-from .tolerances import TOUCH_EPSILON
+from ..tolerances import TOUCH_EPSILON
 
 
 def _hull_bit(hull: int) -> int:

@@ -32,9 +32,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .brushes import Brush, Contents, box_brush, brush_from_mesh, brush_from_planes
-from .detmath import matmul, norm
-from .errors import (
+from ..model.brushes import Brush, Contents, box_brush, brush_from_mesh, brush_from_planes
+from ..detmath import matmul, norm
+from ..errors import (
     BrushbakeError,
     BrushError,
     CancelledError,
@@ -42,8 +42,8 @@ from .errors import (
     InvalidCoordinatesError,
     SceneFormatError,
 )
-from .scene import DetailMesh, Hull, Light, Marker, Scene, Settings
-from .tolerances import MAX_COORDINATE
+from ..model.scene import DetailMesh, Hull, Light, Marker, Scene, Settings
+from ..tolerances import MAX_COORDINATE
 
 FORMAT_NAME = "brushbake-scene"
 FORMAT_VERSION = 1
