@@ -142,7 +142,7 @@ def level_table(level) -> str:
 
 
 def cmd_bake(args) -> int:
-    from .core.compile.pipeline import compile_scene
+    from .core.compile.pipeline import bake_scene
     from .core.formats.loaders import load_scene
     from .exporters.json_dump import write_level_json
     from .exporters.native import write_level
@@ -166,6 +166,9 @@ def cmd_bake(args) -> int:
         scene.settings.max_candidates = args.max_candidates
     if args.map_trees:
         scene.settings.onion_map_trees = True
+    if args.no_bevels:
+        scene.settings.bevels = False
+    scene.settings.bevel_angle = args.bevel_angle
     if args.no_hulls:
         scene.hulls = []
     elif args.hull:
@@ -179,15 +182,9 @@ def cmd_bake(args) -> int:
     for warning in scene.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     progress.start("compile")
-    level = compile_scene(scene, progress=progress)
+    level = bake_scene(scene, progress=progress)
     progress.done()
     times.update(level.stats.get("times", {}))
-    if not args.no_bevels:
-        from .core.compile.bevel import BevelSettings, add_bevels
-
-        t0 = time.perf_counter()
-        add_bevels(level, BevelSettings(angle=args.bevel_angle))
-        times["bevel"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     write_level(level, out)
     if args.json:

@@ -13,54 +13,30 @@ drive a BakeJob by polling, since modal operators and timers do not run without 
 """
 
 import threading
-import time
 from dataclasses import dataclass, field
 
-from ..core.compile.pipeline import compile_scene
+from ..core.compile.pipeline import bake_scene
 from ..core.errors import BrushbakeError
 from ..core.runtime.level import CompiledLevel
 from ..core.model.scene import Scene
 from . import bridge, storage
 
 
-@dataclass
-class BakeOptions:
-    """What the compiler needs besides the scene (copied from the PropertyGroup on the main thread)."""
-
-    use_bevels: bool = True
-    bevel_angle: float = 90.0
-
-
-def options_from_settings(settings) -> BakeOptions:
-    return BakeOptions(use_bevels=settings.use_bevels, bevel_angle=settings.bevel_angle)
-
-
-def gather(context, objects=None) -> tuple[Scene, BakeOptions]:
-    """Step 1: the core Scene and options for the scene's bake (the selection by default)."""
+def gather(context, objects=None) -> Scene:
+    """Step 1: the core Scene for the scene's bake (the selection by default), with every setting
+    copied from the PropertyGroup into scene.settings on the main thread."""
     settings = context.scene.brushbake
     if objects is None:
         objects = bridge.objects_to_bake(context)
     else:
         objects = bridge.sort_objects(objects)
-    core_scene = bridge.scene_from_objects(objects, settings, name=context.scene.name,
-                                           depsgraph=context.evaluated_depsgraph_get())
-    return core_scene, options_from_settings(settings)
+    return bridge.scene_from_objects(objects, settings, name=context.scene.name,
+                                     depsgraph=context.evaluated_depsgraph_get())
 
 
-def compile_level(core_scene: Scene, options: BakeOptions, progress=None, cancel=None) -> CompiledLevel:
-    """Step 2, the same pipeline as ``python -m brushbake bake``: compile, then bevels if asked.
-
-    The bevel stage (core/bevel.py, plane shifting) is imported only when asked for, so the rest of
-    the add-on keeps working while that module changes.
-    """
-    level = compile_scene(core_scene, progress=progress, cancel=cancel)
-    if options.use_bevels:
-        from ..core.compile.bevel import BevelSettings, add_bevels
-
-        t0 = time.perf_counter()
-        add_bevels(level, BevelSettings(angle=options.bevel_angle), cancel=cancel)
-        level.stats.setdefault("times", {})["bevel"] = time.perf_counter() - t0
-    return level
+def compile_level(core_scene: Scene, progress=None, cancel=None) -> CompiledLevel:
+    """Step 2: the pipeline ``python -m brushbake bake`` runs (core.compile.pipeline.bake_scene)."""
+    return bake_scene(core_scene, progress=progress, cancel=cancel)
 
 
 def commit(scene, level: CompiledLevel) -> str:
@@ -89,8 +65,8 @@ def summary(level: CompiledLevel) -> str:
 def bake(context, objects=None, progress=None, cancel=None) -> CompiledLevel:
     """All three steps on the calling thread.  Raises BrushbakeError (including CancelledError)
     with the scene's bake untouched."""
-    core_scene, options = gather(context, objects)
-    level = compile_level(core_scene, options, progress=progress, cancel=cancel)
+    core_scene = gather(context, objects)
+    level = compile_level(core_scene, progress=progress, cancel=cancel)
     commit(context.scene, level)
     return level
 
@@ -106,7 +82,6 @@ class BakeJob:
     """
 
     core_scene: Scene
-    options: BakeOptions
     fraction: float = 0.0
     message: str = ""
     _cancel: threading.Event = field(default_factory=threading.Event)
@@ -123,7 +98,7 @@ class BakeJob:
 
     def _run(self) -> None:
         try:
-            self._result = compile_level(self.core_scene, self.options, self._progress, self._cancel.is_set)
+            self._result = compile_level(self.core_scene, self._progress, self._cancel.is_set)
         except BrushbakeError as err:
             self._result = err
         except Exception as err:  # a bug: hand it to the main thread rather than lose it

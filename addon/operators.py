@@ -141,10 +141,10 @@ Progress shows in the status bar; Esc cancels and keeps the previous bake"""
         if context.window is None:
             return self.execute(context)
         try:
-            core_scene, options = bake.gather(context)
+            core_scene = bake.gather(context)
         except BrushbakeError as err:
             return _fail(self, context.scene, err)
-        self._job = bake.BakeJob(core_scene, options).start()
+        self._job = bake.BakeJob(core_scene).start()
         wm = context.window_manager
         self._timer = wm.event_timer_add(0.1, window=context.window)
         wm.progress_begin(0, 100)

@@ -1,8 +1,10 @@
-"""The pipeline's first stage: a Scene in, a CompiledLevel (solid BSP for the point hull) out.
+"""The pipeline: a Scene in, a CompiledLevel out.
 
-Stages: brushes -> plane table -> CSG union of faces (structural, then detail) -> structural tree
--> detail faces pushed and split into the empty leaves -> flat arrays.  Each stage is timed and
-counted in level.stats for the command line's table.
+:func:`bake_scene` is the one entry the command line and the add-on call; everything it does is
+decided by ``scene.settings``.  Stages: brushes -> plane table -> CSG union of faces (structural,
+then detail) -> structural tree -> detail faces pushed and split into the empty leaves -> flat
+arrays (:func:`compile_scene`) -> onion tree for the scene's box hulls -> bevels for plane
+shifting.  Each stage is timed and counted in level.stats for the command line's table.
 """
 
 from __future__ import annotations
@@ -48,6 +50,24 @@ def splitter_settings(scene: Scene) -> SplitterSettings:
     s = scene.settings
     return SplitterSettings(s.splitter, s.split_weight, s.min_relation, s.relation_scale, s.max_candidates,
                             s.max_score_faces)
+
+
+def bake_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
+    """Everything a bake computes for a scene, as its settings ask: the trees (compile_scene),
+    then the beveled tree when ``scene.settings.bevels``.  progress(fraction, message) and cancel()
+    as for compile_scene; the bevel stage takes the last tenth of the bar."""
+    settings = scene.settings
+    bar = StageProgress(progress, {"compile": 9.0, "bevel": 1.0} if settings.bevels else {"compile": 1.0})
+    level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel)
+    if settings.bevels:
+        from .bevel import BevelSettings, add_bevels
+
+        report = bar.stage("bevel")
+        t0 = time.perf_counter()
+        add_bevels(level, BevelSettings(angle=settings.bevel_angle), cancel=cancel)
+        level.stats.setdefault("times", {})["bevel"] = time.perf_counter() - t0
+        report(1.0, "done")
+    return level
 
 
 def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:

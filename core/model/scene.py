@@ -64,6 +64,8 @@ class Settings:
     max_score_faces: int = 1024  # faces sampled to score them in big nodes (0 = all)
     map_scale: float = QUAKE_UNIT  # metres per Quake unit, used by the .map loader
     onion_map_trees: bool = False  # build each hull's map tree too (Listing 3 verbatim; for reports)
+    bevels: bool = True  # build the beveled tree for plane shifting (core/compile/bevel.py)
+    bevel_angle: float = 90.0  # degrees: edge bevels where a solid cell's adjacent planes differ by more
 
 
 @dataclass

@@ -164,15 +164,15 @@ def scenario_bake(args) -> dict:
     out["cancel_unchanged"] = scene_state(bpy) == before
 
     # the modal operator's worker, driven by polling (timers do not run headless)
-    core_scene, options = bake.gather(bpy.context)
-    job = bake.BakeJob(core_scene, options).start()
+    core_scene = bake.gather(bpy.context)
+    job = bake.BakeJob(core_scene).start()
     result = job.wait(60)
     out["job_result"] = type(result).__name__
     from brushbake.exporters.native import level_to_bytes
 
     out["job_same_bytes"] = level_to_bytes(result) == storage.bake_bytes(scene)
     # the modal operator's event steps: Esc cancels, a timer event then finds the cancellation
-    job = bake.BakeJob(core_scene, options)
+    job = bake.BakeJob(core_scene)
     job.start()
     steps = [job.step("MOUSEMOVE"), job.step("ESC")]
     job.wait(60)
@@ -318,7 +318,8 @@ def scenario_bevels(args) -> dict:
     out["defaults"] = [settings.use_bevels, settings.bevel_angle]
     floor = box(bpy, "floor", (-2, -4, -1), (6, 4, 0))
     select(bpy, [floor, ridge(bpy)])
-    out["options"] = vars(bake.gather(bpy.context)[1])
+    gathered = bake.gather(bpy.context).settings
+    out["options"] = {"use_bevels": gathered.bevels, "bevel_angle": gathered.bevel_angle}
 
     def trace(target, start, direction=(0.0, 1.0, 0.0), distance=6.0):
         scene.cursor.location = start
