@@ -1,4 +1,4 @@
-"""Benchmark: load and compile every sample scene and every map in ../shared/maps/.
+"""Benchmark: load and compile every sample scene and every map in maps/.
 
     python bench/compile.py [--only NAME ...] [--repeat N] [--splitter onion|thesis] [--max-candidates K]
                             [--hulls stand,crouch] [--cpu-stages]
@@ -8,7 +8,7 @@ Prints ONE JSON object on stdout (sorted keys); progress goes to stderr.  Per sc
 compile_s (wall time of compile_scene, box-hull trees included when the scene lists hulls: see
 'hulls'), total_s = load_s + compile_s (comparable to ericw qbsp's whole-process time), cpu_s
 (process CPU time of load + compile, steadier on a busy machine), counts, and the ericw-tools
-row of ../shared/REFERENCE.md where the map is listed.  --hulls replaces each scene's box hulls by
+row of bench/ericw_reference.md where the map is listed.  --hulls replaces each scene's box hulls by
 the named presets (core/hulls.py; 'none' for none), so the onion stages (expand_csg, onion_tree,
 leaf_solidity) are timed too.  --cpu-stages times every stage in process CPU time instead of wall
 time (other work on the machine then barely moves the figures).  With --repeat N each scene's figures
@@ -35,10 +35,9 @@ import numpy as np  # noqa: E402
 from brushbake.core.compile.pipeline import compile_scene  # noqa: E402
 from brushbake.core.formats.loaders import SCENE_SUFFIXES, load_scene  # noqa: E402
 
-SHARED = REPO.parent / "shared"
 SAMPLES = REPO / "sample_scenes"
-MAPS = SHARED / "maps"
-REFERENCE = SHARED / "REFERENCE.md"
+MAPS = REPO / "maps"
+REFERENCE = Path(__file__).with_name("ericw_reference.md")
 
 COUNT_KEYS = ("brushes", "structural_brushes", "detail_brushes", "faces_before_csg", "faces_after_csg", "splits",
               "nodes", "leaves", "solid_leaves", "depth", "planes", "faces")
@@ -71,7 +70,7 @@ def _number(text: str):
 
 
 def reference_rows(path: Path = REFERENCE) -> dict[str, dict]:
-    """The last markdown table of REFERENCE.md (ericw-tools timings), keyed by map name."""
+    """The last markdown table of ericw_reference.md (ericw-tools timings), keyed by map name."""
     if not path.is_file():
         return {}
     tables, current = [], []

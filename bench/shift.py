@@ -44,7 +44,7 @@ from brushbake.core.runtime.trace import trace_hulls  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from samples import InsideOracle  # noqa: E402  (bench/samples.py)
 
-DEFAULT_SCENES = [ROOT / "sample_scenes" / "garage.json", ROOT.parent / "shared" / "maps" / "id" / "e1m7.map"]
+DEFAULT_SCENES = [ROOT / "sample_scenes" / "garage.json", ROOT / "maps" / "id" / "e1m7.map"]
 
 
 def empty_segments(level, n: int, rng, length: float = 2.0):

@@ -56,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compile import git_state  # noqa: E402  (bench/compile.py)
 
 REPO = Path(__file__).resolve().parents[1]
-MAPS = REPO.parent / "shared" / "maps"
+MAPS = REPO / "maps"
 SAMPLES = REPO / "sample_scenes"
 STUDY_MAPS = ("qbspfeatures", "lqdm13", "e1m7", "lq_e0m3")
 

@@ -91,7 +91,7 @@ from compile import git_state  # noqa: E402  (bench/compile.py)
 from samples import InsideOracle  # noqa: E402  (bench/samples.py)
 
 REPO = Path(__file__).resolve().parents[1]
-MAPS = REPO.parent / "shared" / "maps"
+MAPS = REPO / "maps"
 SAMPLES = REPO / "sample_scenes"
 SCENES = ("two_rooms", "garage", "lq_e1m6", "lqdm13")
 BIG = ("lq_e0m3",)

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-#: CI clones the repository with shared/ beside it; a developer's work tree is /work/main beside /work/shared
-MAPS_DIR = REPO.parent / "shared" / "maps"
+#: The real Quake maps the tests read ship with the repository (maps/README.md: sources, licences)
+MAPS_DIR = REPO / "maps"
 SAMPLES_DIR = REPO / "sample_scenes"
 
 MAP_PATHS = sorted(Path(p) for p in glob.glob(str(MAPS_DIR / "**" / "*.map"), recursive=True))
@@ -73,7 +73,7 @@ def map_named():
 
 def require_path(path):
     if path is None:
-        pytest.fail("no scene files were found: expected sample_scenes/*.json and ../shared/maps/**/*.map "
+        pytest.fail("no scene files were found: expected sample_scenes/*.json and maps/**/*.map "
                     f"(looked in {SAMPLES_DIR} and {MAPS_DIR})")
     return path
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-MAPS = REPO.parent / "shared" / "maps"
+MAPS = REPO / "maps"
 
 
 def bake(scene: Path, out: Path, coretype: str | None) -> bytes:

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.blender
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = Path(__file__).with_name("scenarios.py")
-MAPS = REPO.parent / "shared" / "maps"
+MAPS = REPO / "maps"
 TIMEOUT_S = 120
 PREFIX = "SCENARIO_RESULT "
 

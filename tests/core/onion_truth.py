@@ -38,7 +38,7 @@ import numpy as np
 from brushbake.core.model.brushes import Contents
 
 REPO = Path(__file__).resolve().parents[2]
-MAPS_DIR = REPO.parent / "shared" / "maps"
+MAPS_DIR = REPO / "maps"
 SAMPLES_DIR = REPO / "sample_scenes"
 
 #: m. Points whose largest separating gap against some brush is within BAND of 0 are not judged.
@@ -111,7 +111,7 @@ def load_compiled(path_str: str) -> OnionScene:
 
     path = Path(path_str)
     if not path.exists():
-        raise FileNotFoundError(f"scene {path} not found (expected sample_scenes/ and ../shared/maps/)")
+        raise FileNotFoundError(f"scene {path} not found (expected sample_scenes/ and maps/)")
     scene = load_scene(path)
     if not scene.hulls:
         scene.hulls = hulls_for(path)

@@ -8,7 +8,7 @@ and segments whose answer changes when every brush grows or shrinks by BAND are 
 the compiler may merge planes closer than 1e-5 m, and a seam between two touching brushes is
 inside their union though inside neither brush.
 
-- every sample scene and every map in ../shared/maps: 100,000 points each (70% uniform in the
+- every sample scene and every map in maps/: 100,000 points each (70% uniform in the
   scene's bounds plus 1 m, 30% on brush faces pushed off along the normal), zero disagreements;
 - hypothesis scenes (grid boxes with coplanar and touching faces, random convex polytopes, mixed
   contents), compiled with both splitters and several candidate limits: points and segments;
@@ -41,7 +41,7 @@ def seed_of(text: str) -> int:
 def test_the_scene_folders_are_not_empty(sample_paths, map_paths):
     """The parametrised tests below run over glob results: an empty folder must fail, not pass."""
     assert any(p.suffix == ".json" for p in sample_paths), "no sample_scenes/*.json found"
-    assert len(map_paths) >= 12, f"expected the 12 maps of ../shared/maps, found {[p.name for p in map_paths]}"
+    assert len(map_paths) >= 12, f"expected the 12 maps of maps/, found {[p.name for p in map_paths]}"
 
 
 def _check_scene_points(compiled, truth, name):

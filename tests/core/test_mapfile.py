@@ -31,14 +31,14 @@ from brushbake.core.formats.mapfile import (
     scene_from_mapfile,
 )
 
-MAPS_DIR = (Path(__file__).parents[2] / ".." / "shared" / "maps").resolve()
+MAPS_DIR = (Path(__file__).parents[2] / "maps").resolve()
 
 
 def _map_paths() -> list[Path]:
     if not MAPS_DIR.is_dir():
         pytest.fail(
-            f"The real test maps are missing: expected them in {MAPS_DIR} (shared/maps next to the repository). "
-            "Check out the shared folder; these tests must not be skipped."
+            f"The real test maps are missing: expected them in {MAPS_DIR} (maps/ in the repository). "
+            "Restore it from git; these tests must not be skipped."
         )
     paths = sorted(MAPS_DIR.glob("*/*.map"))
     if not paths:
@@ -46,7 +46,7 @@ def _map_paths() -> list[Path]:
     return paths
 
 
-MAP_NAMES = [p.name for p in sorted(MAPS_DIR.glob("*/*.map"))] or ["<missing shared/maps>"]
+MAP_NAMES = [p.name for p in sorted(MAPS_DIR.glob("*/*.map"))] or ["<missing maps>"]
 
 
 def _path(name: str) -> Path:

@@ -187,7 +187,7 @@ if __name__ == "__main__":  # the sphere table in docs/PLANE_SHIFTING.md: python
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    maps = {p.name: p for p in (root.parent / "shared" / "maps").rglob("*.map")}
+    maps = {p.name: p for p in (root / "maps").rglob("*.map")}
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
     for name, path in (("q1_rocks.map", maps["q1_rocks.map"]), ("garage.json", root / "sample_scenes" / "garage.json")):
         for radius in (0.25, 0.5, 1.0):

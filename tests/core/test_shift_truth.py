@@ -189,7 +189,7 @@ def test_cylinders_never_miss_against_exact_overlap(map_named, scene, radius, he
 
 
 def _table(n):
-    maps = Path(__file__).resolve().parents[3] / "shared" / "maps"
+    maps = Path(__file__).resolve().parents[2] / "maps"
     found = {p.name: p for p in maps.rglob("*.map")}
     for scene in ("q1_rocks.map", "garage.json"):
         path = found.get(scene) or Path(__file__).resolve().parents[2] / "sample_scenes" / scene
