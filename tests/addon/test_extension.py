@@ -130,6 +130,15 @@ def test_zip_ships_the_extension_and_nothing_for_development(built_zip: Path) ->
     assert not leaked, f"development files in the zip: {leaked}"
 
 
+def test_zip_carries_the_licence_text(built_zip: Path) -> None:
+    """GPL-3.0-or-later asks that the licence travel with the program: the full text, not a name."""
+    with zipfile.ZipFile(built_zip) as archive:
+        text = archive.read("LICENSE").decode("utf-8")
+    assert text == (REPO / "LICENSE").read_text(encoding="utf-8")
+    assert "GNU GENERAL PUBLIC LICENSE" in text and "Version 3, 29 June 2007" in text
+    assert "END OF TERMS AND CONDITIONS" in text and len(text) > 30_000
+
+
 def test_install_enable_disable_in_blender(built_zip: Path, tmp_path: Path) -> None:
     """Install through Blender's own operator, as a user would with 'Install from Disk'."""
     user_resources = tmp_path / "blender_user"
