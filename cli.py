@@ -5,8 +5,9 @@
     python -m brushbake query LEVEL (--points IN.npy | --segments IN.npy) -o OUT.npy
     python -m brushbake query LEVEL --segments IN.npy --shape sphere:0.5 [--impact] -o OUT.npy
 
-User errors (bad scenes, corrupt files, wrong arrays) print one paragraph and exit 1; Ctrl-C
-cancels cleanly (exit 130) and leaves no file behind.  Anything else is a bug and may show a
+User errors (bad scenes, corrupt files, wrong arrays, outputs that cannot be written: checked
+before the work) print one paragraph and exit 1; Ctrl-C cancels cleanly (exit 130) and leaves no
+file behind; a closed pipe (`info LEVEL | head -1`) ends quietly with 141, as SIGPIPE would.  Anything else is a bug and may show a
 traceback.
 """
 
@@ -16,7 +17,6 @@ import argparse
 import io
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -26,6 +26,8 @@ from . import __version__
 from .core.errors import BrushbakeError, CancelledError
 
 EXIT_OK, EXIT_USER_ERROR, EXIT_CANCELLED = 0, 1, 130
+#: 128 + SIGPIPE: what `cat`, `grep` and others end with when the reader of their output is gone
+EXIT_CLOSED_PIPE = 141
 
 
 class ProgressLine:
@@ -141,20 +143,78 @@ def level_table(level) -> str:
     return _table(rows)
 
 
+# --------------------------------------------------------------------------------------------
+# Files: outputs are checked before the work and written together at the end; messages name the
+# paths the user gave (never a temporary file) and say whether reading or writing failed.
+
+WRITE_HINT = "Check that the folder exists and that you may write there; nothing was written."
+
+
+def check_outputs(targets: list[tuple[str, Path]], source: Path, default_name: str) -> None:
+    """Fail before any work when an output cannot be written: its folder is missing or not
+    writable, it names a folder, it is the input itself, or two outputs name the same file."""
+    seen: dict[Path, str] = {}
+    for flag, target in targets:
+        where = target.resolve()
+        folder = where.parent
+        if target.is_dir():
+            raise BrushbakeError(f"is a folder; {flag} names the file to write.", subject=str(target),
+                                 hint=f"Name a file in it, e.g. {flag} {target / default_name}")
+        if not folder.is_dir():
+            raise BrushbakeError(f"cannot be written: the folder {folder} does not exist.",
+                                 subject=str(target), hint="Create the folder or choose another output path.")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise BrushbakeError(f"cannot be written: you may not write in the folder {folder}.",
+                                 subject=str(target), hint="Choose another output path or change the folder's permissions.")
+        if where == source.resolve():
+            raise BrushbakeError(f"is the input file; {flag} would overwrite it.", subject=str(target),
+                                 hint="Choose another output path.")
+        if where in seen:
+            raise BrushbakeError(f"is named by both {seen[where]} and {flag}.", subject=str(target),
+                                 hint="Give each output its own file name.")
+        seen[where] = flag
+
+
+def write_outputs(files: list[tuple[Path, bytes]]) -> None:
+    """Write all the files or none (exporters/native.write_all_atomic)."""
+    from .exporters.native import write_all_atomic
+
+    try:
+        write_all_atomic(files)
+    except OSError as err:
+        raise BrushbakeError(f"cannot be written ({err.strerror or err}).", subject=err.filename or str(files[0][0]),
+                             hint=WRITE_HINT) from None
+
+
+def read_level_file(path: str):
+    """read_level, with a reading hint when the file cannot be opened."""
+    from .exporters.native import read_level
+
+    try:
+        return read_level(path)
+    except IsADirectoryError:
+        raise BrushbakeError("is a folder, not a level file.", subject=path,
+                             hint="Name a .bbk file written by 'bake'.") from None
+    except FileNotFoundError:
+        raise BrushbakeError("does not exist.", subject=path,
+                             hint="Check the path; 'bake SCENE -o LEVEL.bbk' writes a level file.") from None
+    except OSError as err:
+        raise BrushbakeError(f"cannot be read ({err.strerror or err}).", subject=path,
+                             hint="Check that the file exists and that you may read it.") from None
+
+
 def cmd_bake(args) -> int:
     from .core.compile.pipeline import bake_scene
     from .core.formats.loaders import load_scene
-    from .exporters.json_dump import write_level_json
-    from .exporters.native import write_level
+    from .exporters.json_dump import level_to_json
+    from .exporters.native import level_to_bytes
 
     progress = ProgressLine(enabled=not args.quiet)
     times: dict = {}
     scene_path = Path(args.scene)
     out = Path(args.output) if args.output else Path(scene_path.stem + ".bbk")
-    for target in [out] + ([Path(args.json)] if args.json else []):
-        if not target.resolve().parent.is_dir():
-            raise BrushbakeError(f"cannot be written: the folder {target.resolve().parent} does not exist.",
-                                 subject=str(target), hint="Create the folder or choose another output path.")
+    check_outputs([("-o", out)] + ([("--json", Path(args.json))] if args.json else []), scene_path,
+                  default_name=scene_path.stem + ".bbk")
     t0 = time.perf_counter()
     progress.start("load")
     scene = load_scene(scene_path, progress=progress, map_scale=args.scale)
@@ -186,9 +246,10 @@ def cmd_bake(args) -> int:
     progress.done()
     times.update(level.stats.get("times", {}))
     t0 = time.perf_counter()
-    write_level(level, out)
+    files = [(out, level_to_bytes(level))]
     if args.json:
-        write_level_json(level, args.json)
+        files.append((Path(args.json), level_to_json(level).encode("utf-8")))
+    write_outputs(files)  # both or neither: nothing is written when anything fails
     times["write"] = time.perf_counter() - t0
     if not args.quiet:
         print(bake_table(level.stats, times))
@@ -197,9 +258,7 @@ def cmd_bake(args) -> int:
 
 
 def cmd_info(args) -> int:
-    from .exporters.native import read_level
-
-    level = read_level(args.level)
+    level = read_level_file(args.level)
     print(f"{args.level}")
     print(level_table(level))
     return EXIT_OK
@@ -235,26 +294,15 @@ def _load_array(path: str, what: str, shape_tail: tuple[int, ...]) -> np.ndarray
 
 
 def _save_array_atomic(path: str, arr: np.ndarray) -> None:
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            buf = io.BytesIO()
-            np.save(buf, arr, allow_pickle=False)
-            fh.write(buf.getvalue())
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    buf = io.BytesIO()
+    np.save(buf, arr, allow_pickle=False)
+    write_outputs([(Path(path), buf.getvalue())])
 
 
 def cmd_query(args) -> int:
     from .core.runtime.query import point_solid, segment_hits
-    from .exporters.native import read_level
-
-    level = read_level(args.level)
+    check_outputs([("-o", Path(args.output))], Path(args.level), default_name="answers.npy")
+    level = read_level_file(args.level)
     hull = 0
     if args.hull:
         if args.hull not in level.hull_names:
@@ -330,7 +378,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        return code
+    except BrokenPipeError:
+        # The reader went away (`info LEVEL | head -1`): stop quietly, as other command-line tools
+        # do, with the status of a process ended by SIGPIPE; nothing more goes to the pipe.
+        _silence_stdout()
+        return EXIT_CLOSED_PIPE
     except CancelledError as err:
         print(f"\n{err}", file=sys.stderr)
         return EXIT_CANCELLED
@@ -340,8 +395,19 @@ def main(argv: list[str] | None = None) -> int:
     except BrushbakeError as err:
         print(f"\nerror: {err}", file=sys.stderr)
         return EXIT_USER_ERROR
-    except OSError as err:  # a path the user gave cannot be read or written
+    except OSError as err:  # a path the user gave: reading and writing give their own messages above
         where = err.filename or "a file"
-        print(f"\nerror: {where}: {err.strerror or err}. Check that the folder exists and that you may write there.",
-              file=sys.stderr)
+        print(f"\nerror: {where}: {err.strerror or err}. Check the path and its permissions.", file=sys.stderr)
         return EXIT_USER_ERROR
+
+
+def _silence_stdout() -> None:
+    """Point stdout and stderr at the null device, so that Python's own flush at exit finds no
+    closed pipe (either may be the one that was closed: `bake ... 2>&1 | head`)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        for stream in (sys.stdout, sys.stderr):
+            os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass

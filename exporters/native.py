@@ -144,30 +144,54 @@ def level_from_bytes(data: bytes, source_name: str = "<bytes>") -> CompiledLevel
 def write_atomic(path: str | os.PathLike, data: bytes) -> None:
     """Write `data` to a new temporary file beside `path`, then rename it over `path`.  On any
     error (or interrupt) the temporary file is removed and `path` is left as it was."""
-    path = Path(path)
+    write_all_atomic([(path, data)])
+
+
+def write_all_atomic(files: list[tuple[str | os.PathLike, bytes]]) -> None:
+    """Write several files so that all of them are replaced or none is: every file's bytes go to
+    a new temporary file beside it first (where a full disk or a folder one may not write in shows
+    up), and only when all are written are they renamed over their targets, one after the other
+    (a rename within a folder does not fail for want of space; only a folder changed under us
+    between the renames could leave the first replaced and not the second).  On any error (or
+    interrupt) the temporary files are removed and the targets not yet renamed over are left as
+    they were.  An OSError names the target the user asked for, never a temporary file."""
+    temps: list[Path] = []
+    target = None
+    try:
+        try:
+            for target, data in files:
+                temp, fd = _new_temp(Path(target))
+                temps.append(temp)
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view) :]
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            for (target, _), temp in zip(files, list(temps)):
+                os.replace(temp, target)
+                temps.remove(temp)
+        except OSError as err:
+            raise OSError(err.errno, err.strerror or str(err), os.fspath(target)) from None
+    except BaseException:
+        for temp in temps:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
+        raise
+
+
+def _new_temp(path: Path) -> tuple[Path, int]:
+    """A new, empty file beside `path` (hidden, random name) and its descriptor, open for writing."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     while True:
         temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
         try:
-            fd = os.open(temp, flags, 0o666)  # the umask applies, as for any new file
-            break
+            return temp, os.open(temp, flags, 0o666)  # the umask applies, as for any new file
         except FileExistsError:
             continue
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise
 
 
 # --------------------------------------------------------------------------------------------
