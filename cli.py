@@ -74,12 +74,35 @@ def _table(rows: list[tuple[str, str, str]]) -> str:
     return "\n".join(out)
 
 
-def bake_table(stats: dict, times: dict) -> str:
+def brush_roles(scene) -> dict:
+    """How many of the scene's brushes have each role: what the load's progress line counted
+    (its brushes, then its movers), split as the table shows it."""
+    from .core.model.brushes import Contents
+
+    return {"brushes": len(scene.brushes),
+            "structural": len(scene.brushes_with(Contents.SOLID)), "detail": len(scene.brushes_with(Contents.DETAIL)),
+            "clip": len(scene.brushes_with(Contents.CLIP)), "nonsolid": len(scene.brushes_with(Contents.NONSOLID)),
+            "movers": len(scene.movers)}
+
+
+def bake_table(stats: dict, times: dict, roles: dict | None = None) -> str:
     s = stats
-    rows = [
-        ("stage", "count", "seconds"),
-        ("load: brushes", f"{s.get('brushes', 0)}", f"{times.get('load', 0):.2f}"),
-        ("  structural / detail", f"{s.get('structural_brushes', 0)} / {s.get('detail_brushes', 0)}", ""),
+    rows = [("stage", "count", "seconds")]
+    if roles is not None:
+        # the same figures as the load's last progress line ('Built N brushes and M mover brushes'):
+        # the brushes by role, then the movers, which are read but not compiled yet
+        rows += [
+            ("load: brushes", f"{roles['brushes']}", f"{times.get('load', 0):.2f}"),
+            ("  structural / detail / clip / nonsolid",
+             f"{roles['structural']} / {roles['detail']} / {roles['clip']} / {roles['nonsolid']}", ""),
+            ("  movers: skipped, not compiled yet", f"{roles['movers']}", ""),
+        ]
+    else:
+        rows += [
+            ("load: brushes", f"{s.get('brushes', 0)}", f"{times.get('load', 0):.2f}"),
+            ("  structural / detail", f"{s.get('structural_brushes', 0)} / {s.get('detail_brushes', 0)}", ""),
+        ]
+    rows += [
         ("csg: faces before / after", f"{s.get('faces_before_csg', 0)} / {s.get('faces_after_csg', 0)}",
          f"{times.get('csg', 0):.2f}"),
         ("tree: splits", f"{s.get('splits', 0)}", f"{times.get('tree', 0):.2f}"),
@@ -119,27 +142,54 @@ def bake_table(stats: dict, times: dict) -> str:
     return _table(rows)
 
 
+def _vec(v) -> str:
+    return "(" + ", ".join(f"{x:.2f}" for x in v) + ")"
+
+
+def _size(v) -> str:
+    return " x ".join(f"{x:.2f}" for x in v)
+
+
 def level_table(level) -> str:
-    solid = int(np.count_nonzero(level.leaf_solid & 1))
+    """`info`: what a level file holds.  Clusters are counted over the point tree's empty leaves (a
+    detail brush splits a structural leaf into several that share its cluster); markers are not
+    stored in level files, and the table says so."""
+    solid_mask = (level.leaf_solid & 1) != 0
+    solid = int(np.count_nonzero(solid_mask))
+    clusters = len(np.unique(level.leaf_cluster[~solid_mask]))
+    lo, hi = np.asarray(level.world_bounds, dtype=np.float64)
     rows = [
         ("item", "count", ""),
         ("planes", str(len(level.plane_dists)), ""),
         ("nodes", str(level.num_nodes), ""),
         ("leaves", str(level.num_leaves), ""),
         ("  solid / empty (point hull)", f"{solid} / {level.num_leaves - solid}", ""),
-        ("  clusters", str(len(np.unique(level.leaf_cluster))) if level.num_leaves else "0", ""),
+        ("  clusters of empty leaves", str(clusters), ""),
         ("faces", str(len(level.face_plane)), ""),
         ("vertices", str(len(level.vertices)), ""),
         ("depth", str(level.depth()), ""),
-        ("brushes", str(len(level.brush_names)), ""),
-        ("hulls", ", ".join(level.hull_names), ""),
+        ("brushes (structural + detail)", str(len(level.brush_names)), ""),
+        ("bounds: size (m)", _size(hi - lo), ""),
+        ("  mins / maxs", _vec(lo), _vec(hi)),
+        ("hulls: box size / mins (m)", str(len(level.hull_names)), ""),
     ]
+    for h, name in enumerate(level.hull_names):
+        box = np.asarray(level.hull_boxes[h], dtype=np.float64)
+        rows.append((f"  {name}", "point", "") if not (box[1] - box[0]).any() else
+                    (f"  {name}", _size(box[1] - box[0]), _vec(box[0])))
     if level.has_onion:
         rows += [("onion nodes", str(len(level.onion_node_plane)), ""),
                  ("onion leaves", str(len(level.onion_leaf_solid)), "")]
         for h, name in enumerate(level.hull_names):
             solid = int(np.count_nonzero(level.onion_leaf_solid & (1 << h)))
             rows.append((f"  solid leaves for {name}", str(solid), ""))
+    if level.has_bevel:
+        n = len(level.bevel_node_plane)
+        ratio = f"{n / level.num_nodes:.2f}x the point tree" if level.num_nodes else ""
+        rows.append(("bevels (plane shifting)", f"yes: {n} nodes", ratio))
+    else:
+        rows.append(("bevels (plane shifting)", "none", "baked with --no-bevels"))
+    rows.append(("markers", "not stored", "(.bbk keeps none)"))
     return _table(rows)
 
 
@@ -241,6 +291,7 @@ def cmd_bake(args) -> int:
                                  hint="Give each --hull its own NAME=...")
     for warning in scene.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    roles = brush_roles(scene)
     progress.start("compile")
     level = bake_scene(scene, progress=progress)
     progress.done()
@@ -252,7 +303,7 @@ def cmd_bake(args) -> int:
     write_outputs(files)  # both or neither: nothing is written when anything fails
     times["write"] = time.perf_counter() - t0
     if not args.quiet:
-        print(bake_table(level.stats, times))
+        print(bake_table(level.stats, times, roles))
     print(f"wrote {out}" + (f" and {args.json}" if args.json else ""))
     return EXIT_OK
 

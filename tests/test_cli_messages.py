@@ -182,3 +182,123 @@ def test_head_reads_the_first_line(level):
                           capture_output=True, text=True, timeout=120)
     assert proc.stdout == f"{level}\n"
     assert proc.stderr == ""
+
+
+# --------------------------------------------------------------------------------------------
+# 8. unknown tool textures: solid, counted, warned once per name
+
+
+def _box(x0: int, textures: list[str]) -> str:
+    """A 64-unit cube brush at x0 in the standard .map format, one texture per face."""
+    planes = [((x0, 0, 0), (x0, 1, 0), (x0, 0, 1)), ((x0 + 64, 0, 0), (x0 + 64, 0, 1), (x0 + 64, 1, 0)),
+              ((0, 0, 0), (0, 0, 1), (1, 0, 0)), ((0, 64, 0), (1, 64, 0), (0, 64, 1)),
+              ((0, 0, 0), (1, 0, 0), (0, 1, 0)), ((0, 0, 64), (0, 1, 64), (1, 0, 64))]
+    lines = [" ".join(f"( {a} {b} {c} )" for a, b, c in pts) + f" {tex} 0 0 0 1 1" for pts, tex in zip(planes, textures)]
+    return "{\n" + "\n".join(lines) + "\n}\n"
+
+
+def test_unknown_tool_textures_are_solid_and_warned_once_per_name(tmp_path):
+    text = ('{\n"classname" "worldspawn"\n'
+            + _box(0, ["common/caulk"] * 4 + ["rock", "PLAYERCLIP"])
+            + _box(100, ["playerclip"] * 6)
+            + _box(200, ["rock"] * 6)
+            + '}\n')
+    (tmp_path / "tools.map").write_text(text)
+    result = run("bake", "tools.map", "-o", "tools.bbk", "--no-bevels", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 2, warnings
+    assert "texture 'common/caulk' (4 faces on 1 brush, first on line 4)" in warnings[0]
+    assert "texture 'PLAYERCLIP' (7 faces on 2 brushes, first on line 9)" in warnings[1]  # case folded
+    assert all("is not one brushbake knows" in w and "'clip'" in w for w in warnings)
+    assert table_rows(result.stdout)["structural / detail / clip / nonsolid"][0] == "3 / 0 / 0 / 0"
+    from brushbake.core.runtime.query import point_solid
+
+    level = read_level(tmp_path / "tools.bbk")
+    centres = np.array([[32.0, 32, 32], [132, 32, 32], [232, 32, 32]]) / 32
+    assert point_solid(level, centres).tolist() == [1, 1, 1]  # the rule is kept: solid
+
+
+def test_known_textures_give_no_texture_warning(map_named, tmp_path):
+    result = run("bake", map_named("qbspfeatures.map"), "-o", tmp_path / "q.bbk", "--no-bevels", "-q")
+    assert result.returncode == 0, result.stderr
+    assert "brushbake knows" not in result.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# 9. the bake table's brushes by role agree with the progress line; info's items
+
+
+def table_rows(stdout: str) -> dict[str, list[str]]:
+    """{label: cells} of a printed table (cells are separated by three or more spaces)."""
+    import re
+
+    rows = {}
+    for line in stdout.splitlines():
+        cells = [c for c in re.split(r"\s{3,}", line.strip()) if c]
+        if len(cells) >= 2 and not set(line) <= {"-"}:
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_bake_table_counts_brushes_by_role_as_the_progress_line(map_named, tmp_path):
+    """lq_e1m6 has structural, detail and non-solid brushes and one mover (a door)."""
+    result = run("bake", map_named("lq_e1m6.map"), "-o", tmp_path / "x.bbk", "--no-bevels", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    rows = table_rows(result.stdout)
+    brushes = int(rows["load: brushes"][0])
+    roles = [int(x) for x in rows["structural / detail / clip / nonsolid"][0].split(" / ")]
+    movers = int(rows["movers: skipped, not compiled yet"][0])
+    built = next(line for line in result.stderr.splitlines() if "Built " in line)
+    assert f"Built {brushes} brushes and {movers} mover brush" in built, (built, rows)
+    assert sum(roles) == brushes and movers >= 1 and roles[0] > 0 and roles[1] > 0 and roles[3] > 0
+    from brushbake.core.formats.loaders import load_scene
+    from brushbake.core.model.brushes import Contents
+
+    scene = load_scene(map_named("lq_e1m6.map"))
+    assert roles == [len(scene.brushes_with(c)) for c in (Contents.SOLID, Contents.DETAIL, Contents.CLIP, Contents.NONSOLID)]
+    assert movers == len(scene.movers)
+
+
+def test_bake_table_counts_clip_brushes(map_named, tmp_path):
+    result = run("bake", map_named("q1_hulls.map"), "-o", tmp_path / "x.bbk", "--no-bevels", "--no-hulls", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    from brushbake.core.formats.loaders import load_scene
+    from brushbake.core.model.brushes import Contents
+
+    clip = len(load_scene(map_named("q1_hulls.map")).brushes_with(Contents.CLIP))
+    assert table_rows(result.stdout)["structural / detail / clip / nonsolid"][0].split(" / ")[2] == str(clip)
+
+
+def test_info_shows_bounds_hulls_bevels_markers_and_clusters(scene, tmp_path):
+    for flags, bevels in (((), True), (("--no-bevels",), False)):
+        out = tmp_path / f"level{len(flags)}.bbk"
+        assert run("bake", scene, "-o", out, "-q", *flags).returncode == 0
+        result = run("info", out)
+        assert result.returncode == 0, result.stderr
+        rows = table_rows(result.stdout)
+        level = read_level(out)
+        lo, hi = level.world_bounds
+        assert rows["bounds: size (m)"][0] == " x ".join(f"{x:.2f}" for x in hi - lo)
+        assert rows["mins / maxs"] == ["(" + ", ".join(f"{x:.2f}" for x in v) + ")" for v in (lo, hi)]
+        assert rows["hulls: box size / mins (m)"][0] == str(len(level.hull_names))
+        for h, name in enumerate(level.hull_names[1:], start=1):
+            size = level.hull_boxes[h][1] - level.hull_boxes[h][0]
+            assert rows[name][0] == " x ".join(f"{x:.2f}" for x in size)
+        empty = (level.leaf_solid & 1) == 0
+        assert rows["clusters of empty leaves"][0] == str(len(set(level.leaf_cluster[empty].tolist())))
+        assert rows["markers"][0] == "not stored"
+        if bevels:
+            assert rows["bevels (plane shifting)"][0] == f"yes: {len(level.bevel_node_plane)} nodes"
+        else:
+            assert rows["bevels (plane shifting)"] == ["none", "baked with --no-bevels"]
+
+
+def test_info_clusters_count_detail_leaves_once(map_named, tmp_path):
+    """On a map with detail brushes, several empty leaves share a cluster: fewer clusters than
+    empty leaves, and more than none."""
+    out = tmp_path / "x.bbk"
+    assert run("bake", map_named("lq_e1m6.map"), "-o", out, "-q", "--no-bevels").returncode == 0
+    rows = table_rows(run("info", out).stdout)
+    empty = int(rows["solid / empty (point hull)"][0].split(" / ")[1])
+    assert 0 < int(rows["clusters of empty leaves"][0]) < empty

@@ -104,6 +104,20 @@ NONSOLID_TEXTURES = frozenset({"trigger", "skip", "hint", "hintskip", "origin"})
 #: collision-only texture; a brush made only of it is CLIP
 CLIP_TEXTURE = "clip"
 
+#: Tool textures of other games and editors (Quake 2 and 3, Half-Life, Source) whose meaning
+#: brushbake does not apply.  They follow rule 4 like any ordinary name (a brush of them is SOLID),
+#: but the loader counts their faces and warns once per name, since the game they come from may
+#: mean clip, non-solid or a portal.  Names under a tools folder ('common/', 'tools/') that no rule
+#: knows are treated the same way.
+UNKNOWN_TOOL_TEXTURES = frozenset({
+    "caulk", "nodraw", "nodrawnonsolid", "nonsolid", "null", "nullskip", "invisible", "playerclip",
+    "monsterclip", "botclip", "weapclip", "fullclip", "full_clip", "npcclip", "noclip", "nodrop",
+    "areaportal", "antiportal", "occluder", "cluster", "donotenter", "lightgrid", "fog", "ladder",
+    "blocklight", "aaatrigger", "toolsclip", "toolsnodraw", "toolsplayerclip", "toolsinvisible",
+    "toolstrigger", "toolsskip", "toolshint", "toolsareaportal", "toolsblocklight", "toolsskybox",
+})
+TOOL_FOLDERS = ("common/", "tools/")
+
 #: entities whose brushes are the static world
 WORLD_CLASSES = frozenset({"worldspawn", "func_group"})
 
@@ -130,6 +144,33 @@ def brush_contents(textures: Iterable[str], detail: bool = False) -> Contents:
     if keys and all(k in NONSOLID_TEXTURES for k in keys):
         return Contents.NONSOLID
     return Contents.DETAIL if detail else Contents.SOLID
+
+
+def unknown_texture_warnings(mapfile: "MapFile", brushes: Iterable["MapBrush"]) -> list[str]:
+    """One warning per unknown tool texture (UNKNOWN_TOOL_TEXTURES, or a name under a tools folder
+    that no rule knows) among the faces of `brushes`, with how many faces and brushes carry it."""
+    known = NONSOLID_TEXTURES | {CLIP_TEXTURE}
+    found: dict[str, list] = {}  # key -> [first spelling, first line, faces, brushes]
+    for mb in brushes:
+        keys_here = set()
+        for i in range(mb.first_plane, mb.first_plane + mb.plane_count):
+            name = mapfile.textures[i]
+            key = _texture_key(name)
+            lower = name.strip('"').lower()
+            tool_folder = any(f"/{folder}" in f"/{lower}" for folder in TOOL_FOLDERS)
+            if key in known or key.startswith("*") or key.startswith("sky") or not (
+                    key in UNKNOWN_TOOL_TEXTURES or tool_folder):
+                continue
+            rec = found.setdefault(key, [name, int(mapfile.plane_lines[i]), 0, 0])
+            rec[2] += 1
+            keys_here.add(key)
+        for key in keys_here:
+            found[key][3] += 1
+    return [f"{mapfile.source_name}: texture '{name}' ({faces} face{'s' * (faces != 1)} on {count} "
+            f"brush{'es' * (count != 1)}, first on line {line}) is not one brushbake knows; its faces count as "
+            "ordinary ones (a brush made of them is solid). If it means clip or non-solid in your game, give those "
+            "faces 'clip', 'skip' or 'trigger' (docs/USER_GUIDE.md, 'Brush contents from .map textures')."
+            for name, line, faces, count in found.values()]
 
 
 def entity_role(classname: str) -> str:
@@ -645,6 +686,7 @@ def scene_from_mapfile(
                 _fail(strict, err, warnings, bname, mb.line)
                 continue
             jobs.append((mb, bname, contents, classname or "", keep))
+    warnings.extend(unknown_texture_warnings(mapfile, [job[0] for job in jobs]))
     if worldspawns == 0:
         warnings.append(f"{source} has no worldspawn entity; Quake tools expect the first entity to be worldspawn.")
 
@@ -673,7 +715,8 @@ def scene_from_mapfile(
         else:
             scene.brushes.append(brush)
     if progress is not None:
-        progress(1.0, f"Built {len(scene.brushes)} brushes and {len(scene.movers)} mover brushes from {source}")
+        nb, nm = len(scene.brushes), len(scene.movers)
+        progress(1.0, f"Built {nb} brush{'es' * (nb != 1)} and {nm} mover brush{'es' * (nm != 1)} from {source}")
     return scene
 
 
