@@ -372,6 +372,10 @@ def cmd_query(args) -> int:
             raise BrushbakeError(f"is not a shape ({err}).", subject=args.shape,
                                  hint="Use sphere:R, cylinder:R,H, box:HX,HY,HZ or hull:POINTS.npy (metres).") from None
         seg = _load_array(args.segments, "segments", (2, 3))
+        if not level.has_bevel:
+            print(f"warning: {args.level} has no beveled tree (it was baked with --no-bevels); the shape is swept "
+                  "through the plain point tree, where it can stop short near outside corners and edges. "
+                  "Bake again without --no-bevels for exact answers.", file=sys.stderr)
         result = shift_hits(level.bevel_tree(), shape, seg[:, 0], seg[:, 1], impact=args.impact)
     elif args.points:
         result = point_solid(level, _load_array(args.points, "points", (3,)), hull=hull)

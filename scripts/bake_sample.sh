@@ -23,14 +23,14 @@ if [[ ! -x "$VENV/bin/python" ]] || ! "$VENV/bin/python" -c 'import sys' >/dev/n
   rm -rf "$VENV"
   "$py" -m venv "$VENV"
 fi
-if ! "$VENV/bin/python" -c 'import brushbake.core.compile, numpy' >/dev/null 2>&1; then
+if [[ ! -x "$VENV/bin/brushbake" ]] || ! "$VENV/bin/python" -c 'import brushbake.core.compile, numpy' >/dev/null 2>&1; then
   echo "bake_sample: installing brushbake (headless core) into .venv"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$ROOT"
 fi
 
 mkdir -p out
-"$VENV/bin/python" -m brushbake bake sample_scenes/two_rooms.json -o out/two_rooms.bbk --json out/two_rooms.json
-"$VENV/bin/python" -m brushbake info out/two_rooms.bbk
+"$VENV/bin/brushbake" bake sample_scenes/two_rooms.json -o out/two_rooms.bbk --json out/two_rooms.json
+"$VENV/bin/brushbake" info out/two_rooms.bbk
 "$VENV/bin/python" - <<'PY'
 import numpy as np
 # the player start and a point inside the pillar; a standing walk from room A through the corridor to room B
@@ -39,6 +39,6 @@ np.save("out/points.npy", np.array([[2.0, 2.0, 0.78125], [4.0, 5.5, 1.0]]))
 np.save("out/walk.npy", np.array([[[2.0, 4.0, 0.78125], [15.0, 4.0, 0.78125]],
                                   [[2.0, 4.0, 0.78125], [-2.0, 4.0, 0.78125]]]))
 PY
-"$VENV/bin/python" -m brushbake query out/two_rooms.bbk --points out/points.npy -o out/points_solid.npy
-"$VENV/bin/python" -m brushbake query out/two_rooms.bbk --hull stand --segments out/walk.npy -o out/walk_hit.npy
+"$VENV/bin/brushbake" query out/two_rooms.bbk --points out/points.npy -o out/points_solid.npy
+"$VENV/bin/brushbake" query out/two_rooms.bbk --hull stand --segments out/walk.npy -o out/walk_hit.npy
 "$VENV/bin/python" -c "import numpy as np; print('points solid:', np.load('out/points_solid.npy')); print('walk (fraction, point, normal):', np.round(np.load('out/walk_hit.npy'), 3))"

@@ -302,3 +302,14 @@ def test_info_clusters_count_detail_leaves_once(map_named, tmp_path):
     rows = table_rows(run("info", out).stdout)
     empty = int(rows["solid / empty (point hull)"][0].split(" / ")[1])
     assert 0 < int(rows["clusters of empty leaves"][0]) < empty
+
+
+def test_shape_query_without_bevels_warns(scene, tmp_path):
+    np.save(tmp_path / "s.npy", np.array([[[2.0, 2.0, 1.0], [3.0, 2.0, 1.0]]]))
+    for flags, warned in ((("--no-bevels",), True), ((), False)):
+        level = tmp_path / f"l{len(flags)}.bbk"
+        assert run("bake", scene, "-o", level, "-q", *flags).returncode == 0
+        result = run("query", level, "--segments", tmp_path / "s.npy", "--shape", "sphere:0.25", "-o", tmp_path / "o.npy")
+        assert result.returncode == 0, result.stderr
+        assert ("has no beveled tree" in result.stderr) == warned, result.stderr
+        assert np.load(tmp_path / "o.npy").shape == (1, 7)

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Build the Blender extension zip from this checkout and validate it, with Blender's own tool:
+# `blender --command extension build` when a Blender is on the PATH, else the copy of that tool in
+# the bpy wheel that scripts/setup_env.sh installs into .venv.
+#
+#   scripts/build_extension.sh [OUTPUT_DIR]        (default: dist/; created when missing)
+#
+# Then install dist/brushbake-<version>.zip in Blender: Edit > Preferences > Get Extensions >
+# Install from Disk.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OUT="${1:-$ROOT/dist}"
+mkdir -p "$OUT"
+PY="${PYTHON:-$ROOT/.venv/bin/python}"
+if [[ -x "$PY" ]] && tool="$("$PY" - <<'PY'
+import importlib.util, pathlib, sys
+spec = importlib.util.find_spec("bpy")
+if spec is None or not spec.submodule_search_locations:
+    sys.exit(1)
+found = sorted(pathlib.Path(next(iter(spec.submodule_search_locations))).glob("*/scripts/addons_core/bl_pkg/cli/blender_ext.py"))
+if not found:
+    sys.exit(1)
+print(found[-1])
+PY
+)"; then
+  run() { "$PY" "$tool" "$@"; }
+elif command -v blender >/dev/null 2>&1; then
+  run() { blender --factory-startup --command extension "$@"; }
+else
+  echo "build_extension: neither the bpy wheel in .venv (run scripts/setup_env.sh) nor a 'blender' on the PATH" >&2
+  exit 1
+fi
+run build --source-dir "$ROOT" --output-dir "$OUT"
+zip="$(ls -t "$OUT"/brushbake-*.zip | head -1)"
+run validate "$zip"
+echo "built $zip"
