@@ -15,6 +15,8 @@ from bpy.types import Operator
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..core.errors import BrushbakeError, CancelledError
+from ..core.runtime.shift import hit_check, parse_shape
+from ..core.runtime.trace import trace_hull
 from ..core.units import QUAKE_UNIT
 from . import bake, bridge, overlays, preview, storage
 from .properties import PRESET_ITEMS, ROLES
@@ -290,7 +292,7 @@ def trace(level, start, direction, distance: float, target: str) -> dict:
     """One swept trace from `start` along `direction` for `distance` metres.
 
     `target` is a hull of the level ('point', 'stand', ...) or, through plane shifting
-    (core/shift.py, imported only then), a shape such as 'sphere:0.5' or 'box:0.4,0.4,0.9' on the
+    (core/runtime/shift.py), a shape such as 'sphere:0.5' or 'box:0.4,0.4,0.9' on the
     beveled tree.  Returns start, end, point, normal, fraction, hit, start_solid, and a note ('' or
     why the answer may be poor: a shape traced on a bake without bevels uses the plain tree).
     """
@@ -303,34 +305,27 @@ def trace(level, start, direction, distance: float, target: str) -> dict:
     end = start + direction / length * distance
     note = ""
     if target in level.hull_names:
-        from ..core.runtime.trace import trace_hull
-
         r = trace_hull(level, start, end, level.hull_names.index(target))
-        point, normal, fraction, hit, start_solid = r.point, r.normal, r.fraction, r.hit, r.start_solid
     else:
         spec = target
         if target.startswith("hull:"):  # a points file, '//' relative to the .blend file
             spec = "hull:" + bpy.path.abspath(target[len("hull:"):])
         try:
-            from ..core.runtime.shift import parse_shape, shift_hits
-
             shape = parse_shape(spec)
         except OSError as err:
             raise BrushbakeError(f"the points of '{target}' cannot be read ({err.strerror or err}).",
                                  hint="Give hull: a .npy file of (K, 3) points in metres, '//' for "
                                       "the .blend file's folder.") from None
-        except (ImportError, ValueError) as err:
+        except ValueError as err:
             raise BrushbakeError(
                 f"'{target}' is neither a hull of the bake ({', '.join(level.hull_names)}) nor a shape ({err}).",
                 hint="Type a hull name, or sphere:R, cylinder:R,H, box:HX,HY,HZ or hull:POINTS.npy in "
                      "metres.") from None
-        row = shift_hits(level.bevel_tree(), shape, start[None], end[None])[0]
-        fraction, point, normal = float(row[0]), row[1:4], row[4:7]
-        hit = fraction < 1.0
-        start_solid = hit and fraction == 0.0 and not np.any(normal)
+        r = hit_check(level.bevel_tree(), shape, start, end)
         if not level.has_bevel:
             note = ("; this bake has no bevels, so the shape was traced on the plain tree and may stop "
                     "early near sharp edges (bake with Bevels on)")
+    point, normal, fraction, hit, start_solid = r.point, r.normal, r.fraction, r.hit, r.start_solid
     return dict(start=start, end=end, point=np.asarray(point, dtype=np.float64),
                 normal=np.asarray(normal, dtype=np.float64), fraction=float(fraction), hit=bool(hit),
                 start_solid=bool(start_solid), note=note)

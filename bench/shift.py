@@ -38,7 +38,7 @@ from brushbake.core.compile.pipeline import compile_scene  # noqa: E402
 from brushbake.core.model.hulls import make_hull  # noqa: E402
 from brushbake.core.formats.loaders import load_scene  # noqa: E402
 from brushbake.core.runtime.query import point_solid  # noqa: E402
-from brushbake.core.runtime.shift import Box, Cylinder, Hull, Point, Sphere, hit_checks  # noqa: E402
+from brushbake.core.runtime.shift import Box, ConvexHull, Cylinder, Point, Sphere, hit_checks  # noqa: E402
 from brushbake.core.runtime.trace import trace_hulls  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -88,19 +88,19 @@ def speed(path: Path, queries: int, rng) -> dict:
             t = time.perf_counter()
             r = hit_checks(use_tree, shape, s, e)
             dt = min(dt, time.perf_counter() - t)
-        return {"queries_per_s": round(queries / dt), "nodes_visited": round(float(r["nodes_visited"].mean()), 2),
-                "hits": round(float(r["hit"].mean()), 4), "seconds": dt}
+        return {"queries_per_s": round(queries / dt), "nodes_visited": round(float(r.nodes_visited.mean()), 2),
+                "hits": round(float(r.hit.mean()), 4), "seconds": dt}
 
     plain_ray = run(Point(), level.point_tree())
     ray = run(Point())
     rows = {}
     for size in (0.25, 0.5, 1.0, 2.0, 4.0):
         shapes = {"sphere": Sphere(size / 2), "cylinder": Cylinder(size / 2, size),
-                  "box": Box((size / 2, size / 2, size / 2)), "hull12": Hull(hull12(size, rng))}
+                  "box": Box((size / 2, size / 2, size / 2)), "hull12": ConvexHull(hull12(size, rng))}
         for name, shape in shapes.items():
             r = run(shape)
             r["cost_vs_ray"] = round(r["seconds"] / ray["seconds"], 2)
-            r["nodes_vs_ray"] = round(r["nodes_visited"] / max(ray["nodes_visited"], 1e-9), 2)
+            r["nodes_vs_ray"] = round(r.nodes_visited / max(ray.nodes_visited, 1e-9), 2)
             r.pop("seconds")
             rows[f"{name}@{size}m"] = r
     for r in (plain_ray, ray):
@@ -119,7 +119,8 @@ def box_accuracy(path: Path, half, segments: int, rng, tol: float = 1e-6) -> dic
     scene.hulls = [make_hull("probe", [-h for h in half], half)]
     level = compile_scene(scene)
     s, e = empty_segments(level, segments, rng)
-    exact, exact_solid = trace_hulls(level, s, e, hull=1)
+    _hits = trace_hulls(level, s, e, hull=1)
+    exact, exact_solid = _hits.packed(), _hits.start_solid
     t_exact = np.where(exact_solid, 0.0, exact[:, 0])
     exact_hit = exact_solid | (exact[:, 0] < 1.0) | np.any(exact[:, 4:7] != 0, axis=1)
     length = np.linalg.norm(e - s, axis=1)
@@ -128,14 +129,14 @@ def box_accuracy(path: Path, half, segments: int, rng, tol: float = 1e-6) -> dic
     for label, settings in (("no bevels", None), ("90", BevelSettings(angle=90.0)), ("120", BevelSettings(angle=120.0))):
         tree = level.point_tree() if settings is None else bevel_tree(level, level.world_bounds, settings).tree()
         r = hit_checks(tree, Box(tuple(half)), s, e)
-        t_ps = np.where(r["hit"], r["t"], np.inf)
+        t_ps = np.where(r.hit, r.fraction, np.inf)
         t_ex = np.where(exact_hit, t_exact, np.inf)
         with np.errstate(invalid="ignore"):
-            missed = exact_hit & (~r["hit"] | ((t_ps - t_ex) * length > tol))
-        early_m = np.where(np.isfinite(t_ex), t_ex, 1.0) - np.where(r["hit"], t_ps, 1.0)
+            missed = exact_hit & (~r.hit | ((t_ps - t_ex) * length > tol))
+        early_m = np.where(np.isfinite(t_ex), t_ex, 1.0) - np.where(r.hit, t_ps, 1.0)
         early_m = early_m * length
-        early = r["hit"] & (early_m > tol)
-        false_hit = r["hit"] & ~exact_hit
+        early = r.hit & (early_m > tol)
+        false_hit = r.hit & ~exact_hit
         dist = early_m[early]
         out[label] = {
             "missed": int(missed.sum()), "early": int(early.sum()), "early_pct": round(100 * early.mean(), 3),

@@ -20,7 +20,7 @@ point tree; 1, 2 = boxes through the onion tree):
 - batch: core.trace.trace_hulls on the whole sample, best of --repeat, in traces per second of
   wall time and of process CPU time (the steadier figure when other work shares the machine);
   for the point and stand hulls also against batch size (100 .. 100k, the sample tiled);
-- single: core.trace.trace_hull in a Python loop (TreeLists built once, outside the timing) over
+- single: core.runtime.trace.trace_hull in a Python loop (the tree's list form built once, outside the timing) over
   the first --single segments of the sample, best of --repeat, and its answers against the
   batch's ('single_vs_batch': kind mismatches, fraction differences: both must be 0, the two
   walks compute the same floats in the same order);
@@ -83,8 +83,8 @@ from brushbake.core.compile.pipeline import compile_scene  # noqa: E402
 from brushbake.core.model.hulls import preset  # noqa: E402
 from brushbake.core.formats.loaders import load_scene  # noqa: E402
 from brushbake.core.runtime.query import point_solid  # noqa: E402
-from brushbake.core.runtime.trace import (RAY_E2S, RAY_S, RAY_S2E, TreeLists,  # noqa: E402
-                                  find_first_transitions, trace_hull, trace_hulls)
+from brushbake.core.runtime.trace import (RAY_E2S, RAY_S, RAY_S2E,  # noqa: E402
+                                          find_first_transitions, trace_hull, trace_hulls)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compile import git_state  # noqa: E402  (bench/compile.py)
@@ -205,7 +205,7 @@ def make_segments(level, hull: int, bounds, n_short: int, n_long: int, length: f
 # -- traces ------------------------------------------------------------------------------------
 def measure_hull(level, hull: int, segs: dict, n_single: int, repeat: int, scan: bool = True) -> dict:
     tree = level.collision_tree(hull)
-    lists = TreeLists(tree)
+    tree.lists  # the list form is built once, outside the timing
     rec = {"tree": "point" if hull == 0 else "onion", "tree_nodes": tree.num_nodes, "tree_depth": tree.depth()}
     for key, (s, e) in segs.items():
         n = len(s)
@@ -215,18 +215,19 @@ def measure_hull(level, hull: int, segs: dict, n_single: int, repeat: int, scan:
         counts: dict = {}
         kind, t, plane = find_first_transitions(tree, s, e, hull, counts=counts)
         node_pops, all_pops, iters = counts["nodes"], counts["nodes"] + counts["leaves"], counts["iterations"]
-        out, start_solid = trace_hulls(level, s, e, hull)
+        _hits = trace_hulls(level, s, e, hull)
+        out, start_solid = _hits.packed(), _hits.start_solid
         batch_s, batch_cpu = best_times(lambda: trace_hulls(level, s, e, hull), repeat)
         m = min(n_single, n)
         ss, ee = s[:m].tolist(), e[:m].tolist()
 
         def singles():
             for a, b in zip(ss, ee):
-                trace_hull(level, a, b, hull, lists=lists)
+                trace_hull(tree, a, b, hull)
 
         single_s, single_cpu = best_times(singles, repeat)
         # the single walk answers like the batch one to the bit (same operations in the same order)
-        single = [trace_hull(level, a, b, hull, lists=lists) for a, b in zip(ss, ee)]
+        single = [trace_hull(tree, a, b, hull) for a, b in zip(ss, ee)]
         sf = np.array([r.fraction for r in single])
         same_kind = np.array([r.hit for r in single]) == ((out[:m, 0] < 1.0) | start_solid[:m])
         same_kind &= np.array([r.start_solid for r in single]) == start_solid[:m]

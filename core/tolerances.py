@@ -68,3 +68,13 @@ TOUCH_EPSILON = 1e-7
 #: starting inside the grown solid.  Far above the ~1e-12 m rounding of a shape resting where a
 #: previous trace stopped, far below anything a player could see.
 SHIFT_CONTACT_EPSILON = 1e-7
+
+#: m. Traces (core/runtime/trace.py): how far back along the motion a start found solid is moved
+#: for the robustness retry; larger than the
+#: rounding that can put a start resting on a surface just inside it (~1e-12 m), smaller than any
+#: real gap a character could be stuck in.
+RETRY_BACKOFF = 1e-3
+#: unitless and m. The retry's hit counts as within the back-off up to this relative and absolute
+#: slack: t * (length + back-off) rounds by a few ulps either way, and a touching start must not
+#: turn into a solid one by rounding.
+RETRY_SLACK, RETRY_SLACK_ABS = 1e-9, 1e-12

@@ -45,7 +45,8 @@ import numpy as np
 
 from ..detmath import matmul, norm
 from ..geometry import order_polygon_vertices, snap_normals, split_polygon
-from ..runtime.level import POINT_HULL_BIT, TreeView
+from ..runtime.level import POINT_HULL_BIT
+from ..runtime.tree import Tree
 from ..tolerances import MIN_EDGE_LENGTH, ON_EPSILON
 
 #: unitless. A cell face whose outward normal has z >= this 'tops' the cell (about 18 degrees
@@ -91,8 +92,8 @@ class BeveledTree:
     leaf_solid: np.ndarray
     stats: dict = field(default_factory=dict)
 
-    def tree(self) -> TreeView:
-        return TreeView(self.plane_normals, self.plane_dists, self.node_plane, self.node_children, self.leaf_solid)
+    def tree(self) -> Tree:
+        return Tree(self.plane_normals, self.plane_dists, self.node_plane, self.node_children, self.leaf_solid)
 
 
 # --------------------------------------------------------------------------------------------
@@ -361,7 +362,7 @@ class _PlaneAppender:
 
 
 def bevel_tree(tree, bounds, settings: BevelSettings | None = None, cancel=None) -> BeveledTree:
-    """The beveled solid tree of a point tree (TreeView or CompiledLevel; bit 0 = solid).
+    """The beveled solid tree of a point tree (Tree or CompiledLevel; bit 0 = solid).
 
     bounds: (2, 3) world bounds (level.world_bounds).  Returns a BeveledTree whose plane table
     extends tree's (existing plane indices unchanged) and whose stats count nodes with and without

@@ -32,7 +32,7 @@ from ..detmath import matmul
 from ..errors import CancelledError
 from .expand import expand_brushes
 from ..geometry import PlaneTable
-from ..runtime.level import TreeView
+from ..runtime.tree import Tree
 from ..model.scene import Hull
 from ..tolerances import ON_EPSILON, WORLD_HALF_EXTENT
 
@@ -52,7 +52,7 @@ def space_faces(brushes: list[Brush], planes: PlaneTable, out: FaceList, space: 
     union_faces(brushes, brush_plane_ids(brushes, planes), planes, flags=space, out=out, cancel=cancel)
 
 
-def build_map_tree(faces: FaceList, ids: np.ndarray, planes: PlaneTable, settings, bounds) -> TreeView:
+def build_map_tree(faces: FaceList, ids: np.ndarray, planes: PlaneTable, settings, bounds) -> Tree:
     """A solid BSP (solidity by face orientation) over the given faces of one space."""
     sub = FaceList([faces.verts[i] for i in ids], [faces.plane[i] for i in ids],
                    [faces.brush[i] for i in ids], [faces.flags[i] for i in ids])
@@ -61,7 +61,7 @@ def build_map_tree(faces: FaceList, ids: np.ndarray, planes: PlaneTable, setting
     builder.build(np.arange(n), np.ones(n, bool), np.ones(n, bool), bounds)
     flat = flatten_tree(builder)
     solid = np.array([1 if builder.leaves[o].solid else 0 for o in flat.leaf_order], dtype=np.uint32)
-    return TreeView(planes.normals, planes.dists, flat.node_plane, flat.node_children, solid)
+    return Tree(planes.normals, planes.dists, flat.node_plane, flat.node_children, solid)
 
 
 def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, settings, bounds,
@@ -106,7 +106,7 @@ def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, s
     times["expand_csg"] = time.perf_counter() - t0
 
     # 2. map trees, one per space (Listing 3's classifiers), when asked for
-    trees: list[TreeView] = []
+    trees: list[Tree] = []
     if map_trees:
         t0 = time.perf_counter()
         for h, (a, b) in enumerate(space_ranges):
@@ -129,7 +129,7 @@ def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, s
     # 4. determine_leaf_solidity for every leaf at once
     t0 = time.perf_counter()
     report(0.9, "leaf solidity")
-    view = TreeView(planes.normals, planes.dists, flat.node_plane, flat.node_children,
+    view = Tree(planes.normals, planes.dists, flat.node_plane, flat.node_children,
                     np.zeros(len(flat.leaf_order), np.uint32))
     points, fallbacks = leaf_points(builder, flat, view, faces, bounds)
     solid = determine_leaf_solidity(points, trees if map_trees else spaces)
@@ -143,14 +143,14 @@ def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, s
 def determine_leaf_solidity(points: np.ndarray, spaces: list) -> np.ndarray:
     """Listing 3: bit h of a leaf is set when its point is solid in space h.
 
-    spaces[h] is either a map tree (TreeView: the leaf holding the point is solid) or the list
+    spaces[h] is either a map tree (Tree: the leaf holding the point is solid) or the list
     of that space's brushes (the point is strictly inside one of them).
     """
     from ..runtime.query import point_leaves
 
     bits = np.zeros(len(points), dtype=np.uint32)
     for h, space in enumerate(spaces):
-        if isinstance(space, TreeView):
+        if isinstance(space, Tree):
             solid = space.leaf_solid[point_leaves(space, points)] != 0
         else:
             solid = points_in_brushes(points, space)
@@ -184,7 +184,7 @@ def points_in_brushes(points: np.ndarray, brushes: list[Brush]) -> np.ndarray:
     return inside
 
 
-def leaf_points(builder: TreeBuilder, flat, view: TreeView, faces: FaceList, bounds) -> tuple[np.ndarray, int]:
+def leaf_points(builder: TreeBuilder, flat, view: Tree, faces: FaceList, bounds) -> tuple[np.ndarray, int]:
     """An interior point of every leaf (in flattened order), and how many needed Listing 4."""
     normals = builder.planes.normals
     parent_of = _parents(builder)
@@ -217,7 +217,7 @@ def _probe(builder: TreeBuilder, old_leaf: int, faces: FaceList, normals: np.nda
     return faces.verts[f].mean(axis=0) + toward * step * normals[plane]
 
 
-def _locate(tree: TreeView, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _locate(tree: Tree, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Leaf of each point and the smallest |distance| to a plane on its path."""
     codes = np.full(len(points), tree.root, dtype=np.int64)
     margin = np.full(len(points), np.inf)

@@ -68,7 +68,6 @@ side of stopping early, never of sinking in):
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -190,17 +189,14 @@ class EllipsoidMove:
 class EllipsoidWorld:
     """A level's point-tree polygons with their planes and perpendicular planes, and a box walk of
     the point tree that finds the leaves (and so the polygons) near a move.  Build once per level
-    (EllipsoidWorld.of(level) caches it)."""
-
-    _cache: dict = {}
+    (EllipsoidWorld.of(level) keeps it with the level)."""
 
     def __init__(self, level):
         self.level = level
         tree = level.point_tree()
-        self.tree_normals = tree.plane_normals.tolist()
-        self.tree_dists = tree.plane_dists.tolist()
-        self.tree_planes = tree.node_plane.tolist()
-        self.tree_children = tree.node_children.tolist()
+        lists = tree.lists
+        self.tree_normals, self.tree_dists = lists.normals, lists.dists
+        self.tree_planes, self.tree_children = lists.planes, lists.children
         self.root = tree.root
         self.leaf_first = level.leaf_face_first.tolist()
         self.leaf_count = level.leaf_face_count.tolist()
@@ -226,19 +222,10 @@ class EllipsoidWorld:
 
     @classmethod
     def of(cls, level) -> "EllipsoidWorld":
+        """The level's world, made once and kept with the level (CompiledLevel.cached)."""
         if isinstance(level, EllipsoidWorld):
             return level
-        key = id(level)
-        hit = cls._cache.get(key)
-        if hit is not None and hit[0]() is level and hit[1] is level.face_plane:
-            return hit[2]
-        world = cls(level)
-        try:
-            ref = weakref.ref(level, lambda _r, key=key: cls._cache.pop(key, None))
-        except TypeError:
-            return world
-        cls._cache[key] = (ref, level.face_plane, world)
-        return world
+        return level.cached("ellipsoid_world", lambda: cls(level), level.face_plane, level.node_plane)
 
     def leaves_in_box(self, lo, hi) -> list[int]:
         """Leaves whose cells may overlap the box lo..hi (exact per splitting plane: a box wholly

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .tree import Tree
+
 #: leaf_solid bit 0 is the point hull; bit h (h >= 1) is box hull h (the onion issue).
 POINT_HULL_BIT = 1
 
@@ -78,14 +80,24 @@ class CompiledLevel:
 
     def depth(self) -> int:
         """Number of nodes on the longest root-to-leaf path."""
-        return tree_depth(self.node_children)
+        return self.point_tree().depth()
 
-    def point_tree(self) -> "TreeView":
-        return TreeView(self.plane_normals, self.plane_dists, self.node_plane, self.node_children, self.leaf_solid)
+    def _tree(self, kind: str, *arrays) -> Tree:
+        """The level's tree of that kind, made once and kept while its arrays are the same objects
+        (stages that add trees or planes replace arrays; they never edit them in place)."""
+        cache = self.__dict__.setdefault("_trees", {})
+        tree = cache.get(kind)
+        if tree is None or not tree.same_arrays(*arrays):
+            tree = cache[kind] = Tree(*arrays)
+        return tree
 
-    def onion_tree(self) -> "TreeView":
-        return TreeView(self.plane_normals, self.plane_dists, self.onion_node_plane, self.onion_node_children,
-                        self.onion_leaf_solid)
+    def point_tree(self) -> Tree:
+        return self._tree("point", self.plane_normals, self.plane_dists, self.node_plane, self.node_children,
+                          self.leaf_solid)
+
+    def onion_tree(self) -> Tree:
+        return self._tree("onion", self.plane_normals, self.plane_dists, self.onion_node_plane,
+                          self.onion_node_children, self.onion_leaf_solid)
 
     @property
     def has_onion(self) -> bool:
@@ -95,14 +107,14 @@ class CompiledLevel:
     def has_bevel(self) -> bool:
         return len(self.bevel_leaf_solid) > 0
 
-    def bevel_tree(self) -> "TreeView":
+    def bevel_tree(self) -> Tree:
         """The beveled point tree for plane shifting; the plain point tree when there is none."""
         if not self.has_bevel:
             return self.point_tree()
-        return TreeView(self.plane_normals, self.plane_dists, self.bevel_node_plane, self.bevel_node_children,
-                        self.bevel_leaf_solid)
+        return self._tree("bevel", self.plane_normals, self.plane_dists, self.bevel_node_plane,
+                          self.bevel_node_children, self.bevel_leaf_solid)
 
-    def collision_tree(self, hull: int = 0) -> "TreeView":
+    def collision_tree(self, hull: int = 0) -> Tree:
         """The tree that answers for a hull: the point tree for hull 0, the onion tree otherwise."""
         if hull == 0:
             return self.point_tree()
@@ -110,41 +122,13 @@ class CompiledLevel:
             raise IndexError(f"level has no hull {hull}")
         return self.onion_tree()
 
-
-def tree_depth(node_children: np.ndarray) -> int:
-    """Nodes on the longest root-to-leaf path: one vectorised step per tree level."""
-    children = np.asarray(node_children).reshape(-1, 2)
-    if not len(children):
-        return 0
-    frontier, depth = np.zeros(1, dtype=np.int64), 0
-    while len(frontier):
-        depth += 1
-        nxt = children[frontier].ravel()
-        frontier = nxt[nxt >= 0]
-    return depth
-
-
-@dataclass
-class TreeView:
-    """One tree of a level, in the shape every query takes (CompiledLevel itself also fits)."""
-
-    plane_normals: np.ndarray
-    plane_dists: np.ndarray
-    node_plane: np.ndarray
-    node_children: np.ndarray
-    leaf_solid: np.ndarray
-
-    @property
-    def root(self) -> int:
-        return 0 if len(self.node_plane) else -1
-
-    @property
-    def num_nodes(self) -> int:
-        return int(len(self.node_plane))
-
-    @property
-    def num_leaves(self) -> int:
-        return int(len(self.leaf_solid))
-
-    def depth(self) -> int:
-        return tree_depth(self.node_children)
+    def cached(self, key, make, *depends_on):
+        """A value derived from this level (the ellipsoid's polygon world, ...), made once by
+        make() and kept while the arrays it depends on are the same objects."""
+        cache = self.__dict__.setdefault("_derived", {})
+        hit = cache.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], depends_on)):
+            return hit[1]
+        value = make()
+        cache[key] = (depends_on, value)
+        return value

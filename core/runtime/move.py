@@ -49,13 +49,14 @@ as `start_solid`).
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..units import QUAKE_UNIT
-from .trace import TreeLists, solid_open, trace_hull, trace_hulls
+from .trace import trace_hull, trace_hulls
+from .query import point_solid
+from .tree import Tree, as_tree
 
 # --------------------------------------------------------------------------------------------
 # Tolerances of movement (each with its unit and reason)
@@ -167,36 +168,12 @@ class MoveBatch:
 
 
 # --------------------------------------------------------------------------------------------
-# The tree in list form, cached per level (single moves walk it in plain Python)
+# Single character (plain Python floats over the tree's cached list form)
 
-_LISTS_CACHE: dict[tuple[int, bool], tuple[weakref.ref, object, TreeLists]] = {}
-
-
-def tree_lists(level, hull: int) -> TreeLists:
-    """The collision tree of a hull as Python lists, built once per level and tree."""
-    onion = hull != 0 and hasattr(level, "collision_tree")
-    tree = level.collision_tree(hull) if hasattr(level, "collision_tree") else level
-    key = (id(level), onion)
-    hit = _LISTS_CACHE.get(key)
-    if hit is not None and hit[0]() is level and hit[1] is tree.node_plane:
-        return hit[2]
-    lists = TreeLists(tree)
-    try:
-        ref = weakref.ref(level, lambda _r, key=key: _LISTS_CACHE.pop(key, None))
-    except TypeError:  # not weak-referenceable: do not cache
-        return lists
-    _LISTS_CACHE[key] = (ref, tree.node_plane, lists)
-    return lists
-
-
-def _solid_point(lists: TreeLists, p, hull: int) -> bool:
+def _solid_point(tree: Tree, p, hull: int) -> bool:
     """point_solid for one point (open solids: on a plane, solid only where both sides are)."""
     x, y, z = p
-    return solid_open(lists, lists.root, float(x), float(y), float(z), 1 << hull)
-
-
-# --------------------------------------------------------------------------------------------
-# Single character (plain Python floats; the batch code below repeats every operation in order)
+    return tree.lists.solid_open(tree.root, float(x), float(y), float(z), 1 << hull)
 
 
 def _dot(a, b) -> float:
@@ -249,17 +226,17 @@ def _backed_off(t: float, delta, n, gap: float) -> float:
     return min(max(f, 0.0), t)
 
 
-def _trace(level, lists, hull, start, end):
-    return trace_hull(level, start, end, hull, lists)
+def _trace(level, tree, hull, start, end):
+    return trace_hull(tree, start, end, hull)
 
 
-def ground_check(level, hull: int, position, settings: MoveSettings | None = None, *, lists=None):
+def ground_check(level, hull: int, position, settings: MoveSettings | None = None, *, tree=None):
     """(on_ground, normal): a trace ground_probe straight down hits a plane with normal z >=
     ground_normal_z.  normal is the hit plane's (zero when nothing is hit or the start is solid)."""
     s = settings or DEFAULT_SETTINGS
-    lists = lists or tree_lists(level, hull)
+    tree = tree or as_tree(level, hull)
     p = tuple(float(v) for v in position)
-    tr = _trace(level, lists, hull, p, (p[0], p[1], p[2] - s.ground_probe))
+    tr = _trace(level, tree, hull, p, (p[0], p[1], p[2] - s.ground_probe))
     if tr.start_solid or not tr.hit:
         return False, np.zeros(3)
     normal = np.asarray(tr.normal, dtype=np.float64)
@@ -267,7 +244,7 @@ def ground_check(level, hull: int, position, settings: MoveSettings | None = Non
 
 
 def slide_move(level, hull: int, position, velocity, dt: float, settings: MoveSettings | None = None,
-               ground_normal=None, *, lists=None) -> MoveResult:
+               ground_normal=None, *, tree=None) -> MoveResult:
     """Collide and slide one character for dt seconds (see the module docstring).
 
     level: a CompiledLevel with an onion tree (or any tree for hull 0); hull: index into
@@ -275,10 +252,10 @@ def slide_move(level, hull: int, position, velocity, dt: float, settings: MoveSe
     result's), seeding the clip planes when walkable.
     """
     s = settings or DEFAULT_SETTINGS
-    lists = lists or tree_lists(level, hull)
-    pos, vel, planes, hits, blocked, stopped, start_solid = _slide(level, lists, hull, position, velocity, dt, s,
+    tree = tree or as_tree(level, hull)
+    pos, vel, planes, hits, blocked, stopped, start_solid = _slide(level, tree, hull, position, velocity, dt, s,
                                                                    ground_normal)
-    return _finish(level, lists, hull, position, pos, vel, hits, blocked or stopped, start_solid, False, s)
+    return _finish(level, tree, hull, position, pos, vel, hits, blocked or stopped, start_solid, False, s)
 
 
 def _seed_planes(vel, ground_normal, s: MoveSettings):
@@ -297,7 +274,7 @@ def _seed_planes(vel, ground_normal, s: MoveSettings):
     return vel, planes
 
 
-def _slide(level, lists, hull, position, velocity, dt, s: MoveSettings, ground_normal):
+def _slide(level, tree, hull, position, velocity, dt, s: MoveSettings, ground_normal):
     pos = tuple(float(v) for v in position)
     vel = tuple(float(v) for v in velocity)
     vel, planes = _seed_planes(vel, ground_normal, s)
@@ -308,7 +285,7 @@ def _slide(level, lists, hull, position, velocity, dt, s: MoveSettings, ground_n
         end = (pos[0] + delta[0], pos[1] + delta[1], pos[2] + delta[2])
         if end == pos:
             break
-        tr = _trace(level, lists, hull, pos, end)
+        tr = _trace(level, tree, hull, pos, end)
         if tr.start_solid:
             start_solid = True
             break
@@ -336,34 +313,34 @@ def _slide(level, lists, hull, position, velocity, dt, s: MoveSettings, ground_n
     return pos, vel, planes, hits, blocked, stopped, start_solid
 
 
-def _finish(level, lists, hull, start, pos, vel, hits, blocked, start_solid, stepped, s: MoveSettings,
+def _finish(level, tree, hull, start, pos, vel, hits, blocked, start_solid, stepped, s: MoveSettings,
             ground=None) -> MoveResult:
     reverted = False
-    if _solid_point(lists, pos, hull):  # never end in solid (a guard: correct traces never get here)
+    if _solid_point(tree, pos, hull):  # never end in solid (a guard: correct traces never get here)
         pos, vel, reverted, ground = tuple(float(v) for v in start), (0.0, 0.0, 0.0), True, None
-    on_ground, normal = ground if ground is not None else ground_check(level, hull, pos, s, lists=lists)
+    on_ground, normal = ground if ground is not None else ground_check(level, hull, pos, s, tree=tree)
     return MoveResult(np.array(pos, dtype=np.float64), np.array(vel, dtype=np.float64), bool(on_ground),
                       np.asarray(normal, dtype=np.float64), int(hits), bool(stepped), bool(blocked),
                       bool(start_solid), reverted)
 
 
 def step_slide_move(level, hull: int, position, velocity, dt: float, settings: MoveSettings | None = None,
-                    ground_normal=None, *, lists=None) -> MoveResult:
+                    ground_normal=None, *, tree=None) -> MoveResult:
     """slide_move, and when that is blocked, the same move from step_height higher, taken when it
     lands on walkable ground and gets further (see the module docstring)."""
     s = settings or DEFAULT_SETTINGS
-    lists = lists or tree_lists(level, hull)
+    tree = tree or as_tree(level, hull)
     start = tuple(float(v) for v in position)
-    first = slide_move(level, hull, start, velocity, dt, s, ground_normal, lists=lists)
+    first = slide_move(level, hull, start, velocity, dt, s, ground_normal, tree=tree)
     if first.start_solid or not first.blocked or first.reverted or s.step_height <= 0:
         return first
     vel = tuple(float(v) for v in velocity)
     if vel[2] > 0:  # never step up while rising, unless there is ground within a step below
-        tr = _trace(level, lists, hull, start, (start[0], start[1], start[2] - s.step_height))
+        tr = _trace(level, tree, hull, start, (start[0], start[1], start[2] - s.step_height))
         if tr.start_solid or not tr.hit or tr.normal[2] < s.ground_normal_z:
             return first
     up_end = (start[0], start[1], start[2] + s.step_height)
-    tr = _trace(level, lists, hull, start, up_end)
+    tr = _trace(level, tree, hull, start, up_end)
     if tr.start_solid:
         return first
     rise = s.step_height
@@ -373,12 +350,12 @@ def step_slide_move(level, hull: int, position, velocity, dt: float, settings: M
     if rise <= 0:
         return first
     raised = (start[0], start[1], start[2] + rise)
-    pos, vel2, _, hits, blocked, stopped, solid2 = _slide(level, lists, hull, raised, vel, dt, s, ground_normal)
+    pos, vel2, _, hits, blocked, stopped, solid2 = _slide(level, tree, hull, raised, vel, dt, s, ground_normal)
     if solid2:
         return first
     drop = rise + s.ground_probe
     delta = (0.0, 0.0, -drop)
-    tr = _trace(level, lists, hull, pos, (pos[0], pos[1], pos[2] - drop))
+    tr = _trace(level, tree, hull, pos, (pos[0], pos[1], pos[2] - drop))
     if tr.start_solid or not tr.hit or tr.normal[2] < s.ground_normal_z:
         return first
     n = (float(tr.normal[0]), float(tr.normal[1]), float(tr.normal[2]))
@@ -389,7 +366,7 @@ def step_slide_move(level, hull: int, position, velocity, dt: float, settings: M
     if not gain_step > gain_flat + STEP_GAIN_EPSILON:
         return first
     vel2 = _clip_velocity(vel2, n, s.overclip)
-    return _finish(level, lists, hull, start, landed, vel2, hits, blocked or stopped, False, True, s,
+    return _finish(level, tree, hull, start, landed, vel2, hits, blocked or stopped, False, True, s,
                    ground=(True, np.array(n)))
 
 
@@ -488,7 +465,8 @@ def ground_check_batch(level, hull: int, positions, settings: MoveSettings | Non
     p = np.asarray(positions, dtype=np.float64).reshape(-1, 3)
     down = p.copy()
     down[:, 2] -= s.ground_probe
-    out, solid = trace_hulls(level, p, down, hull)
+    _hits = trace_hulls(level, p, down, hull)
+    out, solid = _hits.packed(), _hits.start_solid
     normal = out[:, 4:7].copy()
     normal[solid] = 0.0
     return normal[:, 2] >= s.ground_normal_z, normal
@@ -529,7 +507,8 @@ def _slide_v(level, hull, pos, vel, dt, s: MoveSettings, ground_normals):
         a, delta, end = a[~still], delta[~still], end[~still]
         if not len(a):
             break
-        out, solid = trace_hulls(level, pos[a], end, hull)
+        _hits = trace_hulls(level, pos[a], end, hull)
+        out, solid = _hits.packed(), _hits.start_solid
         start_solid[a[solid]] = True
         active[a[solid]] = False
         normal = out[:, 4:7]
@@ -570,7 +549,6 @@ def _slide_v(level, hull, pos, vel, dt, s: MoveSettings, ground_normals):
 
 
 def _finish_v(level, hull, starts, pos, vel, s: MoveSettings):
-    from .query import point_solid
 
     bad = point_solid(level, pos, hull).astype(bool)
     pos[bad] = starts[bad]
@@ -608,7 +586,8 @@ def step_slide_move_batch(level, hull: int, positions, velocities, dt, settings:
         r = np.flatnonzero(rising)
         below = starts[r].copy()
         below[:, 2] -= s.step_height
-        out, solid = trace_hulls(level, starts[r], below, hull)
+        _hits = trace_hulls(level, starts[r], below, hull)
+        out, solid = _hits.packed(), _hits.start_solid
         ground = ~solid & np.any(out[:, 4:7] != 0.0, axis=1) & (out[:, 6] >= s.ground_normal_z)
         try_step[r[~ground]] = False
     c = np.flatnonzero(try_step)
@@ -616,7 +595,8 @@ def step_slide_move_batch(level, hull: int, positions, velocities, dt, settings:
         return first
     up = starts[c].copy()
     up[:, 2] += s.step_height
-    out, solid = trace_hulls(level, starts[c], up, hull)
+    _hits = trace_hulls(level, starts[c], up, hull)
+    out, solid = _hits.packed(), _hits.start_solid
     rise = np.full(len(c), s.step_height)
     hit = ~solid & np.any(out[:, 4:7] != 0.0, axis=1)
     if hit.any():
@@ -636,7 +616,8 @@ def step_slide_move_batch(level, hull: int, positions, velocities, dt, settings:
     drop = rise + s.ground_probe
     low = pos.copy()
     low[:, 2] = low[:, 2] - drop
-    out, solid3 = trace_hulls(level, pos, low, hull)
+    _hits = trace_hulls(level, pos, low, hull)
+    out, solid3 = _hits.packed(), _hits.start_solid
     n_hit = out[:, 4:7]
     lands = ~solid2 & ~solid3 & np.any(n_hit != 0.0, axis=1) & (n_hit[:, 2] >= s.ground_normal_z)
     delta = np.zeros((len(c), 3))
@@ -652,7 +633,6 @@ def step_slide_move_batch(level, hull: int, positions, velocities, dt, settings:
     t = c[take]
     vel_t = _clip_velocity_v(vel2[take], n_hit[take], s.overclip)
     pos_t = landed[take]
-    from .query import point_solid
 
     bad = point_solid(level, pos_t, hull).astype(bool)
     pos_t[bad] = starts[t][bad]

@@ -23,7 +23,7 @@ shape (a cell grown by the shape lies inside the cell with shifted planes), so i
 collision, and reports some early (the 'protrusions' of section 5 that bevels trim: core/bevel.py).
 
 Shapes: Point (a plain ray), Sphere(r), Cylinder(r, h) (upright, reference point at the centre of
-its *base*), Box(half extents, centred), Hull(points relative to the reference point).
+its *base*), Box(half extents, centred), ConvexHull(points relative to the reference point).
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ import numpy as np
 
 from ..detmath import matmul, norm
 from ..tolerances import SHIFT_CONTACT_EPSILON
+from .results import Hit, Hits
+from .tree import Tree, as_tree
 
 
 # --------------------------------------------------------------------------------------------
@@ -125,7 +127,7 @@ class Box(Shape):
         return tuple(self.half)
 
 
-class Hull(Shape):
+class ConvexHull(Shape):
     """The convex hull of points (K, 3) given relative to the reference point (which need not be
     inside).  h(n) is the exact maximum of n.p over the points (a matrix product)."""
 
@@ -151,7 +153,7 @@ def parse_shape(spec: str) -> Shape:
     if kind in ("point", "ray"):
         return Point()
     if kind == "hull":
-        return Hull(np.load(rest, allow_pickle=False))
+        return ConvexHull(np.load(rest, allow_pickle=False))
     try:
         vals = [float(v) for v in rest.split(",")] if rest else []
     except ValueError:
@@ -172,33 +174,20 @@ def parse_shape(spec: str) -> Shape:
 # HitCheck
 
 
-@dataclass
-class ShiftHit:
-    hit: bool
-    t: float  # 1.0 for a miss
-    point: np.ndarray  # the reference point where it stops
-    normal: np.ndarray  # the hit plane's normal facing the start; zero for a miss or a solid start
-    plane: int  # -1 for a miss or a solid start
-    impact: np.ndarray  # the shape's point touching the plane (the reference point for a solid start)
-    start_solid: bool
-    nodes_visited: int
-
-
 def _offsets(tree, shape: Shape) -> np.ndarray:
     return np.asarray(shape.support(np.asarray(tree.plane_normals, float)), dtype=np.float64)
 
 
 class ShiftTree:
-    """A tree (the level's beveled tree, or any TreeView) as Python lists for single HitChecks,
-    with each shape's plane offsets computed once and cached."""
+    """A tree (the level's beveled tree, or any Tree) for single HitChecks: its cached list form,
+    with each shape's plane offsets computed once and kept.  shift_tree(tree) gives the tree's
+    own, made once."""
 
-    def __init__(self, tree):
+    def __init__(self, tree: Tree):
         self.tree = tree
-        self.normals = np.asarray(tree.plane_normals).tolist()
-        self.dists = np.asarray(tree.plane_dists).tolist()
-        self.planes = np.asarray(tree.node_plane).tolist()
-        self.children = np.asarray(tree.node_children).tolist()
-        self.solid = (np.asarray(tree.leaf_solid) & 1).tolist()
+        lists = tree.lists
+        self.normals, self.dists, self.planes, self.children = lists.normals, lists.dists, lists.planes, lists.children
+        self.solid = [bits & 1 for bits in lists.solid]
         self.root = tree.root
         self._cache: dict = {}
 
@@ -208,7 +197,7 @@ class ShiftTree:
             self._cache[key] = _offsets(self.tree, shape).tolist()
         return self._cache[key]
 
-    def hit_check(self, shape: Shape, v0, v1) -> ShiftHit:
+    def hit_check(self, shape: Shape, v0, v1) -> Hit:
         """HitCheckBSP for one swept shape (plain Python, DFS stack, near child first)."""
         off = self.offsets(shape)
         sx, sy, sz = (float(v) for v in v0)
@@ -254,31 +243,39 @@ class ShiftTree:
             stack.extend(reversed(parts))
         return self._result(shape, (sx, sy, sz), (dx, dy, dz), best, best_plane, solid_start, visited)
 
-    def _result(self, shape, s, delta, best, plane, solid_start, visited) -> ShiftHit:
+    def _result(self, shape, s, delta, best, plane, solid_start, visited) -> Hit:
         s, delta = np.array(s), np.array(delta)
         if best > 1.0:
-            return ShiftHit(False, 1.0, s + delta, np.zeros(3), -1, s + delta, False, visited)
+            return Hit(1.0, s + delta, np.zeros(3), -1, False, False, s + delta, visited)
         point = s + best * delta
         if solid_start or plane < 0:
-            return ShiftHit(True, 0.0, s.copy(), np.zeros(3), -1, s.copy(), True, visited)
+            return Hit(0.0, s.copy(), np.zeros(3), -1, True, True, s.copy(), visited)
         normal = np.array(self.normals[plane])
         impact = point + shape.support_point(-normal[None])[0]
-        return ShiftHit(True, best, point, normal, plane, impact, False, visited)
+        return Hit(best, point, normal, plane, False, True, impact, visited)
 
 
-def hit_check(tree, shape: Shape, v0, v1) -> ShiftHit:
-    """One HitCheck (builds the list form each call: keep a ShiftTree for many calls)."""
-    return ShiftTree(tree).hit_check(shape, v0, v1)
+def shift_tree(tree) -> ShiftTree:
+    """The tree's ShiftTree, made once and kept with the tree."""
+    tree = as_tree(tree)
+    if "shift" not in tree.cache:
+        tree.cache["shift"] = ShiftTree(tree)
+    return tree.cache["shift"]
 
 
-def hit_checks(tree, shape: Shape, starts, ends, offsets: np.ndarray | None = None) -> dict:
+def hit_check(tree, shape: Shape, v0, v1) -> Hit:
+    """One HitCheck through the tree (a level: its point tree; pass level.bevel_tree() for bevels)."""
+    return shift_tree(tree).hit_check(shape, v0, v1)
+
+
+def hit_checks(tree, shape: Shape, starts, ends, offsets: np.ndarray | None = None) -> Hits:
     """HitCheck for many swept shapes at once, in NumPy.
 
     Every segment walks the tree in lock step with its own stack of (node, t0, t1, entry plane),
     as trace.find_first_transitions does; one iteration pops one entry per live segment, clips it
     to the segment's best hit so far, and pushes the far child's shifted part, then the near
-    child's (popped first).  Returns a dict of arrays: hit (N,) bool, t (N,), point (N, 3),
-    normal (N, 3), plane (N,) int64, impact (N, 3), start_solid (N,) bool, nodes_visited (N,).
+    child's (popped first).  Returns Hits (core/runtime/results.py) with impact points and the
+    nodes each segment visited.
     """
     s = np.asarray(starts, dtype=np.float64).reshape(-1, 3)
     e = np.asarray(ends, dtype=np.float64).reshape(-1, 3)
@@ -359,13 +356,10 @@ def hit_checks(tree, shape: Shape, starts, ends, offsets: np.ndarray | None = No
     impact = point.copy()
     if ok.any():
         impact[ok] += shape.support_point(-normal[ok])
-    return {"hit": hit, "t": t, "point": point, "normal": normal, "plane": np.where(ok, best_plane, -1),
-            "impact": impact, "start_solid": start_solid, "nodes_visited": visited}
+    return Hits(t, point, normal, np.where(ok, best_plane, -1), start_solid, hit, impact, visited)
 
 
 def shift_hits(tree, shape: Shape, starts, ends, impact: bool = False) -> np.ndarray:
-    """The Foundation's segment layout: (N, 7) [fraction, point xyz, normal xyz], or (N, 10) with
-    the impact point on the shape appended when `impact` is True."""
-    r = hit_checks(tree, shape, starts, ends)
-    cols = [r["t"][:, None], r["point"], r["normal"]] + ([r["impact"]] if impact else [])
-    return np.hstack(cols)
+    """hit_checks packed as the command line writes it: (N, 7) [fraction, point xyz, normal xyz],
+    or (N, 10) with the impact point on the shape appended when `impact` is True."""
+    return hit_checks(tree, shape, starts, ends).packed(impact)

@@ -30,21 +30,18 @@ at t = 0 with that plane; otherwise the start is solid (t = 0, zero normal).
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..detmath import norm
+from ..tolerances import RETRY_BACKOFF, RETRY_SLACK, RETRY_SLACK_ABS, TOUCH_EPSILON
 from .heap import keep_freed_pages
-from ..tolerances import TOUCH_EPSILON
+from .results import Hit, Hits
+from .tree import Tree, TreeLists, as_tree
 
 RAY_E, RAY_S, RAY_E2S, RAY_S2E = 0, 1, 2, 3
 
-#: m. How far back along the motion the start is moved for the robustness retry; larger than the
-#: rounding that can put a start resting on a surface just inside it (~1e-12 m), smaller than any
-#: real gap a character could be stuck in.
-RETRY_BACKOFF = 1e-3
 
 
 @dataclass
@@ -54,105 +51,77 @@ class Transition:
     plane: int = -1  # plane crossed, facing the start's side
 
 
-@dataclass
-class TraceResult:
-    fraction: float  # 1.0: no hit
-    point: np.ndarray  # where the reference point stops
-    normal: np.ndarray  # facing against the motion; zero for no hit or a solid start
-    plane: int  # -1 for no hit or a solid start
-    start_solid: bool
-    hit: bool
-
-
-class TreeLists:
-    """A tree as Python lists, for single traces without NumPy per-call overhead."""
-
-    def __init__(self, tree):
-        self.normals = tree.plane_normals.tolist()
-        self.dists = tree.plane_dists.tolist()
-        self.planes = tree.node_plane.tolist()
-        self.children = tree.node_children.tolist()
-        self.solid = tree.leaf_solid.tolist()
-        self.root = tree.root
-
-
 class _OnPlane(Exception):
     """The fast walk met a start on a plane or a piece lying in one: the open walk decides."""
 
 
-def find_first_transition(tree: TreeLists, src, dest, hull: int = 0) -> Transition:
+def find_first_transition(tree: Tree, src, dest, hull: int = 0) -> Transition:
     """Listing 5 for one segment, solids open (see the module docstring)."""
+    lists = tree.lists
     sx, sy, sz = (float(v) for v in src)
     dx, dy, dz = float(dest[0]) - sx, float(dest[1]) - sy, float(dest[2]) - sz
     seg = (sx, sy, sz, dx, dy, dz)
     bit = 1 << hull
     try:
-        kind, t, plane = _fft_fast(tree, seg, bit)
+        kind, t, plane = _fft_fast(lists, seg, bit)
     except _OnPlane:
-        kind, t, plane = _fft_open(tree, seg, bit)
+        kind, t, plane = _fft_open(lists, seg, bit)
     return Transition(kind, t if kind >= RAY_E2S else (1.0 if kind == RAY_E else 0.0), plane)
 
 
 def _fft_fast(tree: TreeLists, seg, bit: int) -> tuple[int, float, int]:
-    """Listing 5's recursion; raises _OnPlane where solids being open matters."""
+    """Listing 5 without recursion: the leaves along the segment in order (near half first, far
+    halves on a stack), up to the first change of state, which is Listing 5's transition (the
+    recursion combines near and far halves to exactly that).  Raises _OnPlane where solids
+    being open matters."""
     sx, sy, sz, dx, dy, dz = seg
     eps = TOUCH_EPSILON
+    planes, normals, dists, children, solid = tree.planes, tree.normals, tree.dists, tree.children, tree.solid
+    stack: list[tuple[int, float, float, int]] = []  # far halves: (code, t0, t1, plane entered through)
+    code, t0, t1, entry = tree.root, 0.0, 1.0, -1
+    state = -1  # the first leaf's state, then the state so far
+    while True:
+        while code >= 0:
+            p = planes[code]
+            nx, ny, nz = normals[p]
+            ds = nx * sx + ny * sy + nz * sz - dists[p]
+            dd = nx * dx + ny * dy + nz * dz
+            d0, d1 = ds + t0 * dd, ds + t1 * dd
+            on1 = -eps <= d1 <= eps
+            if -eps <= d0 <= eps:
+                if on1 or t0 == 0.0:  # a piece in the plane, or the start on it
+                    raise _OnPlane
+                front0 = d1 > 0
+            else:
+                front0 = d0 > 0
+            near = 0 if front0 else 1
+            if not (on1 or (d1 > 0) == front0):  # CP_STRADDLE: split at the plane, near half first
+                tm = min(max(-ds / dd, t0), t1)
+                stack.append((children[code][1 - near], tm, t1, p ^ near))
+                t1 = tm
+            code = children[code][near]
+        leaf_solid = 1 if solid[-1 - code] & bit else 0
+        if state < 0:
+            state = leaf_solid
+        elif leaf_solid != state:
+            return (RAY_E2S if leaf_solid else RAY_S2E), t0, entry
+        if not stack:
+            return (RAY_S, 1.0, -1) if state else (RAY_E, 1.0, -1)
+        code, t0, t1, entry = stack.pop()
 
-    def fft_sub(code: int, t0: float, t1: float) -> tuple[int, float, int]:
-        if code < 0:
-            return (RAY_S if tree.solid[-1 - code] & bit else RAY_E), t0, -1
-        p = tree.planes[code]
-        nx, ny, nz = tree.normals[p]
-        ds = nx * sx + ny * sy + nz * sz - tree.dists[p]
-        dd = nx * dx + ny * dy + nz * dz
-        d0, d1 = ds + t0 * dd, ds + t1 * dd
-        on1 = -eps <= d1 <= eps
-        if -eps <= d0 <= eps:
-            if on1 or t0 == 0.0:  # a piece in the plane, or the start on it
-                raise _OnPlane
-            front0 = d1 > 0
-        else:
-            front0 = d0 > 0
-        near = 0 if front0 else 1
-        if on1 or (d1 > 0) == front0:  # CP_FRONT / CP_BACK
-            return fft_sub(tree.children[code][near], t0, t1)
-        tm = min(max(-ds / dd, t0), t1)  # CP_STRADDLE: split at the plane, near half first
-        tr_near = fft_sub(tree.children[code][near], t0, tm)
-        if tr_near[0] >= RAY_E2S:
-            return tr_near
-        tr_far = fft_sub(tree.children[code][1 - near], tm, t1)
-        if tr_far[0] == RAY_E:
-            return (RAY_E, 1.0, -1) if tr_near[0] == RAY_E else (RAY_S2E, tm, p ^ near)
-        if tr_far[0] == RAY_S:
-            return (RAY_S, 1.0, -1) if tr_near[0] == RAY_S else (RAY_E2S, tm, p ^ near)
-        if tr_far[0] == RAY_E2S:
-            return tr_far if tr_near[0] == RAY_E else (RAY_S2E, tm, p ^ near)
-        return tr_far if tr_near[0] == RAY_S else (RAY_E2S, tm, p ^ near)  # RAY_S2E
 
-    return fft_sub(tree.root, 0.0, 1.0)
-
-
-def solid_open(tree: TreeLists, code: int, x: float, y: float, z: float, bit: int) -> bool:
-    """Is the point solid, solids being open: on a plane (within TOUCH_EPSILON) it is solid only
-    if it is solid on both sides."""
-    eps = TOUCH_EPSILON
-    while code >= 0:
-        p = tree.planes[code]
-        nx, ny, nz = tree.normals[p]
-        d = nx * x + ny * y + nz * z - tree.dists[p]
-        if -eps <= d <= eps:
-            front, back = tree.children[code]
-            return solid_open(tree, front, x, y, z, bit) and solid_open(tree, back, x, y, z, bit)
-        code = tree.children[code][0 if d > 0 else 1]
-    return bool(tree.solid[-1 - code] & bit)
+def solid_open(tree: Tree, code: int, x: float, y: float, z: float, bit: int) -> bool:
+    """Is the point solid (below `code`), solids being open: on a plane (within TOUCH_EPSILON)
+    it is solid only if it is solid on both sides."""
+    return tree.lists.solid_open(code, x, y, z, bit)
 
 
 def _fft_open(tree: TreeLists, seg, bit: int) -> tuple[int, float, int]:
     """find_first_transition with open solids everywhere: the start's state from every side of
     the planes it lies on, the pieces along the segment in order (_pieces), the first change."""
     sx, sy, sz = seg[:3]
-    start = solid_open(tree, tree.root, sx, sy, sz, bit)
-    pieces = _pieces(tree, seg, bit, tree.root, 0.0, 1.0, -1)
+    start = tree.solid_open(tree.root, sx, sy, sz, bit)
+    pieces = iter(_pieces(tree, seg, bit, tree.root, 0.0, 1.0, -1))
     _, state, plane = next(pieces)
     if state != start and plane >= 0:  # the start touches a surface the segment goes into
         return (RAY_E2S if state else RAY_S2E), 0.0, plane
@@ -163,11 +132,42 @@ def _fft_open(tree: TreeLists, seg, bit: int) -> tuple[int, float, int]:
     return (RAY_S, 0.0, -1) if state else (RAY_E, 1.0, -1)
 
 
-def _pieces(tree: TreeLists, seg, bit: int, code: int, t0: float, t1: float, entry: int):
-    """(t where a piece starts, solid, plane entered there) for the leaves along [t0, t1] in order.
-    A piece lying in a node's plane is solid where both children are.  For the piece at the
-    segment's start, `entry` becomes a plane the start lies on with open (empty) space across it,
-    facing that space: the plane a trace into solid from there hits at t = 0."""
+def _pieces(tree: TreeLists, seg, bit: int, code: int, t0: float, t1: float, entry: int) -> list:
+    """[(t where a piece starts, solid, plane entered there)] for the leaves along [t0, t1] in
+    order.  A piece lying in a node's plane is solid where both children are.  For the piece at
+    the segment's start, `entry` becomes a plane the start lies on with open (empty) space across
+    it, facing that space: the plane a trace into solid from there hits at t = 0.
+
+    No recursion: a stack of tasks, each appending to an output list.  ('walk', code, t0, t1,
+    entry, out) walks down from a node (a straddled plane pushes the far half's walk below the
+    near half's, so outputs stay in order); a piece lying in a plane walks both children into
+    lists of their own, and a ('lying', ...) task below those two combines them into `out`."""
+    outputs: list[list] = [[]]
+    tasks: list[tuple] = [("walk", code, t0, t1, entry, 0)]
+    while tasks:
+        task = tasks.pop()
+        if task[0] == "lying":
+            _, a, b, t0, out = task
+            outputs[out].extend(_lying(outputs[a], outputs[b], t0))
+            continue
+        _, code, t0, t1, entry, out = task
+        code, t0, t1, entry, lying = _walk_down(tree, seg, bit, code, t0, t1, entry, out, tasks)
+        if lying is None:
+            outputs[out].append((t0, bool(tree.solid[-1 - code] & bit), entry))
+            continue
+        front, back = lying
+        a, b = len(outputs), len(outputs) + 1
+        outputs += [[], []]
+        tasks.append(("lying", a, b, t0, out))
+        tasks.append(("walk", back, t0, t1, entry, b))
+        tasks.append(("walk", front, t0, t1, entry, a))
+    return outputs[0]
+
+
+def _walk_down(tree: TreeLists, seg, bit, code, t0, t1, entry, out, tasks):
+    """Follow one piece down to a leaf, or to a node whose plane it lies in (then `lying` is that
+    node's (front, back)); straddled planes push the far half's walk onto `tasks` and shorten the
+    piece to its near half: (code, t0, t1, entry, lying) where the walk stopped."""
     sx, sy, sz, dx, dy, dz = seg
     eps = TOUCH_EPSILON
     while code >= 0:
@@ -179,32 +179,33 @@ def _pieces(tree: TreeLists, seg, bit: int, code: int, t0: float, t1: float, ent
         front, back = tree.children[code]
         on0, on1 = -eps <= d0 <= eps, -eps <= d1 <= eps
         if on0 and on1:  # lying in the plane: solid where both children are (as _lying_pieces)
-            a = list(_pieces(tree, seg, bit, front, t0, t1, entry))
-            b = list(_pieces(tree, seg, bit, back, t0, t1, entry))
-            all_a, all_b = all(x[1] == a[0][1] for x in a), all(x[1] == b[0][1] for x in b)
-            start_plane = a[0][2] if a[0][2] >= 0 else b[0][2]  # at the piece's start: front first
-            if all_b and b[0][1]:
-                yield a[0][0], a[0][1], start_plane
-                yield from a[1:]
-            elif all_a and a[0][1]:
-                yield b[0][0], b[0][1], start_plane
-                yield from b[1:]
-            elif (all_a and not a[0][1]) or (all_b and not b[0][1]):
-                yield t0, False, start_plane
-            else:
-                yield from _both(a, b)
-            return
+            return code, t0, t1, entry, (front, back)
         front0 = (d1 > 0) if on0 else (d0 > 0)
         near = 0 if front0 else 1
-        if on0 and t0 == 0.0 and entry < 0 and not solid_open(tree, (back, front)[near], sx, sy, sz, bit):
+        if on0 and t0 == 0.0 and entry < 0 and not tree.solid_open((back, front)[near], sx, sy, sz, bit):
             entry = p ^ (1 - near)  # the start on this plane, open space on the other side
         if on1 or (d1 > 0) == front0:
             code = (front, back)[near]
             continue
         tm = min(max(-ds / dd, t0), t1)
-        yield from _pieces(tree, seg, bit, (front, back)[near], t0, tm, entry)
-        code, t0, entry = (back, front)[near], tm, p ^ near
-    yield t0, bool(tree.solid[-1 - code] & bit), entry
+        tasks.append(("walk", (back, front)[near], tm, t1, p ^ near, out))  # the far half, after
+        t1 = tm
+        code = (front, back)[near]
+    return code, t0, t1, entry, None
+
+
+def _lying(a: list, b: list, t0: float) -> list:
+    """The pieces of a piece lying in a plane, from its children's pieces a (front) and b (back):
+    solid where both are."""
+    all_a, all_b = all(x[1] == a[0][1] for x in a), all(x[1] == b[0][1] for x in b)
+    start_plane = a[0][2] if a[0][2] >= 0 else b[0][2]  # at the piece's start: front first
+    if all_b and b[0][1]:
+        return [(a[0][0], a[0][1], start_plane)] + a[1:]
+    if all_a and a[0][1]:
+        return [(b[0][0], b[0][1], start_plane)] + b[1:]
+    if (all_a and not a[0][1]) or (all_b and not b[0][1]):
+        return [(t0, False, start_plane)]
+    return list(_both(a, b))
 
 
 def _both(a: list, b: list):
@@ -223,37 +224,6 @@ def _both(a: list, b: list):
             changed.append((sb, b[j - 1][2]))
         both = sa and sb
         yield t, both, next((pl for st, pl in changed if st == both and pl >= 0), -1)
-
-
-_WALK_CACHE: dict[int, tuple] = {}
-
-
-def _walk_arrays(tree):
-    """Per-node arrays for the batch walk, made once per tree: normal components and distance by
-    node, children flat (2 * node + side), and one extra node at the end, the *sink*: normal 0,
-    distance -1, both children itself.  A finished segment is parked there (every piece lies in
-    front of it, nothing is ever pushed) until the registers are packed.  Also: the number of
-    stack levels a segment may need (the bottom entry, a far half per node on the path, and one
-    spare level an empty stack's pop reads), and by child slot the plane a far half in that
-    child is entered through (slot -1, an empty stack's bottom, leads to the sink)."""
-    key = id(tree.node_plane)
-    hit = _WALK_CACHE.get(key)
-    if hit is not None and hit[0]() is tree.node_plane and hit[1] is tree.plane_normals:
-        return hit[2]
-    planes = np.asarray(tree.node_plane, dtype=np.int64)
-    normals = np.asarray(tree.plane_normals, dtype=np.float64)
-    sink = len(planes)
-    # the plane a piece enters through when it is the far half in child slot 2 * node + side
-    slot_entry = np.append(np.repeat(planes, 2) ^ np.tile([1, 0], len(planes)), [-1, -1])
-    arrays = (np.append(normals[planes, 0], 0.0), np.append(normals[planes, 1], 0.0),
-              np.append(normals[planes, 2], 0.0), np.append(np.asarray(tree.plane_dists, dtype=np.float64)[planes], -1.0),
-              planes, np.append(np.asarray(tree.node_children, dtype=np.int64).reshape(-1), [sink, sink]),
-              tree.depth() + 3, slot_entry)
-    try:
-        _WALK_CACHE[key] = (weakref.ref(tree.node_plane), tree.plane_normals, arrays)
-    except TypeError:  # not weak-referenceable: do not cache
-        pass
-    return arrays
 
 
 def find_first_transitions(tree, starts, ends, hull: int = 0,
@@ -277,6 +247,7 @@ def find_first_transitions(tree, starts, ends, hull: int = 0,
     if n == 0:
         return kind, t_out, plane_out
     keep_freed_pages()
+    tree = as_tree(tree, hull)
     bit = 1 << hull
     solid_of_leaf = (np.asarray(tree.leaf_solid) & bit) != 0
     if tree.root < 0:  # a tree that is one leaf
@@ -284,15 +255,14 @@ def find_first_transitions(tree, starts, ends, hull: int = 0,
         kind[:] = RAY_S if solid else RAY_E
         t_out[:] = 0.0 if solid else 1.0
         return kind, t_out, plane_out
-    arrays = _walk_arrays(tree)
     delta = e - s
-    walk = _lockstep(arrays, solid_of_leaf, s, delta, np.arange(n), np.full(n, tree.root, dtype=np.int64),
+    walk = _lockstep(tree.walk, solid_of_leaf, s, delta, np.arange(n), np.full(n, tree.root, dtype=np.int64),
                      np.zeros(n), np.ones(n), np.full(n, -1, dtype=np.int64), counts)
     kind[:], t_out[:], plane_out[:] = walk.kind, walk.t, walk.plane
     if walk.start_on:
         _starts_on_planes(tree, s, walk.start_on, walk.first, bit, kind, t_out, plane_out)
     if len(walk.open_walk):
-        lists = TreeLists(tree)
+        lists = tree.lists
         for i in walk.open_walk.tolist():
             seg = (float(s[i, 0]), float(s[i, 1]), float(s[i, 2]),
                    float(delta[i, 0]), float(delta[i, 1]), float(delta[i, 2]))
@@ -322,7 +292,7 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
     once and pop until they stand at a node again.  Leaves are thus met in order along each
     segment: the first gives the state just after the piece's start, the first in the other
     state the change, at its t0 and entry plane.  A finished segment waits at the sink node (see
-    _walk_arrays) until a quarter of the registers are finished, then they are packed.
+    core/runtime/tree.py WalkArrays) until a quarter of the registers are finished, then they are packed.
 
     A piece lying in a node's plane is solid where both children are (open solids).  Each child
     is walked over the piece first (recursively); where one child is solid all along, the piece
@@ -485,7 +455,7 @@ def _starts_on_planes(tree, s, start_on, first_leaf, bit, kind, t_out, plane_out
     nodes = np.concatenate([c for _, c, _ in start_on])
     near = np.concatenate([k for _, _, k in start_on])
     flagged = np.unique(rays)
-    arrays = _walk_arrays(tree)
+    arrays = tree.walk
     differs = solid_open_batch(arrays, tree.leaf_solid, s[flagged], np.full(len(flagged), tree.root), bit)
     differs = flagged[differs != first_leaf[flagged]]
     if not len(differs):
@@ -506,7 +476,7 @@ def _starts_on_planes(tree, s, start_on, first_leaf, bit, kind, t_out, plane_out
 def solid_open_batch(arrays, leaf_solid, points, codes, bit: int) -> np.ndarray:
     """solid_open for many points at once, each from its own start code (a node, or -1 - leaf):
     a point within TOUCH_EPSILON of a plane goes down both sides and is solid only if every leaf
-    it reaches is.  `arrays` is _walk_arrays(tree)."""
+    it reaches is.  `arrays` is the tree's walk form (Tree.walk)."""
     nx_, ny_, nz_, nd_, _, children = arrays[:6]
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
     solid = np.ones(len(pts), dtype=bool)
@@ -533,13 +503,11 @@ def solid_open_batch(arrays, leaf_solid, points, codes, bit: int) -> np.ndarray:
     return solid
 
 
-def trace_hulls(level, starts, ends, hull: int = 0, retry: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """Swept traces of a hull's reference point: ((N, 7) [fraction, point, normal], start_solid (N,)).
-
-    Uses the level's tree for that hull (point tree for hull 0, onion tree for box hulls).  The
-    normal faces against the motion; no hit gives fraction 1 and the end point.
-    """
-    tree = level.collision_tree(hull) if hasattr(level, "collision_tree") else level
+def trace_hulls(level, starts, ends, hull: int = 0, retry: bool = True) -> Hits:
+    """Swept traces of a hull's reference point through the level's tree for that hull (point
+    tree for hull 0, onion tree for box hulls; or a Tree as given).  With `retry`, a start found
+    solid gets the robustness retry (module docstring)."""
+    tree = as_tree(level, hull)
     s = np.asarray(starts, dtype=np.float64).reshape(-1, 3)
     e = np.asarray(ends, dtype=np.float64).reshape(-1, 3)
     kind, t, plane = find_first_transitions(tree, s, e, hull)
@@ -554,36 +522,39 @@ def trace_hulls(level, starts, ends, hull: int = 0, retry: bool = True) -> tuple
         idx, delta, length = idx[moving], delta[moving], length[moving]
         back = s[idx] - RETRY_BACKOFF * delta / length[:, None]
         k2, t2, p2 = find_first_transitions(tree, back, e[idx], hull)
-        total = length + RETRY_BACKOFF
-        touching = (k2 == RAY_E2S) & (t2 * total <= RETRY_BACKOFF * (1 + 1e-9) + 1e-12)
+        touching = (k2 == RAY_E2S) & _within_backoff(t2, length)
         ok = idx[touching]
         start_solid[ok] = False
         hit_plane[ok] = p2[touching]
         hit_t[ok] = 0.0
-    out = np.zeros((len(s), 7))
-    out[:, 0] = hit_t
-    out[:, 1:4] = np.where(hit_t[:, None] >= 1.0, e, s + hit_t[:, None] * (e - s))  # a miss ends exactly at e
+    point = np.where(hit_t[:, None] >= 1.0, e, s + hit_t[:, None] * (e - s))  # a miss ends exactly at e
+    normal = np.zeros((len(s), 3))
     has = hit_plane >= 0
-    out[has, 4:7] = tree.plane_normals[hit_plane[has]]
-    return out, start_solid
+    normal[has] = tree.plane_normals[hit_plane[has]]
+    return Hits(hit_t, point, normal, hit_plane, start_solid, hit_t < 1.0)
 
 
-def trace_hull(level, start, end, hull: int = 0, lists: TreeLists | None = None) -> TraceResult:
-    """One swept trace (plain Python walk; pass `lists` to reuse the tree's list form)."""
-    tree = level.collision_tree(hull) if hasattr(level, "collision_tree") else level
-    lists = lists or TreeLists(tree)
+def _within_backoff(t, length):
+    """Did the retry from RETRY_BACKOFF back hit within the back-off (the start was touching)?
+    t is along the retried segment of length + RETRY_BACKOFF; RETRY_SLACK absorbs its rounding."""
+    return t * (length + RETRY_BACKOFF) <= RETRY_BACKOFF * (1 + RETRY_SLACK) + RETRY_SLACK_ABS
+
+
+def trace_hull(level, start, end, hull: int = 0, retry: bool = True) -> Hit:
+    """One swept trace (plain Python walk over the tree's cached list form)."""
+    tree = as_tree(level, hull)
     s = np.asarray(start, dtype=np.float64)
     e = np.asarray(end, dtype=np.float64)
-    tr = find_first_transition(lists, s, e, hull)
+    tr = find_first_transition(tree, s, e, hull)
     if tr.kind in (RAY_S, RAY_S2E):
         delta = e - s
         length = float(norm(delta))
-        if length > 0:
+        if retry and length > 0:
             back = s - RETRY_BACKOFF * delta / length
-            tr2 = find_first_transition(lists, back, e, hull)
-            if tr2.kind == RAY_E2S and tr2.t * (length + RETRY_BACKOFF) <= RETRY_BACKOFF * (1 + 1e-9) + 1e-12:
-                return TraceResult(0.0, s.copy(), np.array(lists.normals[tr2.plane]), tr2.plane, False, True)
-        return TraceResult(0.0, s.copy(), np.zeros(3), -1, True, True)
+            tr2 = find_first_transition(tree, back, e, hull)
+            if tr2.kind == RAY_E2S and _within_backoff(tr2.t, length):
+                return Hit(0.0, s.copy(), np.array(tree.lists.normals[tr2.plane]), tr2.plane, False, True)
+        return Hit(0.0, s.copy(), np.zeros(3), -1, True, True)
     if tr.kind == RAY_E2S:
-        return TraceResult(tr.t, s + tr.t * (e - s), np.array(lists.normals[tr.plane]), tr.plane, False, True)
-    return TraceResult(1.0, e.copy(), np.zeros(3), -1, False, False)
+        return Hit(tr.t, s + tr.t * (e - s), np.array(tree.lists.normals[tr.plane]), tr.plane, False, True)
+    return Hit(1.0, e.copy(), np.zeros(3), -1, False, False)

@@ -90,7 +90,7 @@ class OnionScene:
     path: Path
     scene: object
     level: object
-    map_trees: list | None  # TreeView per hull (0 = point), built on demand (map_trees_of)
+    map_trees: list | None  # Tree per hull (0 = point), built on demand (map_trees_of)
     hulls: list  # [Hull] box hulls, index h - 1 for level hull h
     sat: dict = field(default_factory=dict)  # hull index -> SatScene
     mink: dict = field(default_factory=dict)  # hull index -> MinkowskiScene

@@ -73,7 +73,7 @@ def test_invisible_wall_above_a_ridge_and_bevels_remove_it(ridge_level):
     # a sphere gliding along y, its lowest point 0.25 m above the ridge's apex (z = 2): nothing touches
     start, end = (2.0, -3.0, 2.5), (2.0, 3.0, 2.5)
     wall = ShiftTree(plain).hit_check(sphere, start, end)
-    assert wall.hit and 0.3 < wall.t < 0.7  # shifted planes meet 0.25 / cos(80) = 1.44 m above the apex
+    assert wall.hit and 0.3 < wall.fraction < 0.7  # shifted planes meet 0.25 / cos(80) = 1.44 m above the apex
     assert not ShiftTree(beveled.tree()).hit_check(sphere, start, end).hit
     # a sphere that does touch the ridge is still stopped, at the apex's height
     low = ShiftTree(beveled.tree()).hit_check(sphere, (2.0, -3.0, 2.2), (2.0, 3.0, 2.2))

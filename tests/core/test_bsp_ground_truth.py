@@ -17,6 +17,8 @@ inside their union though inside neither brush.
 
 from __future__ import annotations
 
+import dataclasses
+
 import zlib
 
 import numpy as np
@@ -224,10 +226,10 @@ def test_empty_scene_is_one_empty_leaf():
 
 
 def _assert_same_arrays(a, b):
-    for name, value in vars(a).items():
+    for name in (f.name for f in dataclasses.fields(a)):  # the data, not caches derived from it
         if name == "stats":
             continue
-        other = getattr(b, name)
+        value, other = getattr(a, name), getattr(b, name)
         if isinstance(value, np.ndarray):
             assert value.dtype == other.dtype and value.shape == other.shape, name
             assert np.array_equal(value, other), name

@@ -32,7 +32,7 @@ from brushbake.core.model.brushes import box_brush
 from brushbake.core.compile.pipeline import compile_scene
 from brushbake.core.runtime.query import point_solid
 from brushbake.core.model.scene import Hull, Scene
-from brushbake.core.runtime.trace import (RAY_E, RAY_E2S, RAY_S, RAY_S2E, TreeLists, find_first_transition,
+from brushbake.core.runtime.trace import (RAY_E, RAY_E2S, RAY_S, RAY_S2E, find_first_transition,
                                   find_first_transitions, trace_hulls)
 
 DELTA = 0.1
@@ -129,9 +129,10 @@ def test_grid_segments_enter_solid_where_the_union_does(scene, seed):
     e = s + d * (rng.integers(1, 9, size=(k, 1)) * 0.5)
     for h, hull in enumerate([None, *hulls]):
         g = grown(boxes, hull)
-        out, start_solid = trace_hulls(level, s, e, h, retry=False)
+        _hits = trace_hulls(level, s, e, h, retry=False)
+        out, start_solid = _hits.packed(), _hits.start_solid
         tree = level.collision_tree(h)
-        lists = TreeLists(tree)
+        lists = tree
         kinds, ts, planes = find_first_transitions(tree, s, e, h)
         for i in range(k):
             want_solid, want_t = expected_trace(g, s[i], e[i])
@@ -170,7 +171,7 @@ def test_the_batch_finishes_starts_and_slides_on_a_floor_itself(monkeypatch):
     kinds, ts, planes = trace.find_first_transitions(tree, s, e, 0)
     assert not calls, f"{len(calls)} of {n} segments went to the open walk"
     monkeypatch.undo()
-    lists = TreeLists(tree)
+    lists = tree
     for i in range(n):
         tr = find_first_transition(lists, s[i], e[i], 0)
         assert (tr.kind, tr.t, tr.plane) == (kinds[i], ts[i], planes[i]), (s[i], e[i], tr)

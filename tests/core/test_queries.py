@@ -1,4 +1,4 @@
-"""core/query.py: point location, segment hits, the single-query SolidTree, back-to-front order.
+"""core/runtime/query.py: point location, segment hits, single traces (trace_hull), back-to-front order.
 
 Ground truths: a brute-force segment-versus-every-brush clipper (tests/conftest.py, Truth) on
 random segments of every sample scene and map; hand-made cases for the stated conventions (on a
@@ -16,7 +16,8 @@ import pytest
 from brushbake.core.model.brushes import Contents, box_brush, brush_from_planes
 from brushbake.core.compile.pipeline import compile_scene
 from brushbake.core.tolerances import TOUCH_EPSILON
-from brushbake.core.runtime.query import SolidTree, leaves_back_to_front, point_leaves, point_solid, segment_hits
+from brushbake.core.runtime.query import leaves_back_to_front, point_leaves, point_solid, segment_hits
+from brushbake.core.runtime.trace import trace_hull
 from brushbake.core.model.scene import Scene
 
 AXES = {"+x": (0, 1.0), "-x": (0, -1.0), "+y": (1, 1.0), "-y": (1, -1.0), "+z": (2, 1.0), "-z": (2, -1.0)}
@@ -77,7 +78,7 @@ def test_a_segment_sliding_along_a_face_is_not_blocked(unit_box, face):
     end = face_point(face) + 1.5 * along
     row = segment_hits(unit_box, [start], [end])[0]
     assert no_hit(row, end), f"sliding along the {face} face: {row.tolist()}"
-    assert SolidTree(unit_box).first_hit(start, end) is None
+    assert not trace_hull(unit_box, start, end, retry=False).hit
 
 
 @pytest.mark.parametrize("face", list(AXES))
@@ -107,9 +108,8 @@ def test_hits_through_each_face_from_outside(unit_box):
         expect.append([3 / 3.5, *p, *n])
     got = segment_hits(unit_box, starts, ends)
     assert np.allclose(got, expect, rtol=0, atol=1e-12)
-    tree = SolidTree(unit_box)
     for s, e, row in zip(starts, ends, got):
-        hit = tree.first_hit(s, e)
+        hit = trace_hull(unit_box, s, e, retry=False)
         assert (hit.fraction, *hit.point, *hit.normal) == tuple(row) and not hit.start_solid
 
 
@@ -119,8 +119,8 @@ def test_start_in_solid(unit_box):
     got = segment_hits(unit_box, starts, ends)
     assert got[:, 0].tolist() == [0.0] * 3
     assert np.array_equal(got[:, 1:4], starts) and not got[:, 4:].any()
-    hit = SolidTree(unit_box).first_hit(starts[0], ends[0])
-    assert hit.start_solid and hit.fraction == 0.0 and hit.normal == (0.0, 0.0, 0.0) and hit.plane == -1
+    hit = trace_hull(unit_box, starts[0], ends[0], retry=False)
+    assert hit.start_solid and hit.fraction == 0.0 and not hit.normal.any() and hit.plane == -1
 
 
 def test_edge_and_corner_hits_take_one_of_the_tied_planes(unit_box):
@@ -184,12 +184,12 @@ def _check_scene_segments(compiled, truth, name):
 
 def _check_first_hit_matches(level, starts, ends):
     batch = segment_hits(level, starts, ends)
-    tree = SolidTree(level)
+    tree = level.point_tree()
     bad = []
     for s, e, row in zip(starts, ends, batch):
-        hit = tree.first_hit(s, e)
-        single = (1.0, *e, 0.0, 0.0, 0.0) if hit is None else (hit.fraction, *hit.point, *hit.normal)
-        if single != tuple(row) or (hit is not None and hit.start_solid != (hit.fraction == 0.0 and not row[4:].any())):
+        hit = trace_hull(tree, s, e, retry=False)
+        single = (hit.fraction, *hit.point, *hit.normal)
+        if single != tuple(row) or (hit.hit and hit.start_solid != (hit.fraction == 0.0 and not row[4:].any())):
             bad.append(f"  {s.tolist()} -> {e.tolist()}: first_hit {single}, segment_hits {row.tolist()}, "
                        f"fraction differs by {single[0] - row[0]:.3g}")
     assert not bad, f"{len(bad)} of {len(starts)} segments differ:\n" + "\n".join(bad[:5])
@@ -210,7 +210,7 @@ def test_first_hit_matches_segment_hits_exactly_on_samples(sample_path, levels, 
 
 
 def test_first_hit_matches_segment_hits_exactly_on_maps(map_path, levels, truth):
-    """SolidTree.first_hit (plain Python) and segment_hits (NumPy batch) must give the same
+    """trace_hull (plain Python) and segment_hits (NumPy batch) must give the same
     bits: same fraction, point and normal, not merely close ones."""
     compiled = levels.get(map_path)
     starts, ends = random_segments(truth, compiled, np.random.default_rng(7), 300, 300)
@@ -222,7 +222,7 @@ def test_solid_tree_leaf_matches_point_leaves(sample_path, levels):
     rng = np.random.default_rng(5)
     lo, hi = level.world_bounds
     pts = lo + rng.random((2000, 3)) * (hi - lo)
-    tree = SolidTree(level)
+    tree = level.point_tree()
     assert point_leaves(level, pts).tolist() == [tree.leaf(p) for p in pts]
 
 

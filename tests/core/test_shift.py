@@ -14,7 +14,7 @@ from brushbake.core.model.hulls import make_hull
 from brushbake.core.formats.loaders import load_scene
 from brushbake.core.runtime.query import point_solid, segment_hits
 from brushbake.core.model.scene import Scene
-from brushbake.core.runtime.shift import Box, Cylinder, Hull, Point, ShiftTree, Sphere, hit_checks, parse_shape
+from brushbake.core.runtime.shift import Box, ConvexHull, Cylinder, Point, ShiftTree, Sphere, hit_checks, parse_shape
 from brushbake.core.runtime.trace import trace_hulls
 
 
@@ -33,7 +33,7 @@ def test_point_shape_is_the_plain_segment_query(levels, sample_paths):
     level = levels.get([p for p in sample_paths if p.name == "staircase.json"][0]).level
     s, e = empty_segments(level, 5000, np.random.default_rng(0))
     r = hit_checks(level.point_tree(), Point(), s, e)
-    got = np.hstack([r["t"][:, None], r["point"], r["normal"]])
+    got = np.hstack([r.fraction[:, None], r.point, r.normal])
     assert np.allclose(got, segment_hits(level, s, e), atol=1e-12)
 
 
@@ -44,13 +44,13 @@ def test_single_and_batch_agree(map_named):
     rng = np.random.default_rng(1)
     s, e = empty_segments(level, 400, rng)
     st = ShiftTree(tree)
-    for shape in (Sphere(0.3), Cylinder(0.3, 1.5), Box((0.3, 0.2, 0.6)), Hull(rng.normal(size=(12, 3)) * 0.3)):
+    for shape in (Sphere(0.3), Cylinder(0.3, 1.5), Box((0.3, 0.2, 0.6)), ConvexHull(rng.normal(size=(12, 3)) * 0.3)):
         r = hit_checks(tree, shape, s, e)
         for i in range(len(s)):
             h = st.hit_check(shape, s[i], e[i])
-            assert h.hit == r["hit"][i] and h.t == pytest.approx(r["t"][i], abs=1e-12)
-            assert h.nodes_visited == r["nodes_visited"][i]
-            assert np.allclose(h.impact, r["impact"][i]) and np.allclose(h.normal, r["normal"][i])
+            assert h.hit == r.hit[i] and h.fraction == pytest.approx(r.fraction[i], abs=1e-12)
+            assert h.nodes_visited == r.nodes_visited[i]
+            assert np.allclose(h.impact, r.impact[i]) and np.allclose(h.normal, r.normal[i])
 
 
 @pytest.mark.parametrize("half", [(0.25, 0.25, 0.25), (0.5, 0.4, 0.9)])
@@ -61,15 +61,16 @@ def test_boxes_never_miss_against_the_onion_trace(map_named, half):
     scene.hulls = [make_hull("probe", [-h for h in half], half)]
     level = compile_scene(scene)
     s, e = empty_segments(level, 100_000, np.random.default_rng(2))
-    exact, solid = trace_hulls(level, s, e, hull=1)
+    _hits = trace_hulls(level, s, e, hull=1)
+    exact, solid = _hits.packed(), _hits.start_solid
     exact_hit = solid | (exact[:, 0] < 1.0)
     t_exact = np.where(solid, 0.0, exact[:, 0])
     length = np.linalg.norm(e - s, axis=1)
     for tree in (level.point_tree(), bevel_tree(level, level.world_bounds).tree()):
         r = hit_checks(tree, Box(half), s, e)
-        late = exact_hit & (~r["hit"] | ((r["t"] - t_exact) * length > 1e-6))
+        late = exact_hit & (~r.hit | ((r.fraction - t_exact) * length > 1e-6))
         assert not late.any(), np.flatnonzero(late)[:5]
-        early = r["hit"] & (~exact_hit | ((t_exact - r["t"]) * length > 1e-6))
+        early = r.hit & (~exact_hit | ((t_exact - r.fraction) * length > 1e-6))
         assert early.mean() < 0.01
 
 
@@ -131,12 +132,12 @@ def sphere_report(scene, radius, n, seed, bevels=True):
     t_true = np.full(n, np.inf)
     t_true[contact] = 0.0
     t_true[idx] = hi
-    gap = (t_true - r["t"]) * np.linalg.norm(e - s, axis=1)
-    both = contact & r["hit"]
+    gap = (t_true - r.fraction) * np.linalg.norm(e - s, axis=1)
+    both = contact & r.hit
     early = both & (gap > 1e-6)
     return {"r": r, "truth_hit": truth_hit, "first": first, "contacts": int(contact.sum()),
-            "late": int((both & (gap < -1e-6)).sum()), "no_hit_with_contact": int((contact & ~r["hit"]).sum()),
-            "early": int(early.sum()), "false": int((r["hit"] & ~contact).sum()), "early_m": gap[early]}
+            "late": int((both & (gap < -1e-6)).sum()), "no_hit_with_contact": int((contact & ~r.hit).sum()),
+            "early": int(early.sum()), "false": int((r.hit & ~contact).sum()), "early_m": gap[early]}
 
 
 def test_spheres_never_miss_against_exact_distances(map_named):
@@ -145,11 +146,11 @@ def test_spheres_never_miss_against_exact_distances(map_named):
     rep = sphere_report(load_scene(map_named("q1_rocks.map")), 0.3, 2000, seed=4)
     r, truth_hit, first = rep["r"], rep["truth_hit"], rep["first"]
     assert truth_hit.sum() > 100
-    assert not (truth_hit & ~r["hit"]).any()
-    assert not (truth_hit & (r["t"] > first + 1e-9)).any()
+    assert not (truth_hit & ~r.hit).any()
+    assert not (truth_hit & (r.fraction > first + 1e-9)).any()
     # the bisected first contact: never after the reported hit, early hits rare
     assert rep["no_hit_with_contact"] == 0 and rep["late"] == 0
-    assert rep["early"] <= 0.05 * len(r["t"])
+    assert rep["early"] <= 0.05 * len(r.fraction)
 
 
 def test_offsets_up_and_down_differ_for_an_off_centre_reference():
@@ -165,7 +166,7 @@ def test_offsets_up_and_down_differ_for_an_off_centre_reference():
     assert up.impact[2] == pytest.approx(3.0)
     down = tree.hit_check(cyl, (0, 0, 1.0), (0, 0, -1.0))
     assert down.hit and down.point[2] == pytest.approx(0.0) and down.impact[2] == pytest.approx(0.0)
-    hull = Hull(np.array([[0, 0, 1.0], [0.2, 0, 1.5], [0, 0.2, 1.5], [-0.2, -0.2, 1.5]]))  # floats above its point
+    hull = ConvexHull(np.array([[0, 0, 1.0], [0.2, 0, 1.5], [0, 0.2, 1.5], [-0.2, -0.2, 1.5]]))  # floats above its point
     h = tree.hit_check(hull, (0, 0, 0.5), (0, 0, 2.0))
     assert h.hit and h.point[2] == pytest.approx(1.5) and h.impact[2] == pytest.approx(3.0)
     assert not tree.hit_check(hull, (0, 0, -0.5), (0, 0, -0.8)).hit  # its point may be in the floor

@@ -135,7 +135,7 @@ def cylinder_report(path, radius, height, n, seed=0, bevels=True):
     deep = overlap_any(truths, pts, radius, height, PENETRATION_TOL).reshape(n, -1)
     touch = overlap_any(truths, pts, radius, height).reshape(n, -1)
     # strictly before the hit: a shape that starts in a brush is reported at t = 0 (start_solid)
-    before = (SAMPLES[None, :] < r["t"][:, None]) | ~r["hit"][:, None]
+    before = (SAMPLES[None, :] < r.fraction[:, None]) | ~r.hit[:, None]
     missed = np.flatnonzero((deep & before).any(axis=1))
     contact = touch.any(axis=1)
     k = np.argmax(touch, axis=1)
@@ -150,13 +150,13 @@ def cylinder_report(path, radius, height, n, seed=0, bevels=True):
     t_true = np.full(n, np.inf)
     t_true[contact] = 0.0
     t_true[idx] = hi
-    both = contact & r["hit"]
-    gap = (t_true - r["t"]) * length
+    both = contact & r.hit
+    gap = (t_true - r.fraction) * length
     early = both & (gap > EARLY_EPS)
-    return {"segments": n, "plane_hits": int(r["hit"].sum()), "contacts": int(contact.sum()),
-            "missed": missed, "no_hit_with_contact": int((contact & ~r["hit"]).sum()),
+    return {"segments": n, "plane_hits": int(r.hit.sum()), "contacts": int(contact.sum()),
+            "missed": missed, "no_hit_with_contact": int((contact & ~r.hit).sum()),
             "late": int((both & (gap < -PENETRATION_TOL)).sum()), "early": int(early.sum()),
-            "false": int((r["hit"] & ~contact).sum()), "early_m": gap[early]}
+            "false": int((r.hit & ~contact).sum()), "early_m": gap[early]}
 
 
 def _path(name, map_named):

@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 import onion_truth as ot
 from brushbake.core.model.brushes import Contents, box_brush, brush_from_planes
 from brushbake.core.compile.pipeline import compile_scene
-from brushbake.core.runtime.level import TreeView
+from brushbake.core.runtime.tree import Tree
 from brushbake.core.model.scene import Hull, Scene
 from brushbake.core.runtime.trace import (
     RAY_E,
@@ -44,7 +44,6 @@ from brushbake.core.runtime.trace import (
     RAY_S,
     RAY_S2E,
     RETRY_BACKOFF,
-    TreeLists,
     find_first_transition,
     find_first_transitions,
     trace_hull,
@@ -142,7 +141,8 @@ def run_scene_hull(os_, h, n, seed_parts):
     rng = np.random.default_rng(ot.seed_of(*seed_parts))
     ms = ot.mink_scene(os_, h)
     s, e, fam = make_segments(ms, *reach(os_.scene, ot.hull_box(os_, h)), n, rng)
-    out, start_solid = trace_hulls(os_.level, s, e, h)
+    _hits = trace_hulls(os_.level, s, e, h)
+    out, start_solid = _hits.packed(), _hits.start_solid
     ex = ot.expected_traces(ms, s, e, RETRY_BACKOFF)
     return rng, s, e, fam, out, start_solid, ex
 
@@ -230,7 +230,8 @@ def test_traces_from_exact_surfaces(path, compiled):
         s = np.concatenate([p, p, p])
         e = s + np.concatenate([d_in, d_out, along]) * L[:, None]
         assert np.all((e[2 * n:] - s[2 * n:])[nrm != 0] == 0)  # along: the face coordinate unchanged
-        out, start_solid = trace_hulls(os_.level, s, e, h)
+        _hits = trace_hulls(os_.level, s, e, h)
+        out, start_solid = _hits.packed(), _hits.start_solid
         ex = ot.expected_traces(ms, s, e, RETRY_BACKOFF)
         judged = ~ex.ambiguous
         if judged.mean() < 0.5:
@@ -272,7 +273,8 @@ def test_a_box_on_a_ceiling_or_a_wall_facing_minus_x_is_not_stuck():
     for h, (floor, ceiling, wall_a, wall_b) in ((0, (1.0, 3.0, 1.0, 3.0)), (1, (1.25, 2.75, 1.25, 2.75))):
         pts = np.array([[2, 2, floor], [2, 2, ceiling], [wall_a, 2, 2], [wall_b, 2, 2]], float)
         slide = np.array([[0.5, 0, 0], [0.5, 0, 0], [0, 0.5, 0], [0, 0.5, 0]])
-        out, start_solid = trace_hulls(level, pts, pts + slide, h)
+        _hits = trace_hulls(level, pts, pts + slide, h)
+        out, start_solid = _hits.packed(), _hits.start_solid
         answers[h] = (point_solid(level, pts, h).tolist(), out[:, 0].tolist(), start_solid.tolist())
     expected = ([0, 0, 0, 0], [1.0, 1.0, 1.0, 1.0], [False, False, False, False])
     assert answers == {0: expected, 1: expected}, (
@@ -289,7 +291,8 @@ def test_the_checks_catch_wrong_answers():
     ms = ot.mink_scene(os_, h)
     s, e, fam = make_segments(ms, *reach(os_.scene, ot.hull_box(os_, h)), 5000, rng)
     strict = fam != "graze"
-    out, ss = trace_hulls(os_.level, s, e, h)
+    _hits = trace_hulls(os_.level, s, e, h)
+    out, ss = _hits.packed(), _hits.start_solid
     ex = ot.expected_traces(ms, s, e, RETRY_BACKOFF)
     sat = ot.sat_scene(os_, h)
     assert not ot.check_traces(ms, out, ss, s, e, ex, strict_normal=strict) and not ot.check_no_pass_through(sat, out, ss, s, e, rng)
@@ -335,7 +338,7 @@ def test_the_onion_checks_catch_a_wrong_leaf():
     sat = ot.sat_scene(os_, 1)
     assert not check_hull(os_.level, {"onion": point_solid(tree, pts, 1)}, sat, pts, "ok")
     leaf = np.bincount(point_leaves(tree, pts), minlength=tree.num_leaves).argmax()  # the most visited leaf
-    wrong = TreeView(tree.plane_normals, tree.plane_dists, tree.node_plane, tree.node_children, tree.leaf_solid.copy())
+    wrong = Tree(tree.plane_normals, tree.plane_dists, tree.node_plane, tree.node_children, tree.leaf_solid.copy())
     wrong.leaf_solid[leaf] ^= 2
     assert check_hull(os_.level, {"onion": point_solid(wrong, pts, 1)}, sat, pts, "wrong")
 
@@ -356,15 +359,16 @@ def test_surfaces_facing_opposite_ways_on_one_plane_are_both_empty(order):
     brushes = brushes[::-1] if order else brushes
     level = compile_scene(Scene("opposed", brushes=brushes, hulls=[Hull("cube", (-0.25,) * 3, (0.25,) * 3)]))
     on = np.array([[0.5, 0.5, 1.0], [3.5, 0.5, 1.0]])
-    out, ss = trace_hulls(level, on, on + [0.25, 0.0, 0.0], 0)
+    _hits = trace_hulls(level, on, on + [0.25, 0.0, 0.0], 0)
+    out, ss = _hits.packed(), _hits.start_solid
     got_point = (point_solid(level, on, 0).tolist(), out[:, 0].tolist(), ss.tolist())
     onion_brushes = [box_brush((0, 0, 0), (1, 1, 1), "block"), box_brush((3, 0, 2.5), (4, 1, 3), "slab")]
     hulls = [Hull("low", (-0.25, -0.25, -0.5), (0.25, 0.25, 0.25)), Hull("tall", (-0.25, -0.25, -0.5), (0.25, 0.25, 1.0))]
     onion = compile_scene(Scene("opposed", brushes=onion_brushes[::-1] if order else onion_brushes, hulls=hulls))
     low_on_block, tall_under_slab = np.array([[0.5, 0.5, 1.5]]), np.array([[3.5, 0.5, 1.5]])
     got_onion = (int(point_solid(onion, low_on_block, 1)[0]), int(point_solid(onion, tall_under_slab, 2)[0]),
-                 bool(trace_hulls(onion, low_on_block, low_on_block + [0.2, 0, 0], 1)[1][0]),
-                 bool(trace_hulls(onion, tall_under_slab, tall_under_slab + [0.2, 0, 0], 2)[1][0]))
+                 bool(trace_hulls(onion, low_on_block, low_on_block + [0.2, 0, 0], 1).start_solid[0]),
+                 bool(trace_hulls(onion, tall_under_slab, tall_under_slab + [0.2, 0, 0], 2).start_solid[0]))
     assert (got_point, got_onion) == ((([0, 0], [1.0, 1.0], [False, False])), (0, 0, False, False)), (
         f"point hull (point_solid, slide fraction, start_solid) on the block / under the slab: {got_point}; "
         f"onion (low on block solid, tall under slab solid, their slides start_solid): {got_onion}")
@@ -381,7 +385,7 @@ def slab_tree():
     node_plane = np.array([0, 2], np.int32)
     node_children = np.array([[1, -1], [-2, -3]], np.int32)  # leaf 0: x < 0, leaf 1: x > 1, leaf 2: between
     leaf_solid = np.array([1, 1, 0], np.uint32)
-    return TreeView(normals, dists, node_plane, node_children, leaf_solid)
+    return Tree(normals, dists, node_plane, node_children, leaf_solid)
 
 
 TRANSITION_CASES = [
@@ -412,7 +416,7 @@ TRANSITION_CASES = [
 @pytest.mark.parametrize("src,dest,kind,t,plane", TRANSITION_CASES)
 def test_find_first_transition_classes(src, dest, kind, t, plane):
     tree = slab_tree()
-    tr = find_first_transition(TreeLists(tree), src, dest, hull=0)
+    tr = find_first_transition(tree, src, dest, hull=0)
     assert (tr.kind, tr.plane) == (kind, plane)
     assert tr.t == pytest.approx(t, abs=1e-15)
     k, tt, pp = find_first_transitions(tree, np.array([src], float), np.array([dest], float), hull=0)
@@ -422,7 +426,7 @@ def test_find_first_transition_classes(src, dest, kind, t, plane):
 def test_find_first_transition_uses_the_hull_bit():
     tree = slab_tree()
     tree.leaf_solid = np.array([0b01, 0b10, 0], np.uint32)  # leaf 0 solid for hull 0, leaf 1 for hull 1
-    lists = TreeLists(tree)
+    lists = tree
     assert find_first_transition(lists, (0.5, 0, 0), (1.5, 0, 0), hull=0).kind == RAY_E
     assert find_first_transition(lists, (0.5, 0, 0), (1.5, 0, 0), hull=1).kind == RAY_E2S
     assert find_first_transition(lists, (0.5, 0, 0), (-0.5, 0, 0), hull=1).kind == RAY_E
@@ -436,7 +440,7 @@ def test_single_and_batch_agree_on_many_transitions():
         s, e, _ = make_segments(ms, *reach(os_.scene, ot.hull_box(os_, h)), 1500, rng)
         tree = os_.level.collision_tree(h)
         k, t, p = find_first_transitions(tree, s, e, h)
-        lists = TreeLists(tree)
+        lists = tree
         single = [find_first_transition(lists, a, b, h) for a, b in zip(s, e)]
         assert [x.kind for x in single] == k.tolist()
         assert [x.plane for x in single] == p.tolist()
@@ -451,10 +455,11 @@ def test_trace_hull_single_equals_batch(name):
     for h in range(len(os_.hulls) + 1):
         ms = ot.mink_scene(os_, h)
         s, e, _ = make_segments(ms, *reach(os_.scene, ot.hull_box(os_, h)), 1500, rng)
-        out, start_solid = trace_hulls(os_.level, s, e, h)
-        lists = TreeLists(os_.level.collision_tree(h))
+        _hits = trace_hulls(os_.level, s, e, h)
+        out, start_solid = _hits.packed(), _hits.start_solid
+        lists = os_.level.collision_tree(h)
         for i in range(len(s)):
-            r = trace_hull(os_.level, s[i], e[i], h, lists=lists)
+            r = trace_hull(lists, s[i], e[i], h)
             row = np.array([r.fraction, *r.point, *r.normal])
             assert np.array_equal(row, out[i]) and r.start_solid == start_solid[i], (i, row, out[i])
             assert r.hit == (r.fraction < 1.0 or r.start_solid)
@@ -488,26 +493,31 @@ def test_the_retry_turns_a_start_a_hair_inside_into_a_hit_at_zero():
         cases.append((s, s - 0.5 * n, "in", depth))  # straight in: back-off distance = depth
     starts = np.array([c[0] for c in cases])
     ends = np.array([c[1] for c in cases])
-    out, start_solid = trace_hulls(level, starts, ends, 1)
+    _hits = trace_hulls(level, starts, ends, 1)
+    out, start_solid = _hits.packed(), _hits.start_solid
     assert not start_solid.any() and np.all(out[:, 0] == 0.0)
     assert np.allclose(out[:, 4:7], n, atol=1e-9)
     # deeper than the back-off along the motion: the start is solid
     for depth, direction in ((2e-3, -n), (5e-4, -0.25 * n + np.sqrt(1 - 0.0625) * tangent)):
         # 5e-4 deep at 0.25 incidence is 2e-3 back along the motion
         s = on - depth * n
-        out, start_solid = trace_hulls(level, s[None], (s + 0.5 * direction)[None], 1)
+        _hits = trace_hulls(level, s[None], (s + 0.5 * direction)[None], 1)
+        out, start_solid = _hits.packed(), _hits.start_solid
         assert start_solid[0] and out[0, 0] == 0.0 and np.all(out[0, 4:7] == 0)
     # a hair inside moving out: documented as start solid (the back-off goes deeper)
     s = on - 1e-6 * n
-    out, start_solid = trace_hulls(level, s[None], (s + 0.5 * n)[None], 1)
+    _hits = trace_hulls(level, s[None], (s + 0.5 * n)[None], 1)
+    out, start_solid = _hits.packed(), _hits.start_solid
     assert start_solid[0]
     # a hair outside: moving in hits at once, moving out is free
     s = on + 1e-9 * n
-    out, start_solid = trace_hulls(level, np.array([s, s]), np.array([s - 0.5 * n, s + 0.5 * n]), 1)
+    _hits = trace_hulls(level, np.array([s, s]), np.array([s - 0.5 * n, s + 0.5 * n]), 1)
+    out, start_solid = _hits.packed(), _hits.start_solid
     assert not start_solid.any() and out[0, 0] * 0.5 <= 1e-8 and out[1, 0] == 1.0
     # without the retry the hair-inside start is solid
     s = on - 1e-6 * n
-    out, start_solid = trace_hulls(level, s[None], (s - 0.5 * n)[None], 1, retry=False)
+    _hits = trace_hulls(level, s[None], (s - 0.5 * n)[None], 1, retry=False)
+    out, start_solid = _hits.packed(), _hits.start_solid
     assert start_solid[0]
 
 
@@ -523,13 +533,16 @@ def test_a_trace_can_leave_its_own_stop_point():
     k = 2000
     starts = np.column_stack([rng.uniform(0.5, 3.5, k), rng.uniform(-1.5, 1.5, k), np.full(k, 4.0)])
     ends = starts - np.array([0.0, 0.0, 6.0])
-    out, start_solid = trace_hulls(level, starts, ends, 1)
+    _hits = trace_hulls(level, starts, ends, 1)
+    out, start_solid = _hits.packed(), _hits.start_solid
     assert not start_solid.any() and np.all(out[:, 0] < 1)
     stop = out[:, 1:4]
     assert np.abs(stop @ n - d).max() < 1e-9
     away = stop + 0.5 * n
-    free, ss_free = trace_hulls(level, stop, away, 1)
-    into, ss_into = trace_hulls(level, stop, stop - 0.5 * n, 1)
+    _hits = trace_hulls(level, stop, away, 1)
+    free, ss_free = _hits.packed(), _hits.start_solid
+    _hits = trace_hulls(level, stop, stop - 0.5 * n, 1)
+    into, ss_into = _hits.packed(), _hits.start_solid
     assert not ss_into.any() and np.all(into[:, 0] * 0.5 <= 1e-12)
     stuck = np.flatnonzero(ss_free | (free[:, 0] < 1))
     assert not len(stuck), (f"{len(stuck)} of {k} stop points cannot move away from the slope (start_solid "
@@ -557,12 +570,13 @@ def test_low_tunnel_lets_crouch_through_and_stops_stand_at_the_entrance():
     assert r.fraction * 10.5 == pytest.approx(6.0 - 15 / 32 - 3.0, abs=1e-6)
     assert np.array_equal(r.normal, [-1.0, 0.0, 0.0])
     # the batch answers the same, and from room B the stand box stops at B's wall (x = 10.5)
-    out, ss = trace_hulls(level, np.array([start, end]), np.array([end, start]), stand)
+    _hits = trace_hulls(level, np.array([start, end]), np.array([end, start]), stand)
+    out, ss = _hits.packed(), _hits.start_solid
     assert out[0, 0] == r.fraction and not ss.any()
     assert out[1, 1] == pytest.approx(10.5 + 15 / 32, abs=1e-6) and np.array_equal(out[1, 4:7], [1.0, 0.0, 0.0])
     # the point hull passes, and the crouch box also clears the tunnel the other way
-    assert trace_hulls(level, start[None], end[None], 0)[0][0, 0] == 1.0
-    assert trace_hulls(level, end[None], start[None], crouch)[0][0, 0] == 1.0
+    assert trace_hulls(level, start[None], end[None], 0).fraction[0] == 1.0
+    assert trace_hulls(level, end[None], start[None], crouch).fraction[0] == 1.0
     # crouch too high (the box top above the tunnel's 1.5 m ceiling) is stopped too
     high = trace_hull(level, start + [0, 0, 0.2], end + [0, 0, 0.2], crouch)
     assert high.hit and high.fraction * 10.5 == pytest.approx(6.0 - 15 / 32 - 3.0, abs=1e-6)
@@ -611,7 +625,8 @@ def test_random_scenes_traces_match_brute_force(scene, seed):
         if not len(ms):
             continue
         s, e, fam = make_segments(ms, *reach(scene, ot.hull_box(os_, h)), 3000, rng)
-        out, start_solid = trace_hulls(level, s, e, h)
+        _hits = trace_hulls(level, s, e, h)
+        out, start_solid = _hits.packed(), _hits.start_solid
         ex = ot.expected_traces(ms, s, e, RETRY_BACKOFF)
         problems += [f"hull {h}: {p}" for p in ot.check_traces(ms, out, start_solid, s, e, ex,
                                                                  strict_normal=fam != "graze")]

@@ -39,7 +39,7 @@ def beveled():
 def test_beveled_tree_round_trip_and_shape_traces(beveled, tmp_path):
     """The bevel arrays are written and read back exactly (as the .bbk's optional sections), and the
     loaded beveled tree answers every shape's traces bit for bit as the original."""
-    from brushbake.core.runtime.shift import Box, Cylinder, Hull, Sphere, hit_checks
+    from brushbake.core.runtime.shift import Box, ConvexHull, Cylinder, Sphere, hit_checks
 
     level = beveled
     assert level.has_bevel and len(level.bevel_node_plane) > level.num_nodes
@@ -54,15 +54,15 @@ def test_beveled_tree_round_trip_and_shape_traces(beveled, tmp_path):
     lo, hi = level.world_bounds
     s = lo + rng.random((3000, 3)) * (hi - lo)
     e = s + rng.normal(size=(3000, 3))
-    hull = Hull(rng.normal(size=(12, 3)) * 0.4)
+    hull = ConvexHull(rng.normal(size=(12, 3)) * 0.4)
     for shape in (Sphere(0.5), Cylinder(0.4, 1.8), Box((0.3, 0.5, 0.9)), hull):
         a, b = hit_checks(level.bevel_tree(), shape, s, e), hit_checks(loaded.bevel_tree(), shape, s, e)
-        assert a.keys() == b.keys() and a["hit"].any()
-        for key in a:
-            np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+        assert a.hit.any()
+        for key in ("fraction", "point", "normal", "plane", "start_solid", "hit", "impact", "nodes_visited"):
+            np.testing.assert_array_equal(getattr(a, key), getattr(b, key), err_msg=key)
     # the plain tree would answer differently: the dump really carried the bevels
     plain = hit_checks(loaded.point_tree(), Sphere(0.5), s, e)
-    assert not np.array_equal(plain["t"], hit_checks(loaded.bevel_tree(), Sphere(0.5), s, e)["t"])
+    assert not np.array_equal(plain.fraction, hit_checks(loaded.bevel_tree(), Sphere(0.5), s, e).fraction)
 
 
 def test_a_level_without_bevels_dumps_no_bevel_arrays(box):
