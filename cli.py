@@ -7,8 +7,8 @@
 
 User errors (bad scenes, corrupt files, wrong arrays, outputs that cannot be written: checked
 before the work) print one paragraph and exit 1; Ctrl-C cancels cleanly (exit 130) and leaves no
-file behind; a closed pipe (`info LEVEL | head -1`) ends quietly with 141, as SIGPIPE would.  Anything else is a bug and may show a
-traceback.
+file behind; a closed pipe (`info LEVEL | head -1`) ends quietly with 141, as SIGPIPE would.
+Anything else is a bug and may show a traceback.
 """
 
 from __future__ import annotations
