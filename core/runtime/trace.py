@@ -282,7 +282,7 @@ class _Walk:
     open_walk: np.ndarray  # segments (ids) the open walk must finish
 
 
-def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=None) -> _Walk:
+def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=None, nested=False) -> _Walk:
     """Walk segments ids (rows of s, delta) from their nodes `code` over the pieces [t0, t1] with
     entry planes `entry`, all in lock step, to the first change of state along each piece.
 
@@ -295,9 +295,11 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
     core/runtime/tree.py WalkArrays) until a quarter of the registers are finished, then they are packed.
 
     A piece lying in a node's plane is solid where both children are (open solids).  Each child
-    is walked over the piece first (recursively); where one child is solid all along, the piece
-    is the other child's; where one is empty all along, the piece is empty; where both change
-    along it, the open walk decides (the segment goes to open_walk).  _pieces decides the same.
+    is walked over the piece first (_lying_pieces, a `nested` walk); where one child is solid all
+    along, the piece is the other child's; where one is empty all along, the piece is empty; where
+    both change along it, the open walk decides (the segment goes to open_walk).  _pieces decides
+    the same.  A nested walk never nests again: a piece lying in a second plane (a segment along
+    an edge) goes to the open walk, so the walk's depth of calls is bounded whatever the tree.
     """
     nx_, ny_, nz_, nd_, node_plane, children, depth, slot_entry = arrays
     sink = len(node_plane)
@@ -411,10 +413,13 @@ def _lockstep(arrays, solid_of_leaf, s, delta, ids, code, t0, t1, entry, counts=
         nodes = code
         code = children[slot]
         if lying is not None and len(lying):
-            go, hand, sub_starts = _lying_pieces(arrays, solid_of_leaf, s, delta, rows[lying], nodes[lying],
-                                                 t0[lying], t1[lying], entry[lying])
-            code[lying] = go
-            start_on.extend(sub_starts)  # a start on a plane in either child counts (front first)
+            if nested:
+                hand = np.arange(len(lying))
+            else:
+                go, hand, sub_starts = _lying_pieces(arrays, solid_of_leaf, s, delta, rows[lying], nodes[lying],
+                                                     t0[lying], t1[lying], entry[lying])
+                code[lying] = go
+                start_on.extend(sub_starts)  # a start on a plane in either child counts (front first)
             if len(hand):
                 hand = lying[hand]
                 open_walk.append(rows[hand])
@@ -430,7 +435,7 @@ def _lying_pieces(arrays, solid_of_leaf, s, delta, rows, nodes, t0, t1, entry) -
     starts on a plane both children's walks met (front child first)."""
     children = arrays[5]
     front, back = children[2 * nodes], children[2 * nodes + 1]
-    walks = [_lockstep(arrays, solid_of_leaf, s, delta, rows, c, t0, t1, entry) for c in (front, back)]
+    walks = [_lockstep(arrays, solid_of_leaf, s, delta, rows, c, t0, t1, entry, nested=True) for c in (front, back)]
     uniform = [(w.kind <= RAY_S) & ~np.isin(rows, w.open_walk) for w in walks]
     solid = [w.kind == RAY_S for w in walks]
     any_empty = np.flatnonzero(~solid_of_leaf)
