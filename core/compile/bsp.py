@@ -1,5 +1,9 @@
 """The leafy solid BSP compiler: faces in, a tree of planes out, leaves empty or solid.
 
+One idea, the TreeBuilder, in one module (over 600 lines): its level-by-level build, splitter
+choice and scoring (batched NumPy over every node of a level; _choose_splitters documents its
+layout), partition, PUSH-POLYGON and flattening all share the builder's face and leaf tables.
+
 Construction follows Golodetz's build_subtree (onion article, Listing 2): a face whose plane is
 used as a splitter stays in the tree but stops being a split candidate, so every leaf keeps the
 faces that bound it, and a node becomes a leaf when no candidate is left.  Every face then faces

@@ -13,15 +13,17 @@ import time
 
 import numpy as np
 
-from ..model.brushes import Contents
-from .bsp import SplitterSettings, TreeBuilder, flatten_tree, world_box
-from .csg import FaceList, brush_plane_ids, union_faces
 from ..detmath import matmul
 from ..errors import CancelledError
 from ..geometry import PlaneTable
-from ..runtime.level import FACE_DETAIL, POINT_HULL_BIT, CompiledLevel
+from ..model.brushes import Contents
 from ..model.scene import Scene
+from ..runtime.level import FACE_DETAIL, POINT_HULL_BIT, CompiledLevel
 from ..tolerances import ON_EPSILON
+from .bevel import BevelSettings, add_bevels
+from .bsp import SplitterSettings, TreeBuilder, flatten_tree, world_box
+from .csg import FaceList, brush_plane_ids, union_faces
+from .onion import compile_onion
 
 
 class StageProgress:
@@ -60,8 +62,6 @@ def bake_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
     bar = StageProgress(progress, {"compile": 9.0, "bevel": 1.0} if settings.bevels else {"compile": 1.0})
     level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel)
     if settings.bevels:
-        from .bevel import BevelSettings, add_bevels
-
         report = bar.stage("bevel")
         t0 = time.perf_counter()
         add_bevels(level, BevelSettings(angle=settings.bevel_angle), cancel=cancel)
@@ -71,11 +71,12 @@ def bake_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
 
 
 def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
-    """Compile the point-hull solid BSP of a scene.
+    """Compile the point-hull solid BSP of a scene, and the onion tree of its box hulls.
 
     progress(fraction, message) is called as work advances; cancel() returning True stops the
     work with CancelledError.  Solid and detail brushes collide with the point hull; clip brushes
-    (box hulls only) and non-solid brushes do not.
+    (box hulls only) and non-solid brushes do not.  The stages below each record their counts in
+    `stats` and their seconds in `times`.
     """
     weights = {"csg": 1.0, "tree": 4.0, "detail": 1.0}
     if scene.hulls:
@@ -90,57 +91,20 @@ def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
             raise CancelledError()
 
     t0 = time.perf_counter()
-    report = bar.stage("csg")
-    structural = scene.brushes_with(Contents.SOLID)
-    detail = scene.brushes_with(Contents.DETAIL)
-    ordered = structural + detail
-    planes = PlaneTable()
-    plane_ids = brush_plane_ids(ordered, planes)
-    faces = FaceList()
-    union_faces(structural, plane_ids[: len(structural)], planes, out=faces, cancel=cancel)
-    n_structural = len(faces)
-    report(0.5, f"{n_structural} structural faces")
-    union_faces(ordered, plane_ids, planes, subtract_from=len(structural), flags=FACE_DETAIL, out=faces, cancel=cancel)
-    stats.update(structural_brushes=len(structural), detail_brushes=len(detail),
-                 faces_before_csg=sum(len(b.faces) for b in ordered), faces_after_csg=len(faces),
-                 detail_faces_after_csg=len(faces) - n_structural)
-    n_csg = len(faces)  # the tree appends split pieces after this
+    planes, faces, ordered, n_structural = _csg_stage(scene, bar.stage("csg"), cancel, stats)
     times["csg"] = time.perf_counter() - t0
     check_cancel()
 
     t0 = time.perf_counter()
     bounds = world_box(scene.bounds if scene.brushes else None)
-    builder = TreeBuilder(planes, faces, splitter_settings(scene), progress=bar.stage("tree"), cancel=cancel)
-    ids = np.arange(n_structural)
-    if n_structural:
-        builder.build(ids, np.ones(n_structural, bool), np.ones(n_structural, bool), bounds)
-    else:
-        builder.build(ids, np.zeros(0, bool), np.zeros(0, bool), bounds)
+    builder = _structural_tree(scene, planes, faces, n_structural, bounds, bar.stage("tree"), cancel)
     structural_nodes, structural_leaves = len(builder.node_plane), len(builder.leaves)
-    for i, leaf in enumerate(builder.leaves):
-        leaf.cluster = i
     times["tree"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    report = bar.stage("detail")
-    detail_ids = list(range(n_structural, n_csg))
-    pushed, on_boundary = builder.push_faces(detail_ids) if detail_ids else ({}, set())
-    builder.progress = None  # sub-builds report through this stage's own bar
-    check_cancel()
-    leaf_order = sorted(pushed)
-    roots = []
-    for leaf_index in leaf_order:  # every leaf with detail is built further, all together
-        leaf = builder.leaves[leaf_index]
-        leaf.alive = False
-        ids = np.array(leaf.faces + pushed[leaf_index], dtype=np.int64)
-        is_detail = np.array([(faces.flags[f] & FACE_DETAIL) != 0 for f in ids], dtype=bool)
-        candidate = is_detail & np.array([f not in on_boundary for f in ids.tolist()], dtype=bool)
-        roots.append((ids, candidate, is_detail, leaf.bounds, leaf.parent, leaf.side))
-    for leaf_index, (_, first, end) in zip(leaf_order, builder.build_many(roots)):
-        for sub in builder.leaves[first:end]:
-            sub.cluster = builder.leaves[leaf_index].cluster
-    report(1.0, f"{len(pushed)} leaves with detail")
-    stats["leaves_inside_detail"] = _mark_leaves_inside_detail(builder, faces, detail, set(pushed))
+    detail_ids = list(range(n_structural, stats["faces_after_csg"]))
+    _detail_stage(builder, faces, detail_ids, scene.brushes_with(Contents.DETAIL), bar.stage("detail"), check_cancel,
+                  stats)
     times["detail"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -148,20 +112,7 @@ def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
     times["arrays"] = time.perf_counter() - t0
 
     if scene.hulls:
-        from .onion import compile_onion
-
-        margin = 1.0 + max(float(np.abs(np.array([h.mins, h.maxs])).max()) for h in scene.hulls)
-        onion = compile_onion(scene.brushes, list(scene.hulls), planes, splitter_settings(scene),
-                              world_box(scene.bounds if scene.brushes else None, margin),
-                              progress=bar.stage("onion"), cancel=cancel, map_trees=scene.settings.onion_map_trees)
-        level.plane_normals, level.plane_dists = planes.arrays()  # expanded brushes added planes
-        level.onion_node_plane = onion["node_plane"]
-        level.onion_node_children = onion["node_children"]
-        level.onion_leaf_solid = onion["leaf_solid"]
-        level.hull_names = ["point"] + [h.name for h in scene.hulls]
-        level.hull_boxes = np.array([[[0.0] * 3, [0.0] * 3]] + [[list(h.mins), list(h.maxs)] for h in scene.hulls])
-        stats.update(onion["stats"])
-        times.update(onion["times"])
+        _onion_stage(scene, level, planes, bar.stage("onion"), cancel, stats, times)
     bar.stage("arrays")(1.0, "done")
 
     stats.update(
@@ -180,6 +131,79 @@ def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
     stats["times"] = times
     level.stats = stats
     return level
+
+
+def _csg_stage(scene: Scene, report, cancel, stats: dict):
+    """The plane table and the CSG'd faces: structural faces on the union surface first, then
+    detail faces cut by structural and detail brushes.  Returns (planes, faces, the brushes in
+    that order, the number of structural faces)."""
+    structural = scene.brushes_with(Contents.SOLID)
+    detail = scene.brushes_with(Contents.DETAIL)
+    ordered = structural + detail
+    planes = PlaneTable()
+    plane_ids = brush_plane_ids(ordered, planes)
+    faces = FaceList()
+    union_faces(structural, plane_ids[: len(structural)], planes, out=faces, cancel=cancel)
+    n_structural = len(faces)
+    report(0.5, f"{n_structural} structural faces")
+    union_faces(ordered, plane_ids, planes, subtract_from=len(structural), flags=FACE_DETAIL, out=faces, cancel=cancel)
+    stats.update(structural_brushes=len(structural), detail_brushes=len(detail),
+                 faces_before_csg=sum(len(b.faces) for b in ordered), faces_after_csg=len(faces),
+                 detail_faces_after_csg=len(faces) - n_structural)
+    return planes, faces, ordered, n_structural
+
+
+def _structural_tree(scene: Scene, planes, faces, n_structural: int, bounds, report, cancel) -> TreeBuilder:
+    """The structural tree over the structural faces; each of its leaves is its own cluster."""
+    builder = TreeBuilder(planes, faces, splitter_settings(scene), progress=report, cancel=cancel)
+    ids = np.arange(n_structural)
+    if n_structural:
+        builder.build(ids, np.ones(n_structural, bool), np.ones(n_structural, bool), bounds)
+    else:
+        builder.build(ids, np.zeros(0, bool), np.zeros(0, bool), bounds)
+    for i, leaf in enumerate(builder.leaves):
+        leaf.cluster = i
+    return builder
+
+
+def _detail_stage(builder: TreeBuilder, faces, detail_ids: list, detail_brushes, report, check_cancel,
+                  stats: dict) -> None:
+    """Detail faces pushed down the structural tree (PUSH-POLYGON); every leaf that receives some
+    is built further from them alone, its sub-leaves keeping its cluster; empty leaves wholly
+    inside a detail brush are made solid."""
+    pushed, on_boundary = builder.push_faces(detail_ids) if detail_ids else ({}, set())
+    builder.progress = None  # sub-builds report through this stage's own bar
+    check_cancel()
+    leaf_order = sorted(pushed)
+    roots = []
+    for leaf_index in leaf_order:  # every leaf with detail is built further, all together
+        leaf = builder.leaves[leaf_index]
+        leaf.alive = False
+        ids = np.array(leaf.faces + pushed[leaf_index], dtype=np.int64)
+        is_detail = np.array([(faces.flags[f] & FACE_DETAIL) != 0 for f in ids], dtype=bool)
+        candidate = is_detail & np.array([f not in on_boundary for f in ids.tolist()], dtype=bool)
+        roots.append((ids, candidate, is_detail, leaf.bounds, leaf.parent, leaf.side))
+    for leaf_index, (_, first, end) in zip(leaf_order, builder.build_many(roots)):
+        for sub in builder.leaves[first:end]:
+            sub.cluster = builder.leaves[leaf_index].cluster
+    report(1.0, f"{len(pushed)} leaves with detail")
+    stats["leaves_inside_detail"] = _mark_leaves_inside_detail(builder, faces, detail_brushes, set(pushed))
+
+
+def _onion_stage(scene: Scene, level: CompiledLevel, planes, report, cancel, stats: dict, times: dict) -> None:
+    """The onion tree of the scene's box hulls (core/compile/onion.py), into the level."""
+    margin = 1.0 + max(float(np.abs(np.array([h.mins, h.maxs])).max()) for h in scene.hulls)
+    onion = compile_onion(scene.brushes, list(scene.hulls), planes, splitter_settings(scene),
+                          world_box(scene.bounds if scene.brushes else None, margin),
+                          progress=report, cancel=cancel, map_trees=scene.settings.onion_map_trees)
+    level.plane_normals, level.plane_dists = planes.arrays()  # expanded brushes added planes
+    level.onion_node_plane = onion["node_plane"]
+    level.onion_node_children = onion["node_children"]
+    level.onion_leaf_solid = onion["leaf_solid"]
+    level.hull_names = ["point"] + [h.name for h in scene.hulls]
+    level.hull_boxes = np.array([[[0.0] * 3, [0.0] * 3]] + [[list(h.mins), list(h.maxs)] for h in scene.hulls])
+    stats.update(onion["stats"])
+    times.update(onion["times"])
 
 
 def _mark_leaves_inside_detail(builder: TreeBuilder, faces: FaceList, detail, pushed: set[int]) -> int:

@@ -1,5 +1,8 @@
 """Character movement on top of swept box traces: collide-and-slide and stepping (issue point 6).
 
+One idea in one module (over 600 lines): the Quake III slide move, once for one character in plain
+Python floats and once for many in NumPy, operation for operation, so the two agree bit for bit.
+
 The behaviour follows Quake III's player movement (PM_SlideMove, PM_StepSlideMove, PM_GroundTrace
 in bg_slidemove.c / bg_pmove.c, as summarised in ../shared/REFERENCE.md); the code is brushbake's
 own, on the onion tree's box traces (core/trace.py) and in metres.
