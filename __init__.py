@@ -4,7 +4,7 @@ As a Blender extension this module's register()/unregister() hand over to addon/
 `import brushbake` needs only NumPy: nothing here imports bpy until register() is called.
 """
 
-__version__ = "0.1.0"
+from .core.version import __version__  # noqa: F401  (the one home: core/version.py)
 
 
 def register():

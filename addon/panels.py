@@ -8,7 +8,7 @@ issues (visibility, light, crowds) add theirs the same way, between Previews and
 
 from bpy.types import Context, Panel, UIList
 
-from .. import __version__
+from ..core.version import __version__
 from . import storage
 
 

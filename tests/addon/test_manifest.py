@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import brushbake
+from brushbake.core.version import __version__
 
 tomllib = pytest.importorskip("tomllib")  # standard library from Python 3.11
 
@@ -24,7 +25,18 @@ def load_toml(name: str) -> dict:
 def test_versions_agree() -> None:
     manifest = load_toml("blender_manifest.toml")
     pyproject = load_toml("pyproject.toml")
-    assert manifest["version"] == pyproject["project"]["version"] == brushbake.__version__
+    assert manifest["version"] == pyproject["project"]["version"] == __version__
+    assert brushbake.__version__ is __version__  # the root package re-exports the one home
+
+
+def test_the_addon_takes_the_version_from_core() -> None:
+    """addon/ imports nothing from the root package (no arrow runs back up): the panel's
+    version comes from core/version.py."""
+    text = (REPO / "addon" / "panels.py").read_text()
+    assert "from ..core.version import __version__" in text
+    for path in sorted((REPO / "addon").glob("*.py")):
+        src = path.read_text()
+        assert "from .. import" not in src and "import brushbake\n" not in src, path.name
 
 
 def test_identity_and_licence() -> None:
