@@ -31,17 +31,13 @@ from ..core.model.brushes import Brush, Contents, brush_from_mesh, brush_from_pl
 from ..core.errors import BrushbakeError, BrushError
 from ..core.model.hulls import make_hull
 from ..core.model.scene import DetailMesh, Hull, Marker, Scene, Settings
+from ..core.tolerances import PLANES_MATCH_TOLERANCE
 from .properties import CONTENTS_ROLE, ROLE_CONTENTS
 
 PLANES_KEY = "brushbake_planes"
 NAME_KEY = "brushbake_name"
 ORDER_KEY = "brushbake_order"
 KIND_KEY = "brushbake_kind"
-
-#: m. How far an object's world-space vertex may be from the vertex its kept planes make and the
-#: planes still count as the object's own.  Float32 mesh coordinates are good to ~1e-5 m at 100 m;
-#: any real edit (a grab, a scale) moves vertices much further.
-PLANES_MATCH_TOLERANCE = 1e-4
 
 BRUSH_ROLES = frozenset(ROLE_CONTENTS) | {"MOVER"}
 

@@ -55,3 +55,9 @@ class CancelledError(BrushbakeError):
 
     def __init__(self, message: str = "Cancelled by the user; nothing was written."):
         super().__init__(message)
+
+
+def check_cancel(cancel) -> None:
+    """Raise CancelledError when the long work's cancel() callback (None: never) returns True."""
+    if cancel is not None and cancel():
+        raise CancelledError()

@@ -54,17 +54,17 @@ MESH_WELD_DISTANCE = 1e-6
 #: (about 1e-7 relative, so 1e-5 m at 100 m).
 MESH_CONVEXITY_TOLERANCE = 1e-4
 
-#: m. Queries (core/query.py point_solid, core/trace.py traces): a point within this of a node's
-#: plane is *on* it.  Solids are open sets, so a point on a plane is solid only where it is solid
-#: on both sides, and a segment lying in a plane (both ends on it) is solid only where both sides
+#: m. Queries (core/runtime/query.py point_solid, core/runtime/trace.py traces): a point within
+#: this of a node's plane is *on* it.  Solids are open sets, so a point on a plane is solid only
+#: where it is solid on both sides, and a segment lying in a plane (both ends on it) is solid only where both sides
 #: are: a box resting on a floor, or under a ceiling that lies on the same plane as another
 #: brush's top, is touching, not inside.  Far above the ~1e-12 m rounding of a point where a
 #: previous trace stopped (it may land a hair inside), far below anything a player could see, and
 #: below the 1e-5 m band the ground-truth tests leave unjudged.
 TOUCH_EPSILON = 1e-7
 
-#: m. Plane shifting (core/shift.py): a swept shape whose start lies within this of a shifted
-#: plane while moving into it is *touching* that plane (a hit at t = 0 with its normal), not
+#: m. Plane shifting (core/runtime/shift.py): a swept shape whose start lies within this of a
+#: shifted plane while moving into it is *touching* that plane (a hit at t = 0 with its normal), not
 #: starting inside the grown solid.  Far above the ~1e-12 m rounding of a shape resting where a
 #: previous trace stopped, far below anything a player could see.
 SHIFT_CONTACT_EPSILON = 1e-7
@@ -78,3 +78,104 @@ RETRY_BACKOFF = 1e-3
 #: slack: t * (length + back-off) rounds by a few ulps either way, and a touching start must not
 #: turn into a solid one by rounding.
 RETRY_SLACK, RETRY_SLACK_ABS = 1e-9, 1e-12
+
+# --- Brushes from planes and meshes (core/model/brushes.py) ---
+
+#: m. A vertex found by intersecting three planes is kept when it lies behind every other plane
+#: by at least -VERTEX_EPSILON, and belongs to any plane it lies on within it.  Far tighter than
+#: ON_EPSILON: two planes 1e-4 rad apart (a leaning edge bevel) cut a sliver face whose vertices
+#: are all within ON_EPSILON of both, so distance cannot say which face a vertex is on, but
+#: the triple that made it can.  Cramer's rule is good to ~1e-12 m at these sizes.
+VERTEX_EPSILON = 1e-9
+
+#: unitless. Three unit normals whose determinant (the triple product in Cramer's rule) is at most
+#: this in size meet in no single point: two of them are parallel, or all three lie in one plane.
+#: A smaller determinant would put the 'vertex' 1e12 times the plane distances away, far beyond
+#: MAX_COORDINATE.  Used for brush vertices and Listing 4 (onion.arbitrary_leaf_point).
+PARALLEL_DETERMINANT = 1e-12
+
+#: unitless. A brush is closed when the area-weighted sum of its face normals (exactly zero for a
+#: closed polytope) is at most this fraction of its surface area.  Rounding of the face areas
+#: leaves ~1e-15; an open set of planes leaves the area of its missing side, a large fraction.
+CLOSURE_TOLERANCE = 1e-6
+
+#: m^2. The surface area the closure test divides by is at least this, so a brush of (almost) no
+#: area is judged against a positive bound.  Far below MIN_POLYGON_AREA.
+CLOSURE_AREA_FLOOR = 1e-12
+
+#: unitless. Two face normals of a mesh brush whose components all differ by less than this (and
+#: whose plane distances by less than MESH_CONVEXITY_TOLERANCE) are one plane: a subdivided side.
+#: Loose, like MESH_CONVEXITY_TOLERANCE, because mesh data is float32 (1e-7 relative) and the
+#: normal of a small face made from it is good to about 1e-6.
+MESH_NORMAL_MERGE = 1e-5
+
+# --- Scene files (core/formats/scene_json.py) and Blender objects (addon/bridge.py) ---
+
+#: unitless (the units of the file's normal). A plane whose normal, as written, is no longer than
+#: this has no direction: 'a zero normal', a designer's mistake reported by name, rather than a
+#: direction made up from rounding noise.
+MIN_NORMAL_LENGTH = 1e-6
+
+#: m^2. A mesh face whose (doubled) vector area is at most this has no plane: it is skipped when
+#: counting a mesh's distinct face planes (the count only guards MAX_BRUSH_PLANES).
+DEGENERATE_FACE_AREA = 1e-12
+
+#: m. How far an object's world-space vertex may be from the vertex its kept planes make and the
+#: planes still count as the object's own (an object imported from a .map keeps its exact planes
+#: while unedited).  Float32 mesh coordinates are good to ~1e-5 m at 100 m; any real edit (a
+#: grab, a scale) moves vertices much further.
+PLANES_MATCH_TOLERANCE = 1e-4
+
+# --- Configuration spaces (core/compile/expand.py) ---
+
+#: m. Candidate facet directions are one direction when their angle times the size of the
+#: expanded brush is below this: a brush edge leaning 1e-6 rad off an axis (float32 mesh data)
+#: makes an edge bevel that nearly repeats a face or axial plane, and the two would be a
+#: duplicate or a sliver thinner than ON_EPSILON.  Every plane's offset is the exact support of
+#: the sum in its own direction, so a merge moves the surface by at most this much.
+DIRECTION_MERGE_DISTANCE = ON_EPSILON
+
+#: unitless. An edge bevel's normal is edge x axis; when its length (the sine of the angle between
+#: the unit edge and the axis) is at most this, the edge runs along the axis and makes no bevel
+#: (the axial planes already bound it).  Normalising a shorter cross product would magnify its
+#: rounding (~1e-16 a component) into a direction of noise; at 1e-9 it is still good to ~1e-7.
+PARALLEL_EDGE_SINE = 1e-9
+
+#: m. The size a merge tolerance (DIRECTION_MERGE_DISTANCE / size) divides by is at least this,
+#: so a brush of no extent cannot divide by zero.  Far below MIN_EDGE_LENGTH: no real brush is
+#: that small.
+MERGE_SIZE_FLOOR = 1e-9
+
+#: 1/m (and 1/unit for directions). Edges are deduplicated on a key (unit direction, foot point)
+#: multiplied by this and rounded: a grid of 1e-6 (MIN_EDGE_LENGTH), so the two copies of one edge
+#: (one per face, with different rounding) get the same key.  Written as a scale, not a step,
+#: because the key has always been computed by multiplying.
+EDGE_KEY_SCALE = 1e6
+
+# --- The tree builder (core/compile/bsp.py) ---
+
+#: unitless. A face's bounding sphere radius is grown by this fraction, so rounding in its centre
+#: and distances (~1e-16 relative) never leaves a vertex outside the sphere the splitter test
+#: trusts.
+RADIUS_SLACK = 1e-9
+
+#: m. A distance this close to +-ON_EPSILON may classify otherwise under another rounding
+#: (products of coordinates up to MAX_COORDINATE differ by a few 1e-11 m between a matrix
+#: product and a stacked one); such items are classified again by the exact product.
+RECLASSIFY_DIST_BAND = 1e-9
+
+#: unitless. The same for the sign of a dot product of two unit normals (rounding: about 1e-16).
+RECLASSIFY_DOT_BAND = 1e-12
+
+#: unitless. CHOOSE-DIVIDING-POLYGON lowers MinRelation until some candidate's relation exceeds it;
+#: it stops lowering at this (real relations are at least 1 / faces, and a node where every
+#: relation is 0 must stop somewhere).
+MIN_RELATION_FLOOR = 1e-12
+
+# --- Probe points of leaves (core/compile/probes.py) ---
+
+#: m. How far in front of a leaf face (or behind a splitter face) a probe point is placed, tried
+#: in turn: each must exceed ON_EPSILON so the point is classified off the plane, and smaller
+#: steps serve thin leaves.  Detail leaves (the pipeline) try the first two at each face in turn;
+#: the onion tree tries all three at a leaf's first face, then falls back to Listing 4.
+PROBE_STEPS = (1e-3, 1e-4, 2e-5)

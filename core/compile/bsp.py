@@ -38,9 +38,16 @@ import numpy as np
 
 from .csg import FaceList
 from ..detmath import matmul
-from ..errors import CancelledError
+from ..errors import check_cancel
 from ..geometry import PlaneTable, split_polygon, split_polygons
-from ..tolerances import ON_EPSILON, WORLD_HALF_EXTENT
+from ..tolerances import (
+    MIN_RELATION_FLOOR,
+    ON_EPSILON,
+    RADIUS_SLACK,
+    RECLASSIFY_DIST_BAND,
+    RECLASSIFY_DOT_BAND,
+    WORLD_HALF_EXTENT,
+)
 
 
 @dataclass
@@ -143,7 +150,7 @@ class TreeBuilder:
         centre = np.add.reduceat(verts, seg, axis=0) / count[:, None]
         self._centre[a:z] = centre
         reach = np.sqrt(np.einsum("ij,ij->i", verts - np.repeat(centre, count, axis=0), verts - np.repeat(centre, count, axis=0)))
-        self._radius[a:z] = np.maximum.reduceat(reach, seg) * (1.0 + 1e-9)
+        self._radius[a:z] = np.maximum.reduceat(reach, seg) * (1.0 + RADIUS_SLACK)
         self._bounded = z
 
     def _new_face(self, verts: np.ndarray, like: int) -> int:
@@ -185,8 +192,7 @@ class TreeBuilder:
         leaves: list[LeafRecord] = []  # parent: new node number, or -1 for a root
         root_codes = None
         while len(level):
-            if self.cancel is not None and self.cancel():
-                raise CancelledError()
+            check_cancel(self.cancel)
             codes, level = self._grow(level, nodes, children, leaves)
             root_codes = codes if root_codes is None else root_codes
             if self.progress is not None:
@@ -355,7 +361,7 @@ class TreeBuilder:
                 col[mine] = self._classify(lv.ids[rows[mine]], plane[i : i + 1])[:, 0]
             dot = np.einsum("ij,ij->i", normals[face_planes[rows]], normals[plane[r_item]])
             fac = dot > 0
-            near = np.bincount(r_item, weights=(col == 0) & (np.abs(dot) < _DOT_BAND), minlength=n_items) > 0
+            near = np.bincount(r_item, weights=(col == 0) & (np.abs(dot) < RECLASSIFY_DOT_BAND), minlength=n_items) > 0
             for i in np.flatnonzero(near).tolist():
                 mine = np.flatnonzero(r_item == i)
                 fac[mine] = matmul(normals[face_planes[rows[mine]]], normals[plane[i]]) > 0
@@ -400,7 +406,7 @@ class TreeBuilder:
         rows, cols = np.nonzero((cls == 0) & c_valid[s_item])
         dots = np.einsum("ij,ij->i", normals[s_planes[rows]], normals[table[s_item[rows], cols]])
         same[rows, cols] = dots > 0
-        near = np.bincount(s_item[rows], weights=np.abs(dots) < _DOT_BAND, minlength=n_items) > 0
+        near = np.bincount(s_item[rows], weights=np.abs(dots) < RECLASSIFY_DOT_BAND, minlength=n_items) > 0
         for i in np.flatnonzero(near).tolist():  # too close to 0 for another rounding: the exact product
             rows = slice(s_first[i], s_first[i] + s_count[i])
             same[rows, : c_count[i]] = matmul(normals[s_planes[rows]], normals[table[i, : c_count[i]]].T) > 0
@@ -442,11 +448,11 @@ class TreeBuilder:
             d_max = np.where(s > 0, top, -bottom) - d
             d_min = np.where(s > 0, bottom, -top) - d
             centre = np.einsum("sj,swj->sw", self._centre[face_ids[rows]], normals[pl]) - d
-            radius = self._radius[face_ids[rows]][:, None] + _DIST_BAND
+            radius = self._radius[face_ids[rows]][:, None] + RECLASSIFY_DIST_BAND
             d_max = np.where(axial, d_max, centre + radius)
             d_min = np.where(axial, d_min, centre - radius)
             codes[rows] = (d_max > ON_EPSILON).view(np.int8) | ((d_min < -ON_EPSILON).view(np.int8) << 1)
-            # the sphere (grown by _DIST_BAND for rounding) wholly beyond a threshold says front
+            # the sphere (grown by RECLASSIFY_DIST_BAND for rounding) wholly beyond a threshold says front
             # or back for any rounding of the vertices' distances; otherwise vertex by vertex
             unclear = ~axial & (d_min <= ON_EPSILON) & (d_max >= -ON_EPSILON)
             unclear &= np.arange(width) < c_count[face_item[rows]][:, None]
@@ -462,7 +468,7 @@ class TreeBuilder:
 
     def _classify_pairs(self, faces: np.ndarray, plane_ids: np.ndarray):
         """Codes of faces against planes pair by pair, vertex by vertex (any rounding), and for
-        each pair whether some vertex lies within _DIST_BAND of a threshold."""
+        each pair whether some vertex lies within RECLASSIFY_DIST_BAND of a threshold."""
         count = self._count[faces]
         order = np.argsort(count, kind="stable")  # similar sizes together: little padding
         codes = np.zeros(len(faces), dtype=np.int8)
@@ -476,7 +482,7 @@ class TreeBuilder:
             dist = np.einsum("pvj,pj->pv", verts, normals[o]) - dists[o][:, None]
             codes[o] = (np.any(dist > ON_EPSILON, axis=1).view(np.int8)
                         | (np.any(dist < -ON_EPSILON, axis=1).view(np.int8) << 1))
-            close[o] = np.any(np.abs(np.abs(dist) - ON_EPSILON) < _DIST_BAND, axis=1)
+            close[o] = np.any(np.abs(np.abs(dist) - ON_EPSILON) < RECLASSIFY_DIST_BAND, axis=1)
         return codes, close
 
     def _best_candidates(self, cls, same, s_item, c_count, c_valid) -> np.ndarray:
@@ -672,12 +678,6 @@ class TreeBuilder:
                         stack.append((child, piece))
 
 
-#: m. A distance this close to +-ON_EPSILON may classify otherwise under another rounding
-#: (products of coordinates up to MAX_COORDINATE differ by a few 1e-11 m between a matrix
-#: product and a stacked one); such items are classified again by the exact product.
-_DIST_BAND = 1e-9
-#: The same for the sign of a dot product of two unit normals (rounding: about 1e-16).
-_DOT_BAND = 1e-12
 #: Cells (faces x planes) _classify_items works on at once.
 _BATCH_CELLS = 1 << 21
 #: Items scored on at least this many faces are classified one by one (_classify: one matrix
@@ -777,7 +777,7 @@ def _choose_thesis(n_front, n_back, n_split, settings: SplitterSettings) -> int:
     relation = np.where(hi > 0, np.minimum(n_front, n_back) / np.maximum(hi, 1), 0.0)
     top = float(relation.max())
     threshold = settings.min_relation
-    while threshold >= top and threshold > 1e-12:
+    while threshold >= top and threshold > MIN_RELATION_FLOOR:
         threshold /= settings.relation_scale
     ok = relation > threshold if top > 0 else np.ones(len(relation), bool)
     # fewest splits, then best relation, then first in order

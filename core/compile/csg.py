@@ -17,6 +17,7 @@ import numpy as np
 
 from ..model.brushes import Brush
 from ..detmath import matmul
+from ..errors import check_cancel
 from ..geometry import PlaneTable, split_polygons
 from ..tolerances import ON_EPSILON
 
@@ -102,10 +103,8 @@ def union_faces(
 
 
 def _check_cancel(cancel, i: int) -> None:
-    if cancel is not None and i % 64 == 0 and cancel():
-        from ..errors import CancelledError
-
-        raise CancelledError()
+    if i % 64 == 0:
+        check_cancel(cancel)
 
 
 def _cut_faces(faces, face_brush, face_normal, cutters, table: "_Cutters", cancel) -> list[list[np.ndarray]]:

@@ -20,83 +20,19 @@ from ..model.brushes import Brush, brushes_from_planes
 from ..detmath import matmul, norm
 from ..geometry import cross3, snap_normals
 from ..model.scene import Hull
-from ..tolerances import NORMAL_EPSILON, ON_EPSILON
+from ..tolerances import (
+    DIRECTION_MERGE_DISTANCE,
+    EDGE_KEY_SCALE,
+    MERGE_SIZE_FLOOR,
+    ON_EPSILON,
+    PARALLEL_EDGE_SINE,
+)
 
 
 def box_support(normals: np.ndarray, mins, maxs) -> np.ndarray:
     """max over the box {mins..maxs} of n . h, for each normal: sum_i max(n_i mins_i, n_i maxs_i)."""
     normals = np.asarray(normals, dtype=np.float64).reshape(-1, 3)
     return np.maximum(normals * np.asarray(mins, float), normals * np.asarray(maxs, float)).sum(axis=1)
-
-
-def brush_edges(brush: Brush) -> tuple[np.ndarray, np.ndarray]:
-    """Unique edges as (start points (E, 3), unit directions (E, 3))."""
-    starts, dirs = [], []
-    for face in brush.faces:
-        nxt = np.concatenate([face[1:], face[:1]])
-        starts.append(face)
-        dirs.append(nxt - face)
-    p = np.concatenate(starts)
-    d = np.concatenate(dirs)
-    length = norm(d, axis=1)
-    keep = length > 0
-    p, d = p[keep], d[keep] / length[keep, None]
-    # each edge appears twice (once per face, opposite directions): canonicalise the direction
-    axis = np.argmax(np.abs(d), axis=1)
-    flip = d[np.arange(len(d)), axis] < 0
-    d[flip] *= -1.0
-    key = np.round(np.concatenate([d, p - np.einsum("ij,ij->i", p, d)[:, None] * d], axis=1) * 1e6)  # direction, foot point
-    _, first = np.unique(key, axis=0, return_index=True)
-    first = np.sort(first)
-    return p[first], d[first]
-
-
-#: m. Candidate facet directions are one direction when their angle times the size of the
-#: expanded brush is below this: a brush edge leaning 1e-6 rad off an axis (float32 mesh data)
-#: makes an edge bevel that nearly repeats a face or axial plane, and the two would be a
-#: duplicate or a sliver thinner than ON_EPSILON.  Every plane's offset is the exact support of
-#: the sum in its own direction, so a merge moves the surface by at most this much.
-DIRECTION_MERGE_DISTANCE = ON_EPSILON
-
-
-def expansion_planes(brush: Brush, mins, maxs) -> tuple[np.ndarray, np.ndarray]:
-    """Outward planes (normals (K, 3), dists (K,)) of brush (+) box(-maxs .. -mins).
-
-    The character box is p + [mins, maxs]; it touches the brush when p is in brush - box.
-    Directions: the brush's face normals, the six axes, and edge bevels (edge x axis where the
-    whole brush lies on one side).  Offsets: the support of the brush plus that of the box.
-    """
-    neg_mins, neg_maxs = -np.asarray(maxs, float), -np.asarray(mins, float)
-    verts = np.concatenate(brush.faces)
-    eye = np.eye(3)
-    directions = [brush.normals, np.vstack([eye, -eye])]
-    p, d = brush_edges(brush)
-    for a in range(3):
-        n = cross3(d, np.broadcast_to(eye[a], d.shape))
-        length = norm(n, axis=1)
-        ok = length > 1e-9
-        n, pa = n[ok] / length[ok, None], p[ok]
-        side = matmul(verts, n.T) - np.einsum("ij,ij->i", n, pa)  # (V, E)
-        behind = np.all(side <= ON_EPSILON, axis=0)
-        ahead = np.all(side >= -ON_EPSILON, axis=0)
-        directions.append(np.concatenate([n[behind], -n[ahead & ~behind]]))
-    extent = float(norm(verts.max(axis=0) - verts.min(axis=0)) + norm(np.subtract(maxs, mins)))
-    n = _merge_directions(snap_normals(np.concatenate(directions)), DIRECTION_MERGE_DISTANCE / max(extent, 1e-9))
-    support = (matmul(verts, n.T)).max(axis=0)  # the brush's own support: its face planes exactly
-    return n, support + box_support(n, neg_mins, neg_maxs)
-
-
-def _merge_directions(normals: np.ndarray, tolerance: float) -> np.ndarray:
-    """Unit directions with near-repeats (largest component difference below `tolerance`)
-    removed, the first one kept (face normals come first, then axes, then bevels)."""
-    keep: list[int] = []
-    kept = np.zeros((0, 3))
-    for i, n in enumerate(normals):
-        if len(kept) and np.any(np.abs(kept - n).max(axis=1) < tolerance):
-            continue
-        keep.append(i)
-        kept = normals[keep]
-    return normals[keep]
 
 
 def expand_brush(brush: Brush, hull: Hull) -> Brush:
@@ -113,9 +49,11 @@ def expand_brushes(brushes: list[Brush], hulls: list[Hull]) -> list[list[Brush]]
 
     What does not depend on the hull (edges, candidate directions, the brush's own support along
     each, which candidates are near-repeats) is worked out once per brush, and for many brushes
-    at once (_Candidates): expansion_planes' loops become operations on flat arrays, and every
-    matrix product is still one brush's own product (detmath.matmul), so every value is the
-    one expansion_planes computes.  brushes_from_planes then builds a hull's brushes together."""
+    at once (_Candidates): the loops of the one-brush-at-a-time reference (expansion_planes in
+    tests/core/expand_reference.py, which the tests compare bit for bit) become operations on
+    flat arrays, and every matrix product is still one brush's own product (detmath.matmul), so
+    every value is the one the reference computes.  brushes_from_planes then builds a hull's
+    brushes together."""
     chunks = [brushes[start : start + _CHUNK] for start in range(0, len(brushes), _CHUNK)]
     cands = [_Candidates(chunk) for chunk in chunks]
     out: list[list[Brush]] = []
@@ -127,7 +65,7 @@ def expand_brushes(brushes: list[Brush], hulls: list[Hull]) -> list[list[Brush]]
 
 
 class _Candidates:
-    """expansion_planes' hull-independent half for a list of brushes, as flat arrays: every
+    """The reference's (expansion_planes') hull-independent half for a list of brushes, as flat arrays: every
     brush's snapped candidate directions (face normals, axes, edge bevels, in expansion_planes'
     order) one brush after another, the brush's support along each, and per brush its size
     (the length of its bounding box's diagonal).  Pairs of a brush's candidates close enough to
@@ -147,7 +85,7 @@ class _Candidates:
         for a in range(3):
             n = cross3(edge_d, np.broadcast_to(eye[a], edge_d.shape))
             length = norm(n, axis=1)
-            ok = length > 1e-9
+            ok = length > PARALLEL_EDGE_SINE
             n, pa, owner = n[ok] / length[ok, None], edge_p[ok], edge_owner[ok]
             prod = _column_products(padded, verts, n, owner)  # (B, V, E): verts @ n.T per brush
             local = _local_index(owner, self.n)
@@ -169,13 +107,13 @@ class _Candidates:
         support = _column_products(padded, verts, self.cand, self.owner).max(axis=1)  # (B, C)
         self.support = support[self.owner, local]  # the brush's own support: its face planes exactly
         self.pairs = _close_pairs(self.cand, self.owner, self.count, local,
-                                  DIRECTION_MERGE_DISTANCE / np.maximum(self.size, 1e-9))  # (rows, cols, diff)
+                                  DIRECTION_MERGE_DISTANCE / np.maximum(self.size, MERGE_SIZE_FLOOR))  # rows, cols, diff
 
     def planes(self, mins, maxs) -> list[tuple[np.ndarray, np.ndarray]]:
         """expansion_planes(brush, mins, maxs) for each brush."""
         neg_mins, neg_maxs = -np.asarray(maxs, float), -np.asarray(mins, float)
         hull_size = norm(np.subtract(maxs, mins))
-        tol = np.array([DIRECTION_MERGE_DISTANCE / max(float(s + hull_size), 1e-9) for s in self.size])
+        tol = np.array([DIRECTION_MERGE_DISTANCE / max(float(s + hull_size), MERGE_SIZE_FLOOR) for s in self.size])
         keep = np.ones(len(self.cand), bool)
         row, col, diff = self.pairs  # flat candidate numbers, col < row, same brush
         close = diff < tol[self.owner[row]]
@@ -249,7 +187,7 @@ def _brush_edges_many(brushes: list[Brush]) -> tuple[np.ndarray, np.ndarray, np.
     axis = np.argmax(np.abs(d), axis=1)
     flip = d[np.arange(len(d)), axis] < 0
     d[flip] *= -1.0
-    key = np.round(np.concatenate([d, p - np.einsum("ij,ij->i", p, d)[:, None] * d], axis=1) * 1e6)
+    key = np.round(np.concatenate([d, p - np.einsum("ij,ij->i", p, d)[:, None] * d], axis=1) * EDGE_KEY_SCALE)
     _, uniq = np.unique(np.concatenate([owner[:, None].astype(np.float64), key], axis=1), axis=0, return_index=True)
     uniq = np.sort(uniq)
     return p[uniq], d[uniq], owner[uniq]

@@ -3,19 +3,20 @@ van Waveren), whose leaves carry a solid bit per hull.
 
 Compilation (onion article, section 3):
 1. per box hull, every colliding brush (solid, detail and clip) expanded into its configuration
-   space (core/expand.py), the expanded brushes' faces unioned (core/csg.py), and a *map tree*
-   built from them by the ordinary compiler; hull 0, the point hull, uses the unexpanded solid
+   space (core/compile/expand.py), the expanded brushes' faces unioned (core/compile/csg.py),
+   and a *map tree* built from them by the ordinary compiler; hull 0, the point hull, uses the unexpanded solid
    and detail brushes (clip brushes let points through);
 2. one tree from the faces of all spaces together (build_tree / build_subtree, Listings 1-2);
 3. determine_leaf_solidity (Listing 3): an arbitrary point of each leaf classified in every map
    tree gives the leaf's bit per hull.
 
 arbitrary_leaf_point (Listing 4) builds the leaf's polytope from its ancestors and a world box;
-that is exact but costs O(depth^3) per leaf, so it is the fallback here.  The fast path uses what
-the tree already knows: every face in a leaf faces into it, so a point a hair in front of a leaf
-face lies in the leaf; a leaf with no face lies right behind its parent's splitter face.  Each
-probe is checked by locating it in the finished tree with a margin; the rare failures go to
-Listing 4.  All probes are classified in each map tree in one batched query per hull.
+that is exact but costs O(depth^3) per leaf, so it is the fallback here.  The fast path (probe
+points, core/compile/probes.py) uses what the tree already knows: every face in a leaf faces into
+it, so a point a hair in front of a leaf face lies in the leaf; a leaf with no face lies right
+behind its parent's splitter face.  Each probe is checked by locating it in the finished tree
+with a margin; the rare failures go to Listing 4.  All probes are classified in each map tree in
+one batched query per hull.
 """
 
 from __future__ import annotations
@@ -29,16 +30,14 @@ from ..model.brushes import Brush, Contents
 from .bsp import TreeBuilder, flatten_tree
 from .csg import FaceList, brush_plane_ids, union_faces
 from ..detmath import matmul
-from ..errors import CancelledError
+from ..errors import check_cancel
 from .expand import expand_brushes
 from ..geometry import PlaneTable
 from ..runtime.tree import Tree
+from .probes import leaf_probes
+from ..runtime.query import point_leaves
 from ..model.scene import Hull
-from ..tolerances import ON_EPSILON, WORLD_HALF_EXTENT
-
-#: m. How far in front of a leaf face (or behind a splitter face) a probe point is placed; must
-#: exceed ON_EPSILON so the point is classified off the plane, and is retried smaller for thin leaves.
-PROBE_STEPS = (1e-3, 1e-4, 2e-5)
+from ..tolerances import ON_EPSILON, PARALLEL_DETERMINANT, PROBE_STEPS, WORLD_HALF_EXTENT
 
 
 def colliding_brushes(brushes: list[Brush], hull_index: int) -> list[Brush]:
@@ -82,10 +81,6 @@ def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, s
         if progress is not None:
             progress(fraction, message)
 
-    def check_cancel():
-        if cancel is not None and cancel():
-            raise CancelledError()
-
     # 1. configuration spaces and their faces
     t0 = time.perf_counter()
     faces = FaceList()
@@ -94,7 +89,7 @@ def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, s
     report(0.0, "expanding brushes")
     expanded = expand_brushes(colliding_brushes(brushes, 1), hulls) if hulls else []
     for h in range(len(hulls) + 1):
-        check_cancel()
+        check_cancel(cancel)
         report(0.3 * h / (len(hulls) + 1), f"union of faces for hull {h}")
         space = colliding_brushes(brushes, 0) if h == 0 else expanded[h - 1]
         spaces.append(space)
@@ -110,7 +105,7 @@ def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, s
     if map_trees:
         t0 = time.perf_counter()
         for h, (a, b) in enumerate(space_ranges):
-            check_cancel()
+            check_cancel(cancel)
             report(0.3 + 0.2 * h / len(space_ranges), f"map tree for hull {h}")
             trees.append(build_map_tree(faces, np.arange(a, b), planes, settings, bounds))
         stats["map_tree_nodes"] = [t.num_nodes for t in trees]
@@ -146,8 +141,6 @@ def determine_leaf_solidity(points: np.ndarray, spaces: list) -> np.ndarray:
     spaces[h] is either a map tree (Tree: the leaf holding the point is solid) or the list
     of that space's brushes (the point is strictly inside one of them).
     """
-    from ..runtime.query import point_leaves
-
     bits = np.zeros(len(points), dtype=np.uint32)
     for h, space in enumerate(spaces):
         if isinstance(space, Tree):
@@ -185,36 +178,23 @@ def points_in_brushes(points: np.ndarray, brushes: list[Brush]) -> np.ndarray:
 
 
 def leaf_points(builder: TreeBuilder, flat, view: Tree, faces: FaceList, bounds) -> tuple[np.ndarray, int]:
-    """An interior point of every leaf (in flattened order), and how many needed Listing 4."""
-    normals = builder.planes.normals
-    parent_of = _parents(builder)
-    n_leaves = len(flat.leaf_order)
-    points = np.zeros((n_leaves, 3))
-    pending = np.arange(n_leaves)
-    for step in PROBE_STEPS:
-        if not len(pending):
-            break
+    """An interior point of every leaf (in flattened order), and how many needed Listing 4: a probe
+    (core/compile/probes.py) at each of PROBE_STEPS in turn, kept when it lands in its leaf more
+    than ON_EPSILON from every plane on its path."""
+
+    def lands(probes: np.ndarray, ks: np.ndarray) -> np.ndarray:
+        leaf, margin = _locate(view, probes)
+        return (leaf == ks) & (margin > ON_EPSILON)
+
+    tries = [(0, step) for step in PROBE_STEPS]
+    points, found = leaf_probes(builder, faces, flat.leaf_order.tolist(), tries, lands)
+    pending = np.flatnonzero(~found)
+    if len(pending):  # Listing 4, exact and slow
+        parent_of = _parents(builder)
         for k in pending:
-            points[k] = _probe(builder, int(flat.leaf_order[k]), faces, normals, step)
-        leaf, margin = _locate(view, points[pending])
-        ok = (leaf == pending) & (margin > ON_EPSILON)
-        pending = pending[~ok]
-    for k in pending:  # Listing 4, exact and slow
-        points[k] = arbitrary_leaf_point(_ancestors(builder, parent_of, int(flat.leaf_order[k])), bounds, builder.planes)
+            points[k] = arbitrary_leaf_point(_ancestors(builder, parent_of, int(flat.leaf_order[k])), bounds,
+                                             builder.planes)
     return points, len(pending)
-
-
-def _probe(builder: TreeBuilder, old_leaf: int, faces: FaceList, normals: np.ndarray, step: float) -> np.ndarray:
-    rec = builder.leaves[old_leaf]
-    if rec.faces:  # a leaf face faces into the leaf: step in front of its centroid
-        f = rec.faces[0]
-        return faces.verts[f].mean(axis=0) + step * normals[faces.plane[f]]
-    # no face: the leaf lies right behind (or in front of) its parent's splitter face
-    node = rec.parent
-    f = builder.node_face[node]
-    plane = builder.node_plane[node]
-    toward = 1.0 if rec.side == 0 else -1.0
-    return faces.verts[f].mean(axis=0) + toward * step * normals[plane]
 
 
 def _locate(tree: Tree, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -268,7 +248,7 @@ def arbitrary_leaf_point(ancestor_planes: list[int] | tuple, bounds, planes: Pla
     idx = np.array(list(itertools.combinations(range(len(out_n)), 3)))
     a = out_n[idx]
     det = np.linalg.det(a)
-    ok = np.abs(det) > 1e-12
+    ok = np.abs(det) > PARALLEL_DETERMINANT
     pts = np.linalg.solve(a[ok], out_d[idx[ok]][..., None])[..., 0]
     inside = np.all(matmul(pts, out_n.T) - out_d <= ON_EPSILON, axis=1)
     pts = pts[inside]

@@ -9,21 +9,23 @@ shifting.  Each stage is timed and counted in level.stats for the command line's
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import numpy as np
 
 from ..detmath import matmul
-from ..errors import CancelledError
+from ..errors import check_cancel
 from ..geometry import PlaneTable
 from ..model.brushes import Contents
 from ..model.scene import Scene
 from ..runtime.level import FACE_DETAIL, POINT_HULL_BIT, CompiledLevel
-from ..tolerances import ON_EPSILON
+from ..tolerances import ON_EPSILON, PROBE_STEPS
 from .bevel import BevelSettings, add_bevels
 from .bsp import SplitterSettings, TreeBuilder, flatten_tree, world_box
 from .csg import FaceList, brush_plane_ids, union_faces
 from .onion import compile_onion
+from .probes import builder_leaves, leaf_probes
 
 
 class StageProgress:
@@ -86,14 +88,10 @@ def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
     stats: dict = {"brushes": len(scene.brushes)}
     times: dict = {}
 
-    def check_cancel():
-        if cancel is not None and cancel():
-            raise CancelledError()
-
     t0 = time.perf_counter()
     planes, faces, ordered, n_structural = _csg_stage(scene, bar.stage("csg"), cancel, stats)
     times["csg"] = time.perf_counter() - t0
-    check_cancel()
+    check_cancel(cancel)
 
     t0 = time.perf_counter()
     bounds = world_box(scene.bounds if scene.brushes else None)
@@ -103,8 +101,7 @@ def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
 
     t0 = time.perf_counter()
     detail_ids = list(range(n_structural, stats["faces_after_csg"]))
-    _detail_stage(builder, faces, detail_ids, scene.brushes_with(Contents.DETAIL), bar.stage("detail"), check_cancel,
-                  stats)
+    _detail_stage(builder, faces, detail_ids, scene.brushes_with(Contents.DETAIL), bar.stage("detail"), cancel, stats)
     times["detail"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -166,14 +163,13 @@ def _structural_tree(scene: Scene, planes, faces, n_structural: int, bounds, rep
     return builder
 
 
-def _detail_stage(builder: TreeBuilder, faces, detail_ids: list, detail_brushes, report, check_cancel,
-                  stats: dict) -> None:
+def _detail_stage(builder: TreeBuilder, faces, detail_ids: list, detail_brushes, report, cancel, stats: dict) -> None:
     """Detail faces pushed down the structural tree (PUSH-POLYGON); every leaf that receives some
     is built further from them alone, its sub-leaves keeping its cluster; empty leaves wholly
     inside a detail brush are made solid."""
     pushed, on_boundary = builder.push_faces(detail_ids) if detail_ids else ({}, set())
     builder.progress = None  # sub-builds report through this stage's own bar
-    check_cancel()
+    check_cancel(cancel)
     leaf_order = sorted(pushed)
     roots = []
     for leaf_index in leaf_order:  # every leaf with detail is built further, all together
@@ -223,13 +219,16 @@ def _mark_leaves_inside_detail(builder: TreeBuilder, faces: FaceList, detail, pu
         return 0
     overlaps = _box_overlaps(np.array([builder.leaves[i].bounds for i in todo]), np.array([b.bounds for b in detail]))
     todo, overlaps = [i for i, o in zip(todo, overlaps) if len(o)], [o for o in overlaps if len(o)]
-    points = _LeafLocator(builder).interior_points(todo, faces)
+    # each leaf's faces in turn, each at the first two probe steps
+    tries = ((face_no, step) for face_no in itertools.count() for step in PROBE_STEPS[:2])
+    points, found = leaf_probes(builder, faces, todo, tries,
+                                lambda probes, ks: builder_leaves(builder, probes) == np.asarray(todo)[ks])
     # touching detail brushes may fill the leaf together with the probe exactly on their contact
     # plane: accept points within ON_EPSILON (no surface of the union comes that close, since
     # none crosses the leaf)
     marked = 0
-    for index, overlap, point in zip(todo, overlaps, points):
-        if point is not None and _inside_some(point, [detail[j] for j in overlap.tolist()], ON_EPSILON):
+    for index, overlap, point, ok in zip(todo, overlaps, points, found.tolist()):
+        if ok and _inside_some(point, [detail[j] for j in overlap.tolist()], ON_EPSILON):
             builder.leaves[index].solid = True
             marked += 1
     return marked
@@ -255,63 +254,6 @@ def _inside_some(point: np.ndarray, brushes, eps: float) -> bool:
     dist = matmul(point, np.concatenate([b.normals for b in brushes]).T) - np.concatenate([b.dists for b in brushes])
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     return bool(np.logical_and.reduceat(dist < eps, starts).any())
-
-
-class _LeafLocator:
-    """Point location on a half-built tree, to check that a probe point lands where intended."""
-
-    def __init__(self, builder: TreeBuilder):
-        self.b = builder
-
-    def leaf(self, p: np.ndarray) -> int:
-        return int(self.leaves_of(np.asarray(p, dtype=np.float64).reshape(1, 3))[0])
-
-    def leaves_of(self, points: np.ndarray) -> np.ndarray:
-        """Leaf index of each point (a point on a plane goes to the front), all points at once."""
-        codes = np.full(len(points), 0 if self.b.node_plane else -1, dtype=np.int64)
-        node_plane = np.asarray(self.b.node_plane, dtype=np.int64)
-        children = np.asarray(self.b.node_children, dtype=np.int64).reshape(-1, 2)
-        normals, dists = self.b.planes.normals, self.b.planes.dists
-        active = np.flatnonzero(codes >= 0)
-        while len(active):
-            nodes = codes[active]
-            plane = node_plane[nodes]
-            behind = np.einsum("ij,ij->i", points[active], normals[plane]) - dists[plane] < 0
-            codes[active] = children[nodes, behind.astype(np.int64)]
-            active = active[codes[active] >= 0]
-        return -1 - codes
-
-    def interior_point(self, index: int, faces: FaceList, step: float = 1e-3) -> np.ndarray | None:
-        return self.interior_points([index], faces, step)[0]
-
-    def interior_points(self, leaves: list[int], faces: FaceList, step: float = 1e-3) -> list[np.ndarray | None]:
-        """A point inside each leaf, or None: a hair in front of one of its faces, trying each
-        face in turn with `step` then `step / 10`, every pending leaf's next try located at once."""
-        normals = self.b.planes.normals
-        found: list[np.ndarray | None] = [None] * len(leaves)
-        pending = list(range(len(leaves)))
-        attempt = 0
-        while pending:
-            face_no, finer = divmod(attempt, 2)
-            delta = step / 10 if finer else step
-            owners, probes = [], []
-            for k in pending:
-                leaf_faces = self.b.leaves[leaves[k]].faces
-                if face_no < len(leaf_faces):
-                    f = leaf_faces[face_no]
-                    owners.append(k)
-                    probes.append(faces.verts[f].mean(axis=0) + delta * normals[faces.plane[f]])
-            if not owners:
-                break
-            landed = self.leaves_of(np.array(probes)).tolist()
-            pending = []
-            for k, p, leaf in zip(owners, probes, landed):
-                if leaf == leaves[k]:
-                    found[k] = p
-                else:
-                    pending.append(k)
-            attempt += 1
-        return found
 
 
 def _flatten(builder: TreeBuilder, planes: PlaneTable, faces: FaceList, brushes, bounds) -> CompiledLevel:

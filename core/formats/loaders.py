@@ -6,6 +6,8 @@ from pathlib import Path
 
 from ..errors import SceneFormatError
 from ..model.scene import Scene
+from .mapfile import DEFAULT_SCALE, load_map
+from .scene_json import load_scene_json
 
 SCENE_SUFFIXES = (".map", ".json")
 
@@ -18,14 +20,10 @@ def load_scene(path, progress=None, cancel=None, map_scale: float | None = None)
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix == ".map":
-        from .mapfile import DEFAULT_SCALE, load_map
-
         scene = load_map(p, scale=map_scale or DEFAULT_SCALE, progress=progress, cancel=cancel)
         scene.settings.map_scale = map_scale or DEFAULT_SCALE
         return scene
     if suffix == ".json":
-        from .scene_json import load_scene_json
-
         return load_scene_json(p, progress=progress, cancel=cancel)
     raise SceneFormatError(
         f"has the extension '{p.suffix}', which brushbake does not read.",

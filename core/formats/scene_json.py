@@ -37,13 +37,13 @@ from ..detmath import matmul, norm
 from ..errors import (
     BrushbakeError,
     BrushError,
-    CancelledError,
     DegenerateBrushError,
     InvalidCoordinatesError,
     SceneFormatError,
+    check_cancel,
 )
 from ..model.scene import DetailMesh, Hull, Light, Marker, Scene, Settings
-from ..tolerances import MAX_COORDINATE
+from ..tolerances import DEGENERATE_FACE_AREA, MAX_COORDINATE, MIN_NORMAL_LENGTH
 
 FORMAT_NAME = "brushbake-scene"
 FORMAT_VERSION = 1
@@ -358,8 +358,7 @@ def _scene_from_dict(data: Any, source: str, progress, cancel) -> Scene:
     done = 0
     for key, items, target in (("brushes", brush_items, scene.brushes), ("movers", mover_items, scene.movers)):
         for i, item in enumerate(items):
-            if cancel is not None and cancel():
-                raise CancelledError()
+            check_cancel(cancel)
             target.append(_read_brush_named(r, item, f"{key}[{i}]", f"brush{i}" if key == "brushes" else f"mover{i}"))
             done += 1
             if progress:
@@ -502,7 +501,7 @@ def _read_brush(r: _Reader, item: Any, where: str, default_name: str) -> Brush:
             n = [r.number(v, f"{pw}[{j}]", MAX_COORDINATE) for j, v in enumerate(values[:3])]
             d = r.coordinate(values[3], f"{pw}[3]")
             length = math.sqrt(sum(c * c for c in n))
-            if not length > 1e-6:
+            if not length > MIN_NORMAL_LENGTH:
                 raise DegenerateBrushError(f"has plane {i} with a zero normal.", subject=name,
                                            hint="Give every plane an outward unit normal, or delete the plane.")
             normals.append([c / length for c in n])
@@ -536,7 +535,7 @@ def _count_face_planes(verts: np.ndarray, faces: list[list[int]]) -> int:
         p = verts[f]
         n = np.cross(p - p.mean(axis=0), np.roll(p, -1, axis=0) - p.mean(axis=0)).sum(axis=0)
         length = float(norm(n))
-        if not length > 1e-12:
+        if not length > DEGENERATE_FACE_AREA:
             continue
         n = n / length
         keys.add(tuple(np.round(np.append(n, matmul(n, p.mean(axis=0))), 3)))

@@ -21,15 +21,28 @@ from ..errors import (
     NonConvexBrushError,
     OpenMeshError,
 )
-from ..geometry import cross3, order_polygon_vertices, polygon_normal_area, snap_normals
+from ..geometry import (
+    Side,
+    base_polygon,
+    clip_polygon,
+    cross3,
+    order_polygon_vertices,
+    polygon_normal_area,
+    snap_normals,
+)
 from ..tolerances import (
+    CLOSURE_AREA_FLOOR,
+    CLOSURE_TOLERANCE,
     DIST_EPSILON,
     MAX_COORDINATE,
     MESH_CONVEXITY_TOLERANCE,
+    MESH_NORMAL_MERGE,
     MIN_BRUSH_VOLUME,
     MIN_EDGE_LENGTH,
     NORMAL_EPSILON,
     ON_EPSILON,
+    PARALLEL_DETERMINANT,
+    VERTEX_EPSILON,
 )
 
 
@@ -169,7 +182,7 @@ def brush_from_planes(
             subject=name,
             hint="Delete it, or give it thickness.",
         )
-    if float(np.abs(closure).max()) > 1e-6 * max(total_area, 1e-12):
+    if float(np.abs(closure).max()) > CLOSURE_TOLERANCE * max(total_area, CLOSURE_AREA_FLOOR):
         raise DegenerateBrushError(
             "is open: its planes do not enclose a bounded volume.",
             subject=name,
@@ -246,7 +259,7 @@ def _batch_from_planes(specs, k: int) -> list[Brush | None]:
         n_b = normals[b]
         total_area = sum(areas)
         closure = np.sum([a * n_b[i] for a, i in zip(areas, keep)], axis=0)
-        if float(np.abs(closure).max()) > 1e-6 * max(total_area, 1e-12):
+        if float(np.abs(closure).max()) > CLOSURE_TOLERANCE * max(total_area, CLOSURE_AREA_FLOOR):
             continue
         brush = Brush(name=specs[b][2], contents=Contents(specs[b][3]), normals=n_b[keep], dists=dists[b][keep],
                       faces=polys, textures=[""] * len(keep), entity=specs[b][4])
@@ -266,7 +279,7 @@ def _batch_polytope_vertices(normals: np.ndarray, dists: np.ndarray):
     a, b, c = (normals[:, t[:, col]].reshape(-1, 3) for col in range(3))
     bc, ca, ab = cross3(b, c), cross3(c, a), cross3(a, b)
     det = np.einsum("ij,ij->i", a, bc)
-    ok = np.abs(det) > 1e-12
+    ok = np.abs(det) > PARALLEL_DETERMINANT
     da, db, dc = (dists[:, t[:, col]].reshape(-1, 1) for col in range(3))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # rows not ok are dropped
         pts = (da * bc + db * ca + dc * ab) / det[:, None]
@@ -283,17 +296,9 @@ def _batch_polytope_vertices(normals: np.ndarray, dists: np.ndarray):
         return np.zeros((0, 3)), np.zeros((0, k), bool), np.zeros(0, np.int64), np.zeros(g, np.int64)
     # several triples meet at one corner: merge points on a fine grid per brush, uniting planes
     key = np.concatenate([brush[:, None].astype(np.float64), np.round(pts / MIN_EDGE_LENGTH)], axis=1)
-    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
-    inverse = np.asarray(inverse).reshape(-1)
-    order = np.argsort(first)  # brush by brush, each in order of first appearance
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    slot = rank[inverse]
-    member = np.zeros((len(first), k), dtype=bool)
-    for col in range(3):
-        member[slot, tri[:, col]] = True
-    verts = pts[first[order]]
-    owner = brush[first[order]]
+    rows, member = _merge_corners(key, tri, k)  # brush by brush, each in order of first appearance
+    verts = pts[rows]
+    owner = brush[rows]
     vcount = np.bincount(owner, minlength=g)
     # member |= |verts @ normals.T - dists| <= VERTEX_EPSILON, one product per brush (stacked)
     width = int(vcount.max())
@@ -334,36 +339,12 @@ def _batch_assemble_faces(verts, member, owner, vcount, normals, good) -> list:
     v_idx, fid = v_idx[keep], fid[keep]
     order = np.lexsort((v_idx, fid))  # by face, then vertex: np.nonzero(on[:, planes].T)'s order
     v_idx, fid = v_idx[order], fid[order]
-    n = normals[fb, fk]
-    axis = np.argmax(np.abs(n), axis=1)
-    u = cross3(n, np.eye(3)[(axis + 1) % 3])
-    u /= norm(u, axis=1)[:, None]
-    v = cross3(n, u)
-    rel = verts[v_idx] - centre[fid]
-    angle = np.arctan2(np.einsum("ij,ij->i", rel, v[fid]), np.einsum("ij,ij->i", rel, u[fid]))
-    order = np.lexsort((angle, fid))
-    fid, pts = fid[order], verts[v_idx[order]]
-    starts = np.flatnonzero(np.r_[True, fid[1:] != fid[:-1]])
-    ends = np.r_[starts[1:], len(fid)]
-    nxt = np.arange(1, len(fid) + 1)
-    nxt[ends - 1] = starts
-    cross = cross3(pts, pts[nxt])
-    area = 0.5 * norm(np.add.reduceat(cross, starts, axis=0), axis=1)
-    step = pts[nxt] - pts
-    long_edge = np.einsum("ij,ij->i", step, step) > MIN_EDGE_LENGTH * MIN_EDGE_LENGTH
     per_brush: dict[int, tuple[list, list, list]] = {}
-    for f, (a, z) in enumerate(zip(starts.tolist(), ends.tolist())):
+    for f, poly, area in _face_rings(verts, v_idx, fid, centre, normals[fb, fk]):
         faces, planes, areas = per_brush.setdefault(int(fb[f]), ([], [], []))
-        if area[f] <= MIN_EDGE_LENGTH * MIN_EDGE_LENGTH:
-            continue
-        poly = pts[a:z]
-        if not long_edge[a:z].all():
-            poly = _clean_ring(poly)
-            if poly is None:
-                continue
         faces.append(poly)
         planes.append(int(fk[f]))
-        areas.append(float(area[f]))
+        areas.append(area)
     out = list(out)
     for b, value in per_brush.items():
         out[b] = value
@@ -377,8 +358,6 @@ MAX_TRIPLE_PLANES = 48
 
 def _clipped_vertices(normals: np.ndarray, dists: np.ndarray) -> np.ndarray:
     """Brush vertices by clipping a huge polygon on each plane by all the others."""
-    from ..geometry import Side, base_polygon, clip_polygon
-
     out = []
     for i in range(len(normals)):
         poly = base_polygon(normals[i], dists[i])
@@ -401,14 +380,6 @@ def _triples(k: int) -> np.ndarray:
     return np.array(list(itertools.combinations(range(k), 3)), dtype=np.intp).reshape(-1, 3)
 
 
-#: m. A vertex found by intersecting three planes is kept when it lies behind every other plane
-#: by at least -VERTEX_EPSILON, and belongs to any plane it lies on within it.  Far tighter than
-#: ON_EPSILON: two planes 1e-4 rad apart (a leaning edge bevel) cut a sliver face whose vertices
-#: are all within ON_EPSILON of both, so distance cannot say which face a vertex is on, but
-#: the triple that made it can.  Cramer's rule is good to ~1e-12 m at these sizes.
-VERTEX_EPSILON = 1e-9
-
-
 def _polytope_vertices(normals: np.ndarray, dists: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Vertices of {x : normals.x <= dists} and which planes each lies on ((V, 3), (V, K) bool).
 
@@ -422,7 +393,7 @@ def _polytope_vertices(normals: np.ndarray, dists: np.ndarray) -> tuple[np.ndarr
     a, b, c = normals[t[:, 0]], normals[t[:, 1]], normals[t[:, 2]]
     bc, ca, ab = cross3(b, c), cross3(c, a), cross3(a, b)
     det = np.einsum("ij,ij->i", a, bc)
-    ok = np.abs(det) > 1e-12
+    ok = np.abs(det) > PARALLEL_DETERMINANT
     t = t[ok]
     da, db, dc = dists[t[:, 0], None], dists[t[:, 1], None], dists[t[:, 2], None]
     pts = (da * bc[ok] + db * ca[ok] + dc * ab[ok]) / det[ok, None]
@@ -432,18 +403,26 @@ def _polytope_vertices(normals: np.ndarray, dists: np.ndarray) -> tuple[np.ndarr
     if len(pts) == 0:
         return pts, np.zeros((0, k), bool)
     # Several triples meet at one corner: merge points on a fine grid, uniting their planes.
-    _, first, inverse = np.unique(np.round(pts / MIN_EDGE_LENGTH), axis=0, return_index=True, return_inverse=True)
+    rows, member = _merge_corners(np.round(pts / MIN_EDGE_LENGTH), t, k)
+    verts = pts[rows]
+    member |= np.abs(matmul(verts, normals.T) - dists) <= VERTEX_EPSILON
+    return verts, member
+
+
+def _merge_corners(key: np.ndarray, triples: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Several plane triples meet at one corner (their points share a key row): each corner's
+    first row, corners in order of first appearance (deterministic output), and which of the k
+    planes each corner lies on ((corners, k) bool: the planes of every triple that made it)."""
+    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
     inverse = np.asarray(inverse).reshape(-1)
-    order = np.argsort(first)  # keep the order of first appearance: deterministic output
+    order = np.argsort(first)
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
     slot = rank[inverse]
     member = np.zeros((len(first), k), dtype=bool)
     for col in range(3):
-        member[slot, t[:, col]] = True
-    verts = pts[first[order]]
-    member |= np.abs(matmul(verts, normals.T) - dists) <= VERTEX_EPSILON
-    return verts, member
+        member[slot, triples[:, col]] = True
+    return first[order], member
 
 
 def _assemble_faces(verts: np.ndarray, on: np.ndarray, normals: np.ndarray):
@@ -457,25 +436,34 @@ def _assemble_faces(verts: np.ndarray, on: np.ndarray, normals: np.ndarray):
     if not len(planes):
         return [], [], []
     k_idx, v_idx = np.nonzero(on[:, planes].T)  # sorted by face
-    n = normals[planes]
     centre = (matmul(on[:, planes].T.astype(np.float64), verts)) / counts[planes, None]
+    rings = _face_rings(verts, v_idx, k_idx, centre, normals[planes])
+    return [poly for _, poly, _ in rings], [int(planes[f]) for f, _, _ in rings], [area for _, _, area in rings]
+
+
+def _face_rings(verts: np.ndarray, v_idx: np.ndarray, face: np.ndarray, centre: np.ndarray, n: np.ndarray) -> list:
+    """The polygons of faces given as vertex rows v_idx of face numbers `face` (sorted by face,
+    every face with at least three): each sorted counter-clockwise (seen from outside, along its
+    normal n[face]) by angle about its centre, in one lexsort over all (face, angle) pairs.
+    Returns [(face number, polygon, area)] for the faces of positive area, vertices closer than
+    MIN_EDGE_LENGTH to their predecessor dropped."""
     axis = np.argmax(np.abs(n), axis=1)
     u = cross3(n, np.eye(3)[(axis + 1) % 3])
     u /= norm(u, axis=1)[:, None]
     v = cross3(n, u)
-    rel = verts[v_idx] - centre[k_idx]
-    angle = np.arctan2(np.einsum("ij,ij->i", rel, v[k_idx]), np.einsum("ij,ij->i", rel, u[k_idx]))
-    order = np.lexsort((angle, k_idx))
-    k_idx, pts = k_idx[order], verts[v_idx[order]]
-    starts = np.flatnonzero(np.r_[True, k_idx[1:] != k_idx[:-1]])
-    ends = np.r_[starts[1:], len(k_idx)]
-    nxt = np.arange(1, len(k_idx) + 1)
+    rel = verts[v_idx] - centre[face]
+    angle = np.arctan2(np.einsum("ij,ij->i", rel, v[face]), np.einsum("ij,ij->i", rel, u[face]))
+    order = np.lexsort((angle, face))
+    face, pts = face[order], verts[v_idx[order]]
+    starts = np.flatnonzero(np.r_[True, face[1:] != face[:-1]])
+    ends = np.r_[starts[1:], len(face)]
+    nxt = np.arange(1, len(face) + 1)
     nxt[ends - 1] = starts  # each face's last vertex wraps to its first
     cross = cross3(pts, pts[nxt])
     area = 0.5 * norm(np.add.reduceat(cross, starts, axis=0), axis=1)
     step = pts[nxt] - pts
     long_edge = np.einsum("ij,ij->i", step, step) > MIN_EDGE_LENGTH * MIN_EDGE_LENGTH
-    faces, keep, areas = [], [], []
+    out = []
     for f, (a, z) in enumerate(zip(starts.tolist(), ends.tolist())):
         if area[f] <= MIN_EDGE_LENGTH * MIN_EDGE_LENGTH:
             continue
@@ -484,10 +472,8 @@ def _assemble_faces(verts: np.ndarray, on: np.ndarray, normals: np.ndarray):
             poly = _clean_ring(poly)
             if poly is None:
                 continue
-        faces.append(poly)
-        keep.append(int(planes[f]))
-        areas.append(float(area[f]))
-    return faces, keep, areas
+        out.append((f, poly, float(area[f])))
+    return out
 
 
 def _clean_ring(poly: np.ndarray) -> np.ndarray | None:
@@ -562,7 +548,7 @@ def brush_from_mesh(
     merged_d: list[float] = []
     for n, d in zip(planes_n, planes_d):
         for k, (mn, md) in enumerate(zip(merged_n, merged_d)):
-            if np.abs(mn - n).max() < 1e-5 and abs(md - d) < MESH_CONVEXITY_TOLERANCE:
+            if np.abs(mn - n).max() < MESH_NORMAL_MERGE and abs(md - d) < MESH_CONVEXITY_TOLERANCE:
                 break
         else:
             merged_n.append(n)

@@ -6,6 +6,8 @@ Units are metres.  Hull 0 of every level is the point hull (the unexpanded world
 
 from __future__ import annotations
 
+import math
+
 from ..errors import BrushbakeError
 from ..units import QUAKE_UNIT
 from .scene import Hull
@@ -67,8 +69,6 @@ def parse_hull(spec: str) -> Hull:
 
 def make_hull(name: str, mins, maxs) -> Hull:
     mins, maxs = tuple(float(v) for v in mins), tuple(float(v) for v in maxs)
-    import math
-
     if not all(math.isfinite(v) for v in mins + maxs):
         raise BrushbakeError(f"hull '{name}' has a NaN or infinite size.", hint="Give finite sizes in metres.")
     if any(lo > 0 or hi < 0 for lo, hi in zip(mins, maxs)) or any(lo >= hi for lo, hi in zip(mins, maxs)):

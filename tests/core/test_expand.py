@@ -181,7 +181,7 @@ def test_a_turned_box_gets_its_edge_bevels_and_no_fat_corner():
 
 
 def test_a_box_turned_about_a_slanted_axis_keeps_every_edge_bevel():
-    """Regression: core/expand.brush_edges deduplicated edges by (direction, start . direction),
+    """Regression: core/compile/expand.brush_edges (now tests/core/expand_reference.py) deduplicated edges by (direction, start . direction),
     which is the same for parallel edges of a box (and of any prism), so a box turned about a
     slanted axis kept 6 of its 12 edges and its expansion was too fat (0.44 m at a corner for
     the hypothesis example).  Fixed by keying the edge's line: direction and foot point."""
@@ -247,8 +247,9 @@ def test_expand_brushes_is_expansion_planes_bit_for_bit(name):
     """expand_brushes (all brushes and hulls at once) must build exactly the brushes of the
     single-brush reference, brush_from_planes(*expansion_planes(b, mins, maxs)): same planes,
     same vertices, to the bit, so that compiled levels do not change."""
-    from brushbake.core.compile.expand import expand_brushes, expansion_planes
+    from brushbake.core.compile.expand import expand_brushes
     from brushbake.core.formats.loaders import load_scene
+    from expand_reference import expansion_planes
 
     path = next(p for p in ot.scene_paths() if p.name == name)
     brushes = [b for b in load_scene(path).brushes if b.contents != Contents.NONSOLID]
