@@ -120,6 +120,13 @@ MIN_NORMAL_LENGTH = 1e-6
 #: counting a mesh's distinct face planes (the count only guards MAX_BRUSH_PLANES).
 DEGENERATE_FACE_AREA = 1e-12
 
+#: decimal places (of unit normal components and of metres). Counting a mesh's distinct face
+#: planes, faces whose rounded (normal, distance) agree to this many places count once: a 1 mm
+#: grid, coarse enough that the faces of a subdivided side (float32 data) fall together.  The
+#: count only decides whether a mesh exceeds MAX_BRUSH_PLANES; the brush itself merges its planes
+#: with MESH_NORMAL_MERGE and MESH_CONVEXITY_TOLERANCE.
+PLANE_COUNT_DECIMALS = 3
+
 #: m. How far an object's world-space vertex may be from the vertex its kept planes make and the
 #: planes still count as the object's own (an object imported from a .map keeps its exact planes
 #: while unedited).  Float32 mesh coordinates are good to ~1e-5 m at 100 m; any real edit (a

@@ -34,7 +34,7 @@ from ..errors import check_cancel
 from .expand import expand_brushes
 from ..geometry import PlaneTable
 from ..runtime.tree import Tree
-from .probes import leaf_probes
+from .probes import leaf_probes, locate
 from ..runtime.query import point_leaves
 from ..model.scene import Hull
 from ..tolerances import ON_EPSILON, PARALLEL_DETERMINANT, PROBE_STEPS, WORLD_HALF_EXTENT
@@ -183,7 +183,7 @@ def leaf_points(builder: TreeBuilder, flat, view: Tree, faces: FaceList, bounds)
     than ON_EPSILON from every plane on its path."""
 
     def lands(probes: np.ndarray, ks: np.ndarray) -> np.ndarray:
-        leaf, margin = _locate(view, probes)
+        leaf, margin = locate(view.node_plane, view.node_children, view.plane_normals, view.plane_dists, probes)
         return (leaf == ks) & (margin > ON_EPSILON)
 
     tries = [(0, step) for step in PROBE_STEPS]
@@ -195,21 +195,6 @@ def leaf_points(builder: TreeBuilder, flat, view: Tree, faces: FaceList, bounds)
             points[k] = arbitrary_leaf_point(_ancestors(builder, parent_of, int(flat.leaf_order[k])), bounds,
                                              builder.planes)
     return points, len(pending)
-
-
-def _locate(tree: Tree, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Leaf of each point and the smallest |distance| to a plane on its path."""
-    codes = np.full(len(points), tree.root, dtype=np.int64)
-    margin = np.full(len(points), np.inf)
-    active = np.flatnonzero(codes >= 0)
-    while len(active):
-        nodes = codes[active]
-        pl = tree.node_plane[nodes]
-        dist = np.einsum("ij,ij->i", points[active], tree.plane_normals[pl]) - tree.plane_dists[pl]
-        margin[active] = np.minimum(margin[active], np.abs(dist))
-        codes[active] = tree.node_children[nodes, (dist < 0).astype(np.int64)]
-        active = active[codes[active] >= 0]
-    return -1 - codes, margin
 
 
 def _parents(builder: TreeBuilder) -> dict[int, tuple[int, int]]:

@@ -76,15 +76,24 @@ def leaf_probes(builder: TreeBuilder, faces: FaceList, leaves: list[int], tries:
 def builder_leaves(builder: TreeBuilder, points: np.ndarray) -> np.ndarray:
     """Leaf index (the builder's numbering) of each point in a tree still being built; a point
     on a plane goes to the front.  All points at once."""
-    codes = np.full(len(points), 0 if builder.node_plane else -1, dtype=np.int64)
     node_plane = np.asarray(builder.node_plane, dtype=np.int64)
     children = np.asarray(builder.node_children, dtype=np.int64).reshape(-1, 2)
-    normals, dists = builder.planes.normals, builder.planes.dists
+    return locate(node_plane, children, builder.planes.normals, builder.planes.dists, points)[0]
+
+
+def locate(node_plane: np.ndarray, node_children: np.ndarray, normals: np.ndarray, dists: np.ndarray,
+           points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Leaf of each point in a tree given as arrays (node_children: (nodes, 2), a leaf coded as
+    -1 - leaf; root 0, or leaf 0 when there are no nodes), a point on a plane going to the front,
+    and the smallest |distance| to a plane on its path (a probe's margin).  All points at once."""
+    codes = np.full(len(points), 0 if len(node_plane) else -1, dtype=np.int64)
+    margin = np.full(len(points), np.inf)
     active = np.flatnonzero(codes >= 0)
     while len(active):
         nodes = codes[active]
         plane = node_plane[nodes]
-        behind = np.einsum("ij,ij->i", points[active], normals[plane]) - dists[plane] < 0
-        codes[active] = children[nodes, behind.astype(np.int64)]
+        dist = np.einsum("ij,ij->i", points[active], normals[plane]) - dists[plane]
+        margin[active] = np.minimum(margin[active], np.abs(dist))
+        codes[active] = node_children[nodes, (dist < 0).astype(np.int64)]
         active = active[codes[active] >= 0]
-    return -1 - codes
+    return -1 - codes, margin

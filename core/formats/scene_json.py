@@ -43,7 +43,7 @@ from ..errors import (
     check_cancel,
 )
 from ..model.scene import DetailMesh, Hull, Light, Marker, Scene, Settings
-from ..tolerances import DEGENERATE_FACE_AREA, MAX_COORDINATE, MIN_NORMAL_LENGTH
+from ..tolerances import DEGENERATE_FACE_AREA, MAX_COORDINATE, MIN_NORMAL_LENGTH, PLANE_COUNT_DECIMALS
 
 FORMAT_NAME = "brushbake-scene"
 FORMAT_VERSION = 1
@@ -538,7 +538,7 @@ def _count_face_planes(verts: np.ndarray, faces: list[list[int]]) -> int:
         if not length > DEGENERATE_FACE_AREA:
             continue
         n = n / length
-        keys.add(tuple(np.round(np.append(n, matmul(n, p.mean(axis=0))), 3)))
+        keys.add(tuple(np.round(np.append(n, matmul(n, p.mean(axis=0))), PLANE_COUNT_DECIMALS)))
     return len(keys)
 
 
