@@ -62,17 +62,10 @@ class CompiledLevel:
     #: counts and seconds per stage, for the command line's table; never written to files
     stats: dict = field(default_factory=dict)
 
-    @property
-    def root(self) -> int:
-        return 0 if len(self.node_plane) else -1
-
-    @property
-    def num_nodes(self) -> int:
-        return int(len(self.node_plane))
-
-    @property
-    def num_leaves(self) -> int:
-        return int(len(self.leaf_solid))
+    # the point tree's root and sizes, so a level stands for its point tree in queries
+    root = property(lambda self: self.point_tree().root)
+    num_nodes = property(lambda self: self.point_tree().num_nodes)
+    num_leaves = property(lambda self: self.point_tree().num_leaves)
 
     def face_vertices(self, face: int) -> np.ndarray:
         first = int(self.face_first_vertex[face])
