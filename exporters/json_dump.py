@@ -5,7 +5,8 @@ nested lists, floats as Python's shortest round-trip repr, so the same level alw
 text and level_from_json(level_to_json(level)) equals `level` exactly.  `stats` is not written.
 The beveled tree's arrays (bevel_node_plane, bevel_node_children, bevel_leaf_solid) are written and
 read back when the level has one, as the .bbk file's optional sections are; a dump has all three or
-none.
+none.  So are the visibility arrays (vis_leaf_cluster, vis_row_offset, vis_rows) of a level baked
+with visibility.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .native import (
     COMPILER_BUG,
     NAME_SECTIONS,
     OPTIONAL_SECTIONS,
+    VIS_SECTIONS,
     VERSION_MAJOR,
     VERSION_MINOR,
     as_field_array,
@@ -72,7 +74,7 @@ def level_from_json(text: str, source_name: str = "<json>") -> CompiledLevel:
         if not isinstance(value, list):
             raise LevelFormatError(f"{name} must be a list of strings.", subject=source_name, hint=REDUMP)
         fields[name] = as_name_list(value, name, source_name, REDUMP)
-    for s in OPTIONAL_SECTIONS:  # the beveled tree: all three or none (check_level_fields says which)
+    for s in OPTIONAL_SECTIONS + VIS_SECTIONS:  # the beveled tree: all three or none (check_level_fields says which)
         if s.field in doc:
             fields[s.field] = as_field_array(doc[s.field], s, source_name, REDUMP)
     check_level_fields(fields, subject=source_name, hint=REDUMP)

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..core.errors import LevelFormatError
 from ..core.runtime.level import CompiledLevel
+from ..core.runtime.pvs import decompress_rows
 
 MAGIC = b"BRBK"
 VERSION_MAJOR = 1
@@ -96,6 +97,14 @@ OPTIONAL_SECTIONS = (
     ArraySection(b"BVNP", "bevel_node_plane", "<i4", (), "bevel nodes"),
     ArraySection(b"BVNC", "bevel_node_children", "<i4", (2,), "bevel nodes"),
     ArraySection(b"BVLS", "bevel_leaf_solid", "<u4", (), "bevel leaves"),
+)
+
+#: sections a level may lack: the potentially visible set (core/runtime/pvs.py).  Written after
+#: everything else, only when the level was baked with visibility; all three or none.
+VIS_SECTIONS = (
+    ArraySection(b"VSLC", "vis_leaf_cluster", "<i4", (), "leaves"),
+    ArraySection(b"VSRO", "vis_row_offset", "<u4", (), "visibility clusters"),
+    ArraySection(b"VSRD", "vis_rows", "|u1", (), "visibility row bytes"),
 )
 
 #: (index tag, text tag, field): a list of strings as (offset u32, length u32) records into a
@@ -206,6 +215,9 @@ def fields_from_level(level: CompiledLevel, subject: str, hint: str) -> dict:
     if len(getattr(level, "bevel_leaf_solid", ())):  # optional: only a beveled level has them
         for s in OPTIONAL_SECTIONS:
             fields[s.field] = as_field_array(getattr(level, s.field), s, subject, hint)
+    if len(getattr(level, "vis_row_offset", ())):  # optional: only a level baked with visibility
+        for s in VIS_SECTIONS:
+            fields[s.field] = as_field_array(getattr(level, s.field), s, subject, hint)
     return fields
 
 
@@ -217,7 +229,7 @@ def level_from_fields(fields: dict) -> CompiledLevel:
         kwargs[s.field] = array.astype(array.dtype.newbyteorder("="), copy=True)
     for _, _, name in NAME_SECTIONS:
         kwargs[name] = list(fields[name])
-    for s in OPTIONAL_SECTIONS:
+    for s in OPTIONAL_SECTIONS + VIS_SECTIONS:
         if s.field in fields:
             array = fields[s.field]
             kwargs[s.field] = array.astype(array.dtype.newbyteorder("="), copy=True)
@@ -303,6 +315,7 @@ def check_level_fields(f: dict, subject: str | None, hint: str) -> None:
                        f"has {bevel_nodes}: both count the bevel nodes.")
         _check_tree(f, "bevel_", planes, bevel_nodes, bevel_leaves, fail)
         _check_solid_bits(f["bevel_leaf_solid"], 1, "bevel_", fail)
+    _check_vis(f, leaves, fail)
     _check_ranges(f["leaf_face_first"], f["leaf_face_count"], 0, refs, "leaf", "leaf_faces", fail)
     _check_indices(f["leaf_faces"], 0, faces, "leaf_faces", "a face", fail)
     _check_indices(f["leaf_cluster"], 0, leaves, "leaf_cluster", "a leaf", fail)
@@ -317,6 +330,28 @@ def check_level_fields(f: dict, subject: str | None, hint: str) -> None:
         boxes = f[field].reshape(-1, 2, 3)
         if np.any(boxes[:, 0] > boxes[:, 1]):
             raise fail(f"{field} has a box whose mins exceed its maxs.")
+
+
+def _check_vis(f: dict, leaves: int, fail) -> None:
+    """The PVS sections: all three or none; a cluster (or -1) per leaf; every row decodes to exactly
+    ceil(C / 8) bytes with no bit beyond the last cluster."""
+    present = [s.field for s in VIS_SECTIONS if s.field in f]
+    if not present:
+        return
+    if len(present) < len(VIS_SECTIONS):
+        missing = [s.field for s in VIS_SECTIONS if s.field not in f]
+        raise fail(f"has {', '.join(present)} but no {', '.join(missing)}: the visibility needs all of "
+                   f"{', '.join(s.field for s in VIS_SECTIONS)}.")
+    clusters = len(f["vis_row_offset"])
+    if clusters < 1 or clusters > leaves:
+        raise fail(f"has {clusters} visibility clusters for {leaves} leaves; each cluster is at least one leaf.")
+    if len(f["vis_leaf_cluster"]) != leaves:
+        raise fail(f"vis_leaf_cluster has {len(f['vis_leaf_cluster'])} entries but the level has {leaves} leaves.")
+    _check_indices(f["vis_leaf_cluster"], -1, clusters, "vis_leaf_cluster", "a cluster (or -1)", fail)
+    try:
+        decompress_rows(f["vis_row_offset"], f["vis_rows"], clusters)
+    except ValueError as err:
+        raise fail(f"has a corrupt visibility row: {err}.") from None
 
 
 def _check_tree(f: dict, prefix: str, planes: int, nodes: int, leaves: int, fail) -> None:
@@ -398,6 +433,9 @@ def _encode_sections(f: dict) -> list[tuple[bytes, int, int, bytes]]:
     if len(f.get("bevel_leaf_solid", ())):
         for s in OPTIONAL_SECTIONS:
             sections.append((s.tag, s.record_size, len(f[s.field]), f[s.field].tobytes()))
+    if "vis_row_offset" in f:
+        for s in VIS_SECTIONS:
+            sections.append((s.tag, s.record_size, len(f[s.field]), f[s.field].tobytes()))
     return sections
 
 
@@ -434,6 +472,10 @@ def _decode_sections(sections: dict, subject: str) -> dict:
             f[s.field] = np.frombuffer(payload, dtype=s.dtype).reshape((count, *s.record))
         else:
             f[s.field] = np.zeros((0, *s.record), dtype=s.dtype)
+    for s in VIS_SECTIONS:  # all three or none: check_level_fields says which is missing
+        if s.tag in sections:
+            count, payload = _known_section(sections, s.tag, s.record_size, s.field, subject)
+            f[s.field] = np.frombuffer(payload, dtype=s.dtype).reshape((count, *s.record))
     return f
 
 

@@ -59,6 +59,11 @@ class CompiledLevel:
     bevel_node_plane: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # (N,) int32
     bevel_node_children: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int32))  # (N, 2)
     bevel_leaf_solid: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))  # (L,) uint32
+    # the potentially visible set (core/runtime/pvs.py, docs/VISIBILITY.md); all empty when the level
+    # was baked without visibility
+    vis_leaf_cluster: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # (L,) int32, -1: no row
+    vis_row_offset: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))  # (C,) into vis_rows
+    vis_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))  # (B,) Quake RLE rows
     #: counts and seconds per stage, for the command line's table; never written to files
     stats: dict = field(default_factory=dict)
 
@@ -99,6 +104,10 @@ class CompiledLevel:
     @property
     def has_bevel(self) -> bool:
         return len(self.bevel_leaf_solid) > 0
+
+    @property
+    def has_vis(self) -> bool:
+        return len(self.vis_row_offset) > 0
 
     def bevel_tree(self) -> Tree:
         """The beveled point tree for plane shifting; the plain point tree when there is none."""

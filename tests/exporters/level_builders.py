@@ -42,6 +42,7 @@ def empty_level() -> CompiledLevel:
 
 ONION_FIELDS = ("onion_node_plane", "onion_node_children", "onion_leaf_solid")
 BEVEL_FIELDS = ("bevel_node_plane", "bevel_node_children", "bevel_leaf_solid")
+VIS_FIELDS = ("vis_leaf_cluster", "vis_row_offset", "vis_rows")
 
 
 def with_onion(level: CompiledLevel, node_plane, node_children, leaf_solid) -> CompiledLevel:
@@ -201,7 +202,7 @@ def assert_levels_equal(a: CompiledLevel, b: CompiledLevel) -> None:
         "plane_normals plane_dists node_plane node_children leaf_solid leaf_cluster leaf_bounds "
         "leaf_face_first leaf_face_count leaf_faces face_plane face_first_vertex face_num_vertices "
         "face_brush face_flags vertices hull_boxes world_bounds"
-    ).split() + list(ONION_FIELDS) + list(BEVEL_FIELDS):
+    ).split() + list(ONION_FIELDS) + list(BEVEL_FIELDS) + list(VIS_FIELDS):
         x, y = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
         assert x.shape == y.shape, name
         assert x.dtype == y.dtype, name
@@ -258,3 +259,19 @@ def replace_section(sections, tag: bytes, payload: bytes, rcount=None, rsize=Non
             p = payload
         out.append((t, s, c, p))
     return out
+
+
+def with_random_vis(level: CompiledLevel, seed: int) -> CompiledLevel:
+    """`level` with a random symmetric PVS over random clusters of its leaves (some -1)."""
+    from brushbake.core.runtime.pvs import compress_rows, pack_bits
+
+    rng = np.random.default_rng(seed)
+    leaves = level.num_leaves
+    clusters = int(rng.integers(1, leaves + 1))
+    leaf_cluster = rng.integers(-1, clusters, leaves).astype(np.int32)
+    leaf_cluster[rng.permutation(leaves)[:clusters]] = np.arange(clusters)
+    see = rng.random((clusters, clusters)) < rng.random()
+    see = see | see.T | np.eye(clusters, dtype=bool)
+    offsets, rows = compress_rows(pack_bits(see))
+    level.vis_leaf_cluster, level.vis_row_offset, level.vis_rows = leaf_cluster, offsets, rows
+    return level
