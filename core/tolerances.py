@@ -186,3 +186,16 @@ MIN_RELATION_FLOOR = 1e-12
 #: steps serve thin leaves.  Detail leaves (the pipeline) try the first two at each face in turn;
 #: the onion tree tries all three at a leaf's first face, then falls back to Listing 4.
 PROBE_STEPS = (1e-3, 1e-4, 2e-5)
+
+# --- Visibility: portal flow (core/compile/pvs_flow.py, pvs_winding.py) ---
+
+#: m. Portal flow (core/compile/pvs_flow.py, pvs_winding.py): a winding clipped to one side of a
+#: plane keeps everything up to this far on the other side, so rounding in the clipped vertices
+#: (~1e-12 m) can never remove a line of sight; 1e-6 m loosens the PVS by nothing measurable.
+FLOW_CLIP_MARGIN = 1e-6
+
+#: m. Portal flow: a vertex within this of a plane is on it when testing whether a plane separates
+#: a source from a pass portal, or whether a portal lies in front of another; a plane whose
+#: normal (before normalising, a cross product of lengths in metres) is shorter than 1e3 times
+#: this is not trusted as a separator and skipped (skipping only adds visibility).
+FLOW_PLANE_EPSILON = 1e-9

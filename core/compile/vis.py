@@ -1,0 +1,127 @@
+"""The visibility stage of a bake: portals -> a cluster PVS by the chosen method -> the level's
+compressed rows (core/runtime/pvs.py), with counts and times for the CLI and the benchmarks.
+
+Methods (`bake --vis`):
+- 'flow'   conservative portal flow, full mode (core/compile/pvs_flow.py): the default;
+- 'fast'   conservative portal flow, rough mode (portal-to-portal flood only);
+- 'sample' the thesis's sampling (core/compile/pvs_sample.py): fast, may miss;
+- 'none'   no PVS stored.
+
+Clusters: the portals' dense clusters (empty structural leaves; detail leaves share their
+structural leaf's).  Clusters marked `outside` (on a sealed map, those the void reaches) get no
+row: their leaves store cluster -1, and portals touching them are ignored.  Void portals (to the
+outside of the world box) are never flowed through.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..runtime.pvs import compress_rows, pack_bits
+from .pvs_flow import DirectedPortals, cluster_rows, directed_portals, fast_vis, full_vis
+
+VIS_MODES = ("flow", "fast", "sample", "none")
+DEFAULT_VIS_MODE = "flow"
+
+
+@dataclass
+class VisResult:
+    mode: str
+    visible: np.ndarray  # (C, C) bool cluster PVS, symmetric, diagonal set
+    leaf_cluster: np.ndarray  # (L,) int32, -1: no row
+    stats: dict = field(default_factory=dict)
+
+
+def inner_directed_portals(portals, outside=None) -> tuple[DirectedPortals, np.ndarray, np.ndarray]:
+    """The directed portals between kept clusters, renumbered densely: (portals, kept cluster ids
+    (C',), old -> new cluster map (C,), -1 for dropped)."""
+    c = int(portals.num_clusters)
+    keep = np.ones(c, dtype=bool)
+    if outside is not None:
+        keep &= ~np.asarray(outside, dtype=bool)[:c]
+    new_of = np.full(c + 1, -1, dtype=np.int64)  # the extra slot: the world box's outside
+    new_of[:c][keep] = np.arange(int(keep.sum()))
+    cl = np.asarray(portals.clusters, dtype=np.int64).reshape(-1, 2)
+    inner = np.flatnonzero(np.all(new_of[cl] >= 0, axis=1))
+    fv = np.asarray(portals.first_vertex, dtype=np.int64)[inner]
+    nv = np.asarray(portals.num_vertices, dtype=np.int64)[inner]
+    dp = directed_portals(new_of[cl[inner]], np.asarray(portals.plane, dtype=np.int64)[inner], fv, nv,
+                          portals.vertices, int(keep.sum()), np.asarray(portals.normals)[inner],
+                          np.asarray(portals.dists)[inner])
+    return dp, np.flatnonzero(keep), new_of[:c]
+
+
+def void_reachable(portals) -> np.ndarray:
+    """(C,) bool: the clusters joined to the outside of the world box through portals (on a sealed
+    map, the cells outside it).  A plain flood over the portal graph."""
+    c = int(portals.num_clusters)
+    cl = np.asarray(portals.clusters, dtype=np.int64).reshape(-1, 2)
+    reached = np.zeros(c + 1, dtype=bool)
+    reached[c] = True
+    while True:
+        step = reached[cl[:, 0]] | reached[cl[:, 1]]
+        new = reached.copy()
+        new[cl[step].ravel()] = True
+        if (new == reached).all():
+            return reached[:c]
+        reached = new
+
+
+def compute_vis(level, portals, mode: str = DEFAULT_VIS_MODE, outside=None, progress=None, cancel=None,
+                sample_spacing: float | None = None) -> VisResult:
+    """The cluster PVS of `level` by `mode` ('flow', 'fast' or 'sample')."""
+    if mode not in VIS_MODES or mode == "none":
+        raise ValueError(f"unknown visibility mode {mode!r}")
+    t0 = time.perf_counter()
+    dp, kept, new_of = inner_directed_portals(portals, outside)
+    leaf_cluster = np.asarray(portals.cluster_of_leaf, dtype=np.int64)
+    leaf_cluster = np.where(leaf_cluster >= 0, new_of[np.maximum(leaf_cluster, 0)], -1).astype(np.int32)
+    stats = {"portals": dp.num // 2, "clusters": dp.num_clusters, "outside_clusters": int(len(new_of) - len(kept))}
+    if mode == "sample":
+        from .pvs_sample import sample_vis  # noqa: the sampling method (thesis ch. 3)
+
+        visible = sample_vis(level, dp, leaf_cluster, spacing=sample_spacing, progress=progress, cancel=cancel,
+                             stats=stats)
+    else:
+        bar = _split(progress, 0.1 if mode == "flow" else 1.0)
+        flood, visible = fast_vis(dp, bar[0], cancel)
+        stats["fast_seconds"] = time.perf_counter() - t0
+        if mode == "flow":
+            portal_vis = full_vis(dp, flood, bar[1], cancel, stats)
+            visible = cluster_rows(dp, portal_vis)
+    stats["seconds"] = time.perf_counter() - t0
+    stats.update(visible_counts(visible, leaf_cluster))
+    return VisResult(mode, visible, leaf_cluster, stats)
+
+
+def _split(progress, first: float):
+    if progress is None:
+        return None, None
+    return (lambda f, m="": progress(first * f, m)), (lambda f, m="": progress(first + (1 - first) * f, m))
+
+
+def visible_counts(visible: np.ndarray, leaf_cluster: np.ndarray) -> dict:
+    """Average visible clusters per cluster, and average visible leaves per empty leaf with a
+    cluster (what Quake's vis prints as 'average leafs visible')."""
+    c = len(visible)
+    if c == 0:
+        return {"avg_clusters_visible": 0.0, "avg_leaves_visible": 0.0}
+    lc = leaf_cluster[leaf_cluster >= 0]
+    leaves_in = np.bincount(lc, minlength=c)
+    per_cluster_leaves = visible.astype(np.int64) @ leaves_in
+    return {
+        "avg_clusters_visible": float(visible.sum(axis=1).mean()),
+        "avg_leaves_visible": float((per_cluster_leaves[lc]).mean()) if len(lc) else 0.0,
+    }
+
+
+def store_vis(level, result: VisResult) -> None:
+    """Compress the rows into the level (vis_leaf_cluster, vis_row_offset, vis_rows)."""
+    offsets, rows = compress_rows(pack_bits(result.visible))
+    level.vis_leaf_cluster = result.leaf_cluster.astype(np.int32)
+    level.vis_row_offset = offsets
+    level.vis_rows = rows
+    level.stats["vis"] = dict(result.stats, mode=result.mode, compressed_bytes=int(len(rows)))
