@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.compile.cells import tree_cells
 from ..core.geometry import base_polygon, polygon_normal_area, split_polygon
 from ..core.tolerances import ON_EPSILON
 
@@ -55,82 +56,24 @@ class OverlayGeometry:
 # leaf cells
 
 
-def box_cell(bounds: np.ndarray) -> list[np.ndarray]:
-    """The six faces of an axis-aligned box, counter-clockwise seen from outside."""
-    (x0, y0, z0), (x1, y1, z1) = np.asarray(bounds, dtype=np.float64)
-    c = np.array([[x0, y0, z0], [x1, y0, z0], [x1, y1, z0], [x0, y1, z0],
-                  [x0, y0, z1], [x1, y0, z1], [x1, y1, z1], [x0, y1, z1]])
-    quads = [(0, 3, 2, 1), (4, 5, 6, 7), (0, 1, 5, 4), (1, 2, 6, 5), (2, 3, 7, 6), (3, 0, 4, 7)]
-    return [c[list(q)] for q in quads]
-
-
 def _face_plane(poly: np.ndarray) -> tuple[np.ndarray, float]:
     n, _ = polygon_normal_area(poly)
     return n, float(n @ poly.mean(axis=0))
 
 
-def split_cell(cell: list[np.ndarray], n: np.ndarray, d: float, extent: float):
-    """Split a convex cell (its outward faces) by plane n.x = d into (front cell, back cell).
-
-    The new face on the plane (the cap) is the plane's huge square clipped by every face of the
-    cell.  Either result may be empty (an empty list).
-    """
-    front, back = [], []
-    for poly in cell:
-        dist = poly @ n - d
-        if np.abs(dist).max() <= ON_EPSILON:  # lies on the plane: goes to the side it bounds
-            (front if polygon_normal_area(poly)[0] @ n < 0 else back).append(poly)
-            continue
-        f, b = split_polygon(poly, n, d, ON_EPSILON, dist)
-        if f is not None:
-            front.append(f)
-        if b is not None:
-            back.append(b)
-    cap = base_polygon(n, d, extent)
-    for poly in cell:
-        pn, pd = _face_plane(poly)
-        if not pn.any():
-            continue
-        if abs(abs(pn @ n) - 1.0) < 1e-9 and abs(pd - d * (pn @ n)) <= ON_EPSILON:
-            cap = None  # the cell already has a face on this plane: no new cap
-            break
-        _, cap = split_polygon(cap, pn, pd, ON_EPSILON)
-        if cap is None:
-            break
-    if cap is not None and polygon_normal_area(cap)[1] > 1e-12:
-        back.append(cap)  # base_polygon faces along n: outward for the back cell
-        front.append(cap[::-1].copy())
-    return _solid_cell(front), _solid_cell(back)
-
-
-def _solid_cell(polys: list[np.ndarray]) -> list[np.ndarray]:
-    """A cell with fewer than four faces has no volume: empty."""
-    polys = [p for p in polys if polygon_normal_area(p)[1] > 1e-12]
-    return polys if len(polys) >= 4 else []
-
-
 def leaf_cells(tree, bounds, node_cells: dict | None = None) -> list[list[np.ndarray]]:
     """Every leaf's convex cell within `bounds` ((2, 3) box), as outward polygons; empty list for a
-    leaf that lies wholly outside the box.  Pass a dict as `node_cells` to also get each node's
-    cell (the region the node splits), by node index."""
+    leaf that lies wholly outside the box (or has no volume there).  Pass a dict as `node_cells`
+    to also get each node's region (the cell the node splits), by node index.  The cells are
+    core/compile/cells.py's, the same the bevel stage reads."""
     bounds = np.asarray(bounds, dtype=np.float64)
-    extent = 4.0 * float(np.abs(bounds).max() + 1.0)
     cells: list[list[np.ndarray]] = [[] for _ in range(tree.num_leaves)]
-    stack = [(tree.root, box_cell(bounds))]
-    normals, dists = tree.plane_normals, tree.plane_dists
-    while stack:
-        code, cell = stack.pop()
+    for code, faces, _ in tree_cells(tree, bounds[0], bounds[1], nodes=node_cells is not None):
+        polys = [poly for _, poly in faces]
         if code < 0:
-            cells[-1 - code] = cell
-            continue
-        if node_cells is not None:
-            node_cells[code] = cell
-        if not cell:
-            continue
-        plane = int(tree.node_plane[code])
-        front, back = split_cell(cell, normals[plane], float(dists[plane]), extent)
-        stack.append((int(tree.node_children[code][0]), front))
-        stack.append((int(tree.node_children[code][1]), back))
+            cells[-1 - code] = polys
+        else:
+            node_cells[code] = polys
     return cells
 
 

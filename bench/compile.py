@@ -1,14 +1,17 @@
 """Benchmark: load and compile every sample scene and every map in maps/.
 
     python bench/compile.py [--only NAME ...] [--repeat N] [--splitter onion|thesis] [--max-candidates K]
-                            [--hulls stand,crouch] [--cpu-stages]
+                            [--hulls stand,crouch] [--cpu-stages] [--no-bevels]
 
-Prints ONE JSON object on stdout (sorted keys); progress goes to stderr.  Per scene: load_s
-(parse), stages_s (csg, tree, detail, arrays and any further stage in level.stats['times']),
-compile_s (wall time of compile_scene, box-hull trees included when the scene lists hulls: see
-'hulls'), total_s = load_s + compile_s (comparable to ericw qbsp's whole-process time), cpu_s
-(process CPU time of load + compile, steadier on a busy machine), counts, and the ericw-tools
-row of bench/ericw_reference.md where the map is listed.  --hulls replaces each scene's box hulls by
+Prints ONE JSON object on stdout (sorted keys); progress and a table go to stderr.  Per scene:
+load_s (parse), stages_s (csg, tree, detail, arrays, bevel and any further stage in
+level.stats['times']), compile_s (wall time of the whole default bake, bake_scene: box-hull trees
+included when the scene lists hulls, see 'hulls', and the bevel stage unless --no-bevels),
+total_s = load_s + compile_s (comparable to ericw qbsp's whole-process time), cpu_s (process CPU
+time of load + compile, steadier on a busy machine), bevel_share (the bevel stage's part of
+compile_s), counts (beveled_nodes and bevel_ratio, the beveled tree over the plain tree, among
+them), and the ericw-tools row of bench/ericw_reference.md where the map is listed (its qbsp
+seconds also in the table's last column).  --hulls replaces each scene's box hulls by
 the named presets (core/hulls.py; 'none' for none), so the onion stages (expand_csg, onion_tree,
 leaf_solidity) are timed too.  --cpu-stages times every stage in process CPU time instead of wall
 time (other work on the machine then barely moves the figures).  With --repeat N each scene's figures
@@ -32,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]  # the repo root is the package 'brus
 
 import numpy as np  # noqa: E402
 
-from brushbake.core.compile.pipeline import compile_scene  # noqa: E402
+from brushbake.core.compile.pipeline import bake_scene  # noqa: E402
 from brushbake.core.formats.loaders import SCENE_SUFFIXES, load_scene  # noqa: E402
 
 SAMPLES = REPO / "sample_scenes"
@@ -41,7 +44,7 @@ REFERENCE = Path(__file__).with_name("ericw_reference.md")
 
 COUNT_KEYS = ("brushes", "structural_brushes", "detail_brushes", "faces_before_csg", "faces_after_csg", "splits",
               "nodes", "leaves", "solid_leaves", "depth", "planes", "faces")
-STAGES = ("csg", "tree", "detail", "arrays")
+STAGES = ("csg", "tree", "detail", "arrays", "bevel")
 
 
 def log(msg: str) -> None:
@@ -142,7 +145,8 @@ def use_cpu_clock() -> None:
     compile_module.time = onion_module.time = _CpuClock()
 
 
-def run_once(path: Path, splitter: str | None, max_candidates: int | None, hulls: list | None = None) -> dict:
+def run_once(path: Path, splitter: str | None, max_candidates: int | None, hulls: list | None = None,
+             bevels: bool = True) -> dict:
     c0 = time.process_time()
     t0 = time.perf_counter()
     scene = load_scene(path)
@@ -153,10 +157,15 @@ def run_once(path: Path, splitter: str | None, max_candidates: int | None, hulls
         scene.settings.splitter = splitter
     if max_candidates is not None:
         scene.settings.max_candidates = max_candidates
-    level = compile_scene(scene)
+    scene.settings.bevels = bevels
+    level = bake_scene(scene)
     t2 = time.perf_counter()
     cpu = time.process_time() - c0
     stats = level.stats
+    bevel = stats.get("bevel", {})
+    counts = {k: int(stats.get(k, 0)) for k in COUNT_KEYS}
+    counts["beveled_nodes"] = int(bevel.get("beveled_nodes", 0))
+    counts["bevel_ratio"] = round(float(bevel.get("size_ratio", 0.0)), 3)
     return {
         "load_s": round(t1 - t0, 4),
         "compile_s": round(t2 - t1, 4),
@@ -164,7 +173,8 @@ def run_once(path: Path, splitter: str | None, max_candidates: int | None, hulls
         "cpu_s": round(cpu, 4),
         # the point-tree stages always, plus any further stage compile_scene times (box hulls)
         "stages_s": {k: round(float(v), 4) for k, v in {**dict.fromkeys(STAGES, 0.0), **stats["times"]}.items()},
-        "counts": {k: int(stats.get(k, 0)) for k in COUNT_KEYS},
+        "counts": counts,
+        "bevel_share": round(float(stats["times"].get("bevel", 0.0)) / max(t2 - t1, 1e-9), 3),
         "hulls": len(scene.hulls),
         "warnings": len(scene.warnings),
     }
@@ -180,6 +190,7 @@ def main(argv=None) -> int:
     ap.add_argument("--hulls", default=None,
                     help="comma-separated hull presets replacing each scene's hulls (e.g. stand,crouch; 'none')")
     ap.add_argument("--cpu-stages", action="store_true", help="per-stage times in process CPU seconds")
+    ap.add_argument("--no-bevels", action="store_true", help="bake without the bevel stage (bake --no-bevels)")
     args = ap.parse_args(argv)
     hulls = None
     if args.hulls is not None:
@@ -202,12 +213,13 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     out = {"machine": machine_info(), "settings": {"splitter": args.splitter or "default",
                                                    "max_candidates": args.max_candidates, "repeat": args.repeat,
-                                                   "hulls": args.hulls, "cpu_stages": args.cpu_stages},
+                                                   "hulls": args.hulls, "cpu_stages": args.cpu_stages,
+                                                   "bevels": not args.no_bevels},
            "scenes": {}}
     for name, path in files.items():
         best = None
         for r in range(max(1, args.repeat)):
-            rec = run_once(path, args.splitter, args.max_candidates, hulls)
+            rec = run_once(path, args.splitter, args.max_candidates, hulls, bevels=not args.no_bevels)
             key = "cpu_s" if args.cpu_stages else "total_s"
             if best is None or rec[key] < best[key]:
                 best = rec
@@ -216,8 +228,11 @@ def main(argv=None) -> int:
             best["reference"] = refs[path.stem]
         out["scenes"][name] = best
         c = best["counts"]
-        log(f"{name:<16} load {best['load_s']:7.2f} s  compile {best['compile_s']:7.2f} s  "
-            f"nodes {c['nodes']:6d}  leaves {c['leaves']:6d}  depth {c['depth']:3d}")
+        qbsp = best.get("reference", {}).get("ericw_qbsp_s")
+        log(f"{name:<16} load {best['load_s']:6.2f}  compile {best['compile_s']:6.2f}  "
+            f"bevel {best['stages_s']['bevel']:6.2f} ({100 * best['bevel_share']:3.0f}%)  "
+            f"nodes {c['nodes']:6d}  beveled {c['bevel_ratio']:4.2f}x  leaves {c['leaves']:6d}  "
+            f"total {best['total_s']:6.2f} s  ericw qbsp {qbsp if qbsp is not None else '-'}")
     out["wall_s"] = round(time.perf_counter() - start, 2)
     print(json.dumps(out, sort_keys=True, indent=1))
     return 0

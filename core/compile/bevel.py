@@ -44,10 +44,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..detmath import matmul, norm
-from ..geometry import order_polygon_vertices, snap_normals, split_polygon
+from ..errors import CancelledError
+from ..geometry import snap_normals
 from ..runtime.level import POINT_HULL_BIT
 from ..runtime.tree import Tree
-from ..tolerances import MIN_EDGE_LENGTH, ON_EPSILON
+from ..tolerances import MIN_EDGE_LENGTH, NORMAL_EPSILON, ON_EPSILON
+from .cells import tree_cells, unique_points
 
 #: unitless. A cell face whose outward normal has z >= this 'tops' the cell (about 18 degrees
 #: from level), so section 8's flat-top plane is not needed there.
@@ -60,6 +62,9 @@ CELL_BOX_MARGIN = 1.0
 #: An edge gap wider than the bevel angle is cut into at most this many equal parts (only angles
 #: below 180 / MAX_EDGE_PARTS degrees are limited by it).
 MAX_EDGE_PARTS = 8
+
+#: The bevel stage reports progress every this many solid cells.
+PROGRESS_EVERY = 64
 
 
 @dataclass
@@ -100,177 +105,132 @@ class BeveledTree:
 # Cells
 
 
-def _box_polytope(lo: np.ndarray, hi: np.ndarray) -> list[tuple[int, np.ndarray]]:
-    """The box as faces (tag, polygon), tags -1..-6 (box faces are not tree planes)."""
-    x0, y0, z0 = lo
-    x1, y1, z1 = hi
-    c = np.array([[x0, y0, z0], [x1, y0, z0], [x1, y1, z0], [x0, y1, z0],
-                  [x0, y0, z1], [x1, y0, z1], [x1, y1, z1], [x0, y1, z1]])
-    quads = [(0, 3, 2, 1), (4, 5, 6, 7), (0, 1, 5, 4), (2, 3, 7, 6), (1, 2, 6, 5), (0, 4, 7, 3)]
-    return [(-1 - k, c[list(q)]) for k, q in enumerate(quads)]
-
-
-def _split_polytope(faces, n: np.ndarray, d: float, plane: int):
-    """(front, back) polytopes of a convex polytope cut by plane index `plane` (n.x = d).
-
-    Each is a list of (outward plane tag, polygon) or None when empty.  A polytope within
-    ON_EPSILON of one side goes wholly to that side (the other gets nothing: a zero-volume cell).
-    """
-    dists = [matmul(f[1], n) - d for f in faces]
-    lo = min(float(x.min()) for x in dists)
-    hi = max(float(x.max()) for x in dists)
-    if lo >= -ON_EPSILON:
-        return faces, None
-    if hi <= ON_EPSILON:
-        return None, faces
-    front, back, cut = [], [], []
-    for (tag, verts), dist in zip(faces, dists):
-        f, b = split_polygon(verts, n, d, dist=dist)
-        if f is not None:
-            front.append((tag, f))
-        if b is not None:
-            back.append((tag, b))
-        on = np.abs(dist) <= ON_EPSILON
-        if on.any():
-            cut.append(verts[on])
-        if f is not None and b is not None:
-            cut.append(f[np.abs(matmul(f, n) - d) <= ON_EPSILON])
-    pts = _unique_points(np.concatenate(cut)) if cut else np.zeros((0, 3))
-    if len(pts) >= 3:
-        back.append((plane, order_polygon_vertices(pts, n)))  # back cell: outward normal +n
-        front.append((plane ^ 1, order_polygon_vertices(pts, -n)))  # front cell: outward -n
-    return (front if len(front) >= 4 else None), (back if len(back) >= 4 else None)
-
-
-def _unique_points(p: np.ndarray, grid: float = MIN_EDGE_LENGTH) -> np.ndarray:
-    _, first = np.unique(np.round(p / grid).astype(np.int64), axis=0, return_index=True)
-    return p[np.sort(first)]
-
-
 def solid_cells(tree, bounds, chains: bool = False):
     """Yield (leaf, faces) for every solid (bit 0) leaf: faces is a list of (outward plane tag,
     polygon) of the leaf's convex cell within `bounds` grown by CELL_BOX_MARGIN; tags < 0 are
     box faces.  Leaves whose cell is empty (zero volume) are skipped.  With chains=True, yield
     (leaf, faces, chain) where chain lists the ancestors' planes, root first, each oriented
     outward from the leaf (plane p on a back path, p ^ 1 on a front path): plane shifting clips
-    with all of them, faces of the cell or not."""
+    with all of them, faces of the cell or not.  The cells are core/compile/cells.py's."""
     lo = np.asarray(bounds[0], float) - CELL_BOX_MARGIN
     hi = np.asarray(bounds[1], float) + CELL_BOX_MARGIN
-    normals, dists = tree.plane_normals, tree.plane_dists
-    planes = np.asarray(tree.node_plane).tolist()
-    children = np.asarray(tree.node_children).tolist()
-    solid = (np.asarray(tree.leaf_solid) & 1).tolist()
-    stack = [(tree.root, _box_polytope(lo, hi), ())]
-    while stack:
-        code, faces, chain = stack.pop()
-        if code < 0:
-            if solid[-1 - code]:
-                yield (-1 - code, faces, list(chain)) if chains else (-1 - code, faces)
-            continue
-        p = planes[code]
-        front, back = _split_polytope(faces, normals[p], float(dists[p]), p)
-        if back is not None:
-            stack.append((children[code][1], back, chain + (p,)))
-        if front is not None:
-            stack.append((children[code][0], front, chain + (p ^ 1,)))
+    solid = (np.asarray(tree.leaf_solid) & 1).astype(bool)
+    for code, faces, chain in tree_cells(tree, lo, hi, leaves=solid, chains=True):
+        yield (-1 - code, faces, chain) if chains else (-1 - code, faces)
 
 
 # --------------------------------------------------------------------------------------------
 # Bevel planes of one cell
 
 
-def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSettings, chain=()) -> dict:
-    """Bevel planes of one solid cell: {'edge'|'vertex'|'axial'|'flat_top': [(normal, dist), ...]},
-    each an outward plane touching the cell with the whole cell behind it.
+class _CellPlanes:
+    """One solid cell and the planes plane shifting clips it with, as the bevel phases add to them.
 
-    `chain` (plane indices, outward) are the leaf's ancestors' planes.  Plane shifting clips with
-    every one of them, so those that touch the cell count like faces: a bevel equal to one of them
-    is not made, and they count among the planes at an edge or a vertex.  Order: axial planes (or
-    the flat top) first, then edges, then vertices, each kind seeing the planes chosen before it:
-
-    - an edge gets bevels only where two *adjacent* planes through it (faces, touching ancestors,
-      bevels already chosen, sorted by angle around the edge) differ by more than the angle, the
-      criterion of Melax's section 8 ('at most a 95-degree difference in adjacent planes'); each
-      such gap is cut into equal parts of at most the angle (at most MAX_EDGE_PARTS), so an axial
-      bevel that already splits a sharp edge into square ones makes the halfway bevel unneeded;
-    - a vertex gets a bevel when the corner of the planes through it (faces, touching ancestors,
-      bevels) reaches too far.
+    verts: the cell's vertices (one per MIN_EDGE_LENGTH grid cell); fn, fd: each face's plane
+    (zeros for box faces), real: not a box face; on_box: vertices on the world box.  pn, pd (the
+    first `count` rows): the planes at the cell in the order they count, real faces, then the
+    ancestors that touch the cell (an edge or a vertex, without being a face), then the bevels as
+    they are chosen; dist: (V, count) each vertex's distance to each of them, computed once per
+    plane (detmath products, so each entry has the bits of a product of that vertex and plane).
     """
-    out: dict = {"edge": [], "vertex": [], "axial": [], "flat_top": []}
-    tags = np.array([t for t, _ in faces])
-    real = tags >= 0
-    fn = np.array([normals[t] if t >= 0 else np.zeros(3) for t in tags])
-    fd = np.array([dists[t] if t >= 0 else 0.0 for t in tags])
-    verts = _unique_points(np.concatenate([v for _, v in faces]))
-    box_lo = np.min(np.concatenate([v for t, v in faces if t < 0]), axis=0) if (~real).any() else None
-    box_hi = np.max(np.concatenate([v for t, v in faces if t < 0]), axis=0) if (~real).any() else None
-    on = np.zeros((len(verts), len(faces)), bool)
-    for k, (t, v) in enumerate(faces):
-        if t >= 0:
-            on[:, k] = np.abs(matmul(verts, fn[k]) - fd[k]) <= 2 * ON_EPSILON
-    on_box = np.zeros(len(verts), bool)
-    if box_lo is not None:
-        on_box = np.any(np.abs(verts - box_lo) <= ON_EPSILON, axis=1) | np.any(np.abs(verts - box_hi) <= ON_EPSILON, axis=1)
-    # the planes plane shifting clips this cell with that touch it: real faces, then ancestors
-    face_set = {int(t) for t in tags[real]}
-    extra = sorted({int(p) for p in chain} - face_set)
-    if extra:
-        cn_, cd_ = normals[extra], dists[extra]
-        touching = np.any(np.abs(matmul(verts, cn_.T) - cd_) <= 2 * ON_EPSILON, axis=0)
-        an, ad = cn_[touching], cd_[touching]
-    else:
-        an, ad = np.zeros((0, 3)), np.zeros(0)
-    planes_n = [n for n in fn[real]] + list(an)  # every plane at the cell: faces, ancestors, bevels
-    planes_d = [float(d) for d in fd[real]] + [float(d) for d in ad]
 
-    def present(n, d) -> bool:
-        """The plane is one of the cell's planes already, or a face has its normal."""
-        same = np.all(np.abs(np.array(planes_n).reshape(-1, 3) - n) < 1e-7, axis=1)
-        if np.any(same & (np.abs(np.array(planes_d) - d) < ON_EPSILON)):
-            return True
-        return bool(np.any(real & np.all(np.abs(fn - n) < 1e-7, axis=1)))
+    def __init__(self, faces, normals: np.ndarray, dists: np.ndarray, chain):
+        tags = [t for t, _ in faces]
+        self.real = np.array([t >= 0 for t in tags])
+        self.fn = np.array([normals[t] if t >= 0 else np.zeros(3) for t in tags])
+        self.fd = np.array([dists[t] if t >= 0 else 0.0 for t in tags])
+        self.verts = unique_points(np.concatenate([v for _, v in faces]))
+        box = [v for t, v in faces if t < 0]
+        self.on_box = np.zeros(len(self.verts), bool)
+        if box:
+            box_lo, box_hi = np.min(np.concatenate(box), axis=0), np.max(np.concatenate(box), axis=0)
+            self.on_box = (np.any(np.abs(self.verts - box_lo) <= ON_EPSILON, axis=1)
+                           | np.any(np.abs(self.verts - box_hi) <= ON_EPSILON, axis=1))
+        real_tags = [t for t in tags if t >= 0]
+        self.n_real = len(real_tags)
+        extra = sorted({int(p) for p in chain} - set(real_tags))
+        pn = np.concatenate([normals[real_tags].reshape(-1, 3), normals[extra].reshape(-1, 3)])
+        pd = np.concatenate([dists[real_tags], dists[extra]]).astype(np.float64)
+        dist = matmul(self.verts, pn.T) - pd
+        keep = np.ones(len(pd), bool)
+        keep[self.n_real:] = np.any(np.abs(dist[:, self.n_real:]) <= 2 * ON_EPSILON, axis=0)  # touching ancestors
+        cap = int(keep.sum()) + 16
+        self.pn, self.pd = np.zeros((cap, 3)), np.zeros(cap)
+        self.dist = np.zeros((len(self.verts), cap))
+        self.count = int(keep.sum())
+        self.pn[: self.count], self.pd[: self.count], self.dist[:, : self.count] = pn[keep], pd[keep], dist[:, keep]
+        self.out: dict = {"edge": [], "vertex": [], "axial": [], "flat_top": []}
 
-    def add(kind, n, d):
-        if present(n, d):
-            return
-        planes_n.append(n)
-        planes_d.append(d)
-        out[kind].append((n, d))
+    def on(self) -> np.ndarray:
+        """(V, real faces) bool: the vertex lies on the face's plane."""
+        return np.abs(self.dist[:, : self.n_real]) <= 2 * ON_EPSILON
 
-    def through(points) -> np.ndarray:
-        """Normals of the planes (faces, touching ancestors, bevels) through all these points."""
-        pn, pd = np.array(planes_n).reshape(-1, 3), np.array(planes_d)
-        hit = np.all(np.abs(matmul(points, pn.T) - pd) <= 2 * ON_EPSILON, axis=0)
-        return pn[hit]
+    def through(self, rows) -> np.ndarray:
+        """(P,) bool: the planes (faces, touching ancestors, bevels) through all these vertices."""
+        return np.all(np.abs(self.dist[rows, : self.count]) <= 2 * ON_EPSILON, axis=0)
 
-    # axial planes, or the flat top (section 8) when axial planes are off
-    if settings.axial or settings.flat_top:
-        topped = bool(np.any(real & (fn[:, 2] >= FLAT_TOP_LEVEL_Z)))
-        for axis in range(3):
-            for sign in (1.0, -1.0):
-                kind = "axial" if settings.axial else ("flat_top" if (axis, sign) == (2, 1.0) and not topped else None)
-                if kind is None:
-                    continue
-                a = np.zeros(3)
-                a[axis] = sign
-                proj = matmul(verts, a)
-                d = float(proj.max())
-                if on_box[proj >= d - ON_EPSILON].any():
-                    continue  # the cell reaches the world box that way: nothing to cap
-                add(kind, a, d)
+    def add(self, kind: str, n: np.ndarray, d: float) -> bool:
+        """Choose the bevel (n, d) unless the cell has it already (a plane equal within tolerance,
+        or a face with its normal); True when chosen."""
+        same = np.all(np.abs(self.pn[: self.count] - n) < NORMAL_EPSILON, axis=1)
+        if same[: self.n_real].any() or (same & (np.abs(self.pd[: self.count] - d) < ON_EPSILON)).any():
+            return False
+        if self.count == len(self.pd):
+            grow = len(self.pd)
+            self.pn = np.concatenate([self.pn, np.zeros((grow, 3))])
+            self.pd = np.concatenate([self.pd, np.zeros(grow)])
+            self.dist = np.concatenate([self.dist, np.zeros((len(self.verts), grow))], axis=1)
+        self.pn[self.count], self.pd[self.count] = n, d
+        self.dist[:, self.count] = matmul(self.verts, n) - d
+        self.count += 1
+        self.out[kind].append((n, d))
+        return True
 
-    # edges: two real faces sharing at least two vertices a real distance apart
+
+#: the six axial directions in the order the axial phase tries them (+x, -x, +y, -y, +z, -z)
+_AXES = np.array([[1.0, 0, 0], [-1.0, 0, 0], [0, 1.0, 0], [0, -1.0, 0], [0, 0, 1.0], [0, 0, -1.0]])
+
+
+def _axial_bevels(cell: _CellPlanes, settings: BevelSettings) -> None:
+    """The six axis-aligned planes through the cell's extremes (or only the flat top, section 8,
+    when axial planes are off and no face tops the cell), except where the cell reaches the
+    world box that way."""
+    topped = bool(np.any(cell.real & (cell.fn[:, 2] >= FLAT_TOP_LEVEL_Z)))
+    proj = matmul(cell.verts, _AXES.T)
+    for j in range(6):
+        if settings.axial:
+            kind = "axial"
+        elif j == 4 and not topped:
+            kind = "flat_top"
+        else:
+            continue
+        d = float(proj[:, j].max())
+        if cell.on_box[proj[:, j] >= d - ON_EPSILON].any():
+            continue  # the cell reaches the world box that way: nothing to cap
+        cell.add(kind, _AXES[j].copy(), d)
+
+
+def _sharp_edges(cell: _CellPlanes, cos_edge: float):
+    """(face a, face b, vertex mask) for each edge of the cell (two real faces sharing vertices a
+    real distance apart) whose faces differ by more than the bevel angle, in face-pair order."""
+    on = cell.on()
+    share = matmul(on.T.astype(np.int32), on.astype(np.int32))
+    fr = cell.pn[: cell.n_real]
+    cosines = matmul(fr, fr.T)
+    ri = np.flatnonzero(cell.real)
+    for a, b in zip(*np.nonzero(np.triu(share >= 2, 1) & (cosines < cos_edge - 1e-9))):
+        mask = on[:, a] & on[:, b]
+        if np.ptp(cell.verts[mask], axis=0).max() >= MIN_EDGE_LENGTH:
+            yield ri[a], ri[b], mask
+
+
+def _edge_bevels(cell: _CellPlanes, settings: BevelSettings) -> None:
+    """Around each sharp edge, planes through it (faces, touching ancestors, bevels so far) sorted
+    by angle; each gap between adjacent ones wider than the angle is cut into equal parts."""
     limit = math.radians(settings.angle)
     cos_edge = math.cos(limit)
-    ri = np.flatnonzero(real)
-    share = matmul(on[:, ri].T.astype(np.int32), on[:, ri].astype(np.int32))
-    for a, b in zip(*np.nonzero(np.triu(share >= 2, 1))):
-        fa, fb = ri[a], ri[b]
-        if matmul(fn[fa], fn[fb]) >= cos_edge - 1e-9:  # 'more than' the angle: square edges stay at 90
-            continue
-        ev = verts[on[:, fa] & on[:, fb]]
-        if np.ptp(ev, axis=0).max() < MIN_EDGE_LENGTH:
-            continue
+    fn = cell.fn
+    for fa, fb, mask in _sharp_edges(cell, cos_edge):
         u = fn[fa]
         w = fn[fb] - (matmul(fn[fb], u)) * u
         length = float(norm(w))
@@ -278,7 +238,7 @@ def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSe
             continue  # a zero-thickness sliver: the faces are opposite
         w = w / length
         span = math.atan2(float(matmul(fn[fb], w)), float(matmul(fn[fb], u)))
-        at = through(ev)
+        at = cell.pn[: cell.count][cell.through(mask)]
         angles = np.clip(np.arctan2(matmul(at, w), matmul(at, u)), 0.0, span)
         angles = np.unique(np.concatenate([[0.0, span], angles]))
         for lo_, hi_ in zip(angles[:-1], angles[1:]):
@@ -290,39 +250,109 @@ def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSe
                 phi = lo_ + gap * k / parts
                 m = snap_normals((math.cos(phi) * u + math.sin(phi) * w)[None])[0]
                 m = m / float(norm(m))
-                add("edge", m, float((matmul(verts, m)).max()))
+                cell.add("edge", m, float((matmul(cell.verts, m)).max()))
 
+
+def _vertex_bevels(cell: _CellPlanes, settings: BevelSettings) -> None:
+    """At each vertex (off the world box, on three faces or more) whose corner, grown by a unit
+    shift of every plane through it, reaches beyond 1 / cos(vertex_angle): a plane through it
+    with the mean of its faces' normals.  The reaches are computed for all vertices at once and
+    again for a later vertex that a chosen vertex bevel passes through."""
+    reach_limit = 1.0 / math.cos(math.radians(settings.vertex_angle))
+    on = cell.on()
+    ri = np.flatnonzero(cell.real)
+    todo = [v for v in np.flatnonzero(~cell.on_box & (on.sum(axis=1) >= 3)).tolist()]
+    if not todo:
+        return
+    first = cell.count
+    reach = corner_reaches([cell.pn[: cell.count][cell.through([v])] for v in todo])
+    for v, r in zip(todo, reach):
+        if cell.count > first and (np.abs(cell.dist[v, first: cell.count]) <= 2 * ON_EPSILON).any():
+            r = corner_reach(cell.pn[: cell.count][cell.through([v])])  # a vertex bevel passes here too
+        if r <= reach_limit:
+            continue
+        m = cell.fn[ri[np.flatnonzero(on[v])]].sum(axis=0)
+        length = float(norm(m))
+        if length < 1e-9:
+            continue
+        m = snap_normals((m / length)[None])[0]
+        cell.add("vertex", m, float(matmul(cell.verts[v], m)))
+
+
+def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSettings, chain=()) -> dict:
+    """Bevel planes of one solid cell: {'edge'|'vertex'|'axial'|'flat_top': [(normal, dist), ...]},
+    each an outward plane touching the cell with the whole cell behind it.
+
+    `chain` (plane indices, outward) are the leaf's ancestors' planes.  Plane shifting clips with
+    every one of them, so those that touch the cell count like faces: a bevel equal to one of them
+    is not made, and they count among the planes at an edge or a vertex.  Three phases, each
+    seeing the planes chosen before it: axial planes (or the flat top), edges, vertices:
+
+    - an edge gets bevels only where two *adjacent* planes through it (faces, touching ancestors,
+      bevels already chosen, sorted by angle around the edge) differ by more than the angle, the
+      criterion of Melax's section 8 ('at most a 95-degree difference in adjacent planes'); each
+      such gap is cut into equal parts of at most the angle (at most MAX_EDGE_PARTS), so an axial
+      bevel that already splits a sharp edge into square ones makes the halfway bevel unneeded;
+    - a vertex gets a bevel when the corner of the planes through it (faces, touching ancestors,
+      bevels) reaches too far.
+    """
+    cell = _CellPlanes(faces, normals, dists, chain)
+    if settings.axial or settings.flat_top:
+        _axial_bevels(cell, settings)
+    _edge_bevels(cell, settings)
     if settings.vertices:
-        reach_limit = 1.0 / math.cos(math.radians(settings.vertex_angle))
-        for v in np.flatnonzero(~on_box):
-            inc = np.flatnonzero(on[v])
-            if len(inc) < 3:
-                continue
-            if corner_reach(through(verts[v][None])) <= reach_limit:
-                continue
-            m = fn[inc].sum(axis=0)
-            length = float(norm(m))
-            if length < 1e-9:
-                continue
-            m = snap_normals((m / length)[None])[0]
-            add("vertex", m, float(matmul(verts[v], m)))
-    return out
+        _vertex_bevels(cell, settings)
+    return cell.out
 
 
 def corner_reach(normals: np.ndarray) -> float:
     """How far a corner where planes with these outward normals meet reaches when every plane is
     shifted out by 1 (a unit sphere's plane shifting): the largest |x| over the vertices of
     {x : n_i.x <= 1}.  A cube corner reaches sqrt(3); a needle reaches far."""
-    n = np.asarray(normals, float)
-    k = len(n)
-    idx = np.array([(a, b, c) for a in range(k) for b in range(a + 1, k) for c in range(b + 1, k)])
-    mats = n[idx]
+    return corner_reaches([normals])[0]
+
+
+def corner_reaches(groups) -> list[float]:
+    """corner_reach of each (k_i, 3) array of normals, all in one batch: every triple of each
+    group is one 3x3 system (LAPACK solves each matrix of a stack alone, so a value never depends
+    on the rest of the batch).  Layout: mats (T, 3, 3) the triples of all groups, owner (T,) the
+    group of each; a group's normals padded with zero rows to the widest group (a zero row never
+    makes a vertex infeasible)."""
+    groups = [np.asarray(g, float) for g in groups]
+    width = max((len(g) for g in groups), default=0)
+    if width < 3:
+        return [1.0] * len(groups)
+    padded = np.zeros((len(groups), width, 3))
+    triples, owners = [], []
+    for i, g in enumerate(groups):
+        padded[i, : len(g)] = g
+        t = _TRIPLES.get(len(g))
+        if t is None:
+            t = _TRIPLES.setdefault(len(g), np.array(
+                [(a, b, c) for a in range(len(g)) for b in range(a + 1, len(g)) for c in range(b + 1, len(g))],
+                dtype=np.int64).reshape(-1, 3))
+        triples.append(t)
+        owners.append(np.full(len(t), i))
+    owner = np.concatenate(owners)
+    mats = padded[owner[:, None], np.concatenate(triples)]
+    out = [1.0] * len(groups)
+    if not len(mats):
+        return out
     ok = np.abs(np.linalg.det(mats)) > 1e-9
     if not ok.any():
-        return 1.0
+        return out
     x = np.linalg.solve(mats[ok], np.ones((int(ok.sum()), 3, 1)))[..., 0]
-    x = x[np.all(matmul(x, n.T) <= 1 + 1e-9, axis=1)]
-    return float(norm(x, axis=1).max()) if len(x) else 1.0
+    owner = owner[ok]
+    n = padded[owner]
+    feasible = np.all(x[:, None, 0] * n[:, :, 0] + x[:, None, 1] * n[:, :, 1] + x[:, None, 2] * n[:, :, 2]
+                      <= 1 + 1e-9, axis=1)
+    size = norm(x[feasible], axis=1)
+    best = np.full(len(groups), -np.inf)
+    np.maximum.at(best, owner[feasible], size)
+    return [float(b) if np.isfinite(b) else 1.0 for b in best.tolist()]
+
+
+_TRIPLES: dict = {}
 
 
 # --------------------------------------------------------------------------------------------
@@ -361,12 +391,13 @@ class _PlaneAppender:
         return np.array(self.normals, dtype=np.float64).reshape(-1, 3), np.array(self.dists, dtype=np.float64)
 
 
-def bevel_tree(tree, bounds, settings: BevelSettings | None = None, cancel=None) -> BeveledTree:
+def bevel_tree(tree, bounds, settings: BevelSettings | None = None, cancel=None, progress=None) -> BeveledTree:
     """The beveled solid tree of a point tree (Tree or CompiledLevel; bit 0 = solid).
 
     bounds: (2, 3) world bounds (level.world_bounds).  Returns a BeveledTree whose plane table
     extends tree's (existing plane indices unchanged) and whose stats count nodes with and without
-    bevels and the planes of each kind.
+    bevels and the planes of each kind.  progress(fraction, message) is called as solid cells are
+    done; cancel() returning True stops the work with CancelledError.
     """
     settings = settings or BevelSettings()
     normals, dists = np.asarray(tree.plane_normals), np.asarray(tree.plane_dists)
@@ -379,7 +410,8 @@ def bevel_tree(tree, bounds, settings: BevelSettings | None = None, cancel=None)
     new_children: list[list[int]] = []
     children = node_children.copy()
     n_leaves = len(leaf_solid)
-    beveled_cells = 0
+    n_solid = int(np.count_nonzero(leaf_solid))
+    beveled_cells = done = 0
     if len(node_plane):
         parent = {}
         for node, (f, b) in enumerate(node_children.tolist()):
@@ -389,9 +421,10 @@ def bevel_tree(tree, bounds, settings: BevelSettings | None = None, cancel=None)
                 parent[-1 - b] = (node, 1)
         for leaf, faces, chain in solid_cells(tree, bounds, chains=True):
             if cancel is not None and cancel():
-                from ..errors import CancelledError
-
                 raise CancelledError()
+            done += 1
+            if progress is not None and done % PROGRESS_EVERY == 0:
+                progress(done / max(n_solid, 1), f"{done} of {n_solid} solid cells")
             found = cell_bevels(faces, normals, dists, settings, chain)
             chain = [(kind, n, d) for kind in ("axial", "flat_top", "edge", "vertex") for n, d in found[kind]]
             if not chain:
@@ -419,10 +452,10 @@ def bevel_tree(tree, bounds, settings: BevelSettings | None = None, cancel=None)
     return BeveledTree(out_normals, out_dists, all_plane, all_children, all_solid, stats)
 
 
-def add_bevels(level, settings: BevelSettings | None = None, cancel=None) -> dict:
+def add_bevels(level, settings: BevelSettings | None = None, cancel=None, progress=None) -> dict:
     """Store the beveled tree in a CompiledLevel (bevel_* arrays, plane table grown) and return
-    its stats (also merged into level.stats['bevel'])."""
-    beveled = bevel_tree(level, level.world_bounds, settings, cancel=cancel)
+    its stats (also merged into level.stats['bevel']).  progress and cancel as for bevel_tree."""
+    beveled = bevel_tree(level, level.world_bounds, settings, cancel=cancel, progress=progress)
     level.plane_normals, level.plane_dists = beveled.plane_normals, beveled.plane_dists
     level.bevel_node_plane = beveled.node_plane
     level.bevel_node_children = beveled.node_children

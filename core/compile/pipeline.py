@@ -59,14 +59,15 @@ def splitter_settings(scene: Scene) -> SplitterSettings:
 def bake_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
     """Everything a bake computes for a scene, as its settings ask: the trees (compile_scene),
     then the beveled tree when ``scene.settings.bevels``.  progress(fraction, message) and cancel()
-    as for compile_scene; the bevel stage takes the last tenth of the bar."""
+    as for compile_scene; the bevel stage reports per solid cell and takes the last quarter of the
+    bar."""
     settings = scene.settings
-    bar = StageProgress(progress, {"compile": 9.0, "bevel": 1.0} if settings.bevels else {"compile": 1.0})
+    bar = StageProgress(progress, {"compile": 3.0, "bevel": 1.0} if settings.bevels else {"compile": 1.0})
     level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel)
     if settings.bevels:
         report = bar.stage("bevel")
         t0 = time.perf_counter()
-        add_bevels(level, BevelSettings(angle=settings.bevel_angle), cancel=cancel)
+        add_bevels(level, BevelSettings(angle=settings.bevel_angle), cancel=cancel, progress=report)
         level.stats.setdefault("times", {})["bevel"] = time.perf_counter() - t0
         report(1.0, "done")
     return level

@@ -179,3 +179,29 @@ def test_beveled_tree_is_at_most_one_and_a_half_times_the_plain_tree(map_named, 
     level = compile_scene(load_scene(map_named(name)))
     st = bevel_tree(level, level.world_bounds).stats
     assert st["size_ratio"] <= 1.5, st
+
+
+def test_bevel_stage_reports_progress_and_honours_cancel(map_named):
+    from brushbake.core.compile.bevel import PROGRESS_EVERY, add_bevels
+    from brushbake.core.errors import CancelledError
+
+    level = compile_scene(load_scene(map_named("slope.map")))
+    seen = []
+    stats = add_bevels(level, progress=lambda f, m: seen.append((f, m)))
+    assert len(seen) == stats["solid_cells"] // PROGRESS_EVERY > 0
+    assert all(0 < f <= 1 for f, _ in seen) and [f for f, _ in seen] == sorted(f for f, _ in seen)
+    assert "solid cells" in seen[-1][1]
+    calls = []
+    with pytest.raises(CancelledError):
+        bevel_tree(level, level.world_bounds, cancel=lambda: calls.append(1) or len(calls) > 3)
+    assert len(calls) == 4
+
+
+def test_the_bake_bar_covers_the_bevel_stage(map_named):
+    from brushbake.core.compile.pipeline import bake_scene
+
+    seen = []
+    bake_scene(load_scene(map_named("slope.map")), progress=lambda f, m: seen.append((f, m)))
+    bevel = [f for f, m in seen if m.startswith("bevel")]
+    assert len(bevel) > 2 and bevel == sorted(bevel) and bevel[-1] == 1.0
+    assert max(f for f, m in seen if not m.startswith("bevel")) <= min(bevel)
