@@ -1,6 +1,6 @@
 """Plane shifting: speed (Melax's Table 2 and Figure 6) and accuracy against exact answers.
 
-    python bench/shift.py [SCENE ...] [--queries N] [--accuracy] [--segments N]
+    python bench/shift.py [SCENE ...] [--queries N] [--accuracy] [--segments N] [--sphere-segments N]
 
 Speed (default): for each scene, the beveled tree against the plain one (node counts, the paper's
 2-2.5x), then queries per second and mean nodes visited for a ray, a sphere, an upright cylinder,
@@ -10,9 +10,11 @@ segments start in empty space inside the level (not the void around a map: bench
 move up to 2 m in a random direction; each rate is the best of three runs.
 
 Accuracy (--accuracy): boxes against the exact onion trace (core.trace.trace_hulls on the same
-scene compiled with a matching box hull), with bevels off, at 90 and at 120 degrees: how often
-plane shifting misses (must be never), hits early, and by how much.  Clip brushes are left out of
-the scene, since the point tree (and so plane shifting) does not see them.
+scene compiled with a matching box hull), and spheres of radius 0.25, 0.5 and 1 m against exact
+distances to the brushes (bench/truth.py: sampled every 0.5 % of the segment, first contact
+bisected), with bevels off, at 90 and at 120 degrees: how often plane shifting misses (must be
+never), hits early, and by how much (metres along the segment: mean, median, p99, max).  Clip
+brushes are left out of the scene, since the point tree (and so plane shifting) does not see them.
 
 Prints one JSON object.
 """
@@ -43,6 +45,7 @@ from brushbake.core.runtime.trace import trace_hulls  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from samples import InsideOracle  # noqa: E402  (bench/samples.py)
+from truth import sphere_first_contacts  # noqa: E402  (bench/truth.py)
 
 DEFAULT_SCENES = [ROOT / "sample_scenes" / "garage.json", ROOT / "maps" / "id" / "e1m7.map"]
 
@@ -100,7 +103,7 @@ def speed(path: Path, queries: int, rng) -> dict:
         for name, shape in shapes.items():
             r = run(shape)
             r["cost_vs_ray"] = round(r["seconds"] / ray["seconds"], 2)
-            r["nodes_vs_ray"] = round(r.nodes_visited / max(ray.nodes_visited, 1e-9), 2)
+            r["nodes_vs_ray"] = round(r["nodes_visited"] / max(ray["nodes_visited"], 1e-9), 2)
             r.pop("seconds")
             rows[f"{name}@{size}m"] = r
     for r in (plain_ray, ray):
@@ -133,20 +136,44 @@ def box_accuracy(path: Path, half, segments: int, rng, tol: float = 1e-6) -> dic
         t_ex = np.where(exact_hit, t_exact, np.inf)
         with np.errstate(invalid="ignore"):
             missed = exact_hit & (~r.hit | ((t_ps - t_ex) * length > tol))
-        early_m = np.where(np.isfinite(t_ex), t_ex, 1.0) - np.where(r.hit, t_ps, 1.0)
-        early_m = early_m * length
-        early = r.hit & (early_m > tol)
-        false_hit = r.hit & ~exact_hit
-        dist = early_m[early]
-        out[label] = {
-            "missed": int(missed.sum()), "early": int(early.sum()), "early_pct": round(100 * early.mean(), 3),
-            "false_hits": int(false_hit.sum()),
+        out[label] = {"missed": int(missed.sum()), **_early(r, t_ex, exact_hit, length, tol),
+                      "tree_nodes": int(tree.num_nodes)}
+    return out
+
+
+def _early(r, t_ex: np.ndarray, exact_hit: np.ndarray, length: np.ndarray, tol: float) -> dict:
+    """How early plane shifting (Hits r) hits against the exact first contacts t_ex (inf: none)."""
+    early_m = (np.where(np.isfinite(t_ex), t_ex, 1.0) - np.where(r.hit, r.fraction, 1.0)) * length
+    early = r.hit & (early_m > tol)
+    dist = early_m[early]
+    return {"early": int(early.sum()), "early_pct": round(100 * early.mean(), 3),
+            "false_hits": int((r.hit & ~exact_hit).sum()),
             "early_mean_m": round(float(dist.mean()), 4) if len(dist) else 0.0,
             "early_median_m": round(float(np.median(dist)), 4) if len(dist) else 0.0,
             "early_p99_m": round(float(np.quantile(dist, 0.99)), 4) if len(dist) else 0.0,
-            "early_max_m": round(float(dist.max()), 4) if len(dist) else 0.0,
-            "tree_nodes": int(tree.num_nodes),
-        }
+            "early_max_m": round(float(dist.max()), 4) if len(dist) else 0.0}
+
+
+def sphere_accuracy(path: Path, radius: float, segments: int, rng, tol: float = 1e-6) -> dict:
+    """Plane shifting against exact distances (bench/truth.py) for a sphere of `radius`."""
+    scene = load_scene(path)
+    scene.brushes = [b for b in scene.brushes if b.contents != Contents.CLIP]
+    scene.hulls = []
+    level = compile_scene(scene)
+    brushes = [b for b in scene.brushes if b.contents.collides_with_point]
+    s, e = empty_segments(level, segments, rng)
+    t_ex = sphere_first_contacts(brushes, radius, s, e)
+    exact_hit = np.isfinite(t_ex)
+    length = np.linalg.norm(e - s, axis=1)
+    out = {"scene": path.name, "sphere_radius": radius, "segments": segments, "contacts": int(exact_hit.sum())}
+    for label, settings in (("no bevels", None), ("90", BevelSettings(angle=90.0)), ("120", BevelSettings(angle=120.0))):
+        tree = level.point_tree() if settings is None else bevel_tree(level, level.world_bounds, settings).tree()
+        r = hit_checks(tree, Sphere(radius), s, e)
+        t_ps = np.where(r.hit, r.fraction, np.inf)
+        with np.errstate(invalid="ignore"):
+            missed = exact_hit & (~r.hit | ((t_ps - t_ex) * length > tol))
+        out[label] = {"missed": int(missed.sum()), **_early(r, t_ex, exact_hit, length, tol),
+                      "tree_nodes": int(tree.num_nodes)}
     return out
 
 
@@ -156,13 +183,17 @@ def main(argv=None) -> int:
     ap.add_argument("--queries", type=int, default=20000)
     ap.add_argument("--accuracy", action="store_true", help="compare boxes with the exact onion trace")
     ap.add_argument("--segments", type=int, default=100000)
+    ap.add_argument("--sphere-segments", type=int, default=5000,
+                    help="segments per scene and radius for the spheres (exact distances are slow)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     paths = [Path(p) for p in args.scenes] or DEFAULT_SCENES
     if args.accuracy:
         result = {"box_accuracy": [box_accuracy(p, half, args.segments, rng) for p in paths
-                                   for half in ((0.25, 0.25, 0.25), (0.5, 0.5, 1.0))]}
+                                   for half in ((0.25, 0.25, 0.25), (0.5, 0.5, 1.0))],
+                  "sphere_accuracy": [sphere_accuracy(p, radius, args.sphere_segments, rng) for p in paths
+                                      for radius in (0.25, 0.5, 1.0)]}
     else:
         result = {"speed": [speed(p, args.queries, rng) for p in paths]}
     print(json.dumps(result, indent=1))

@@ -175,16 +175,20 @@ class _CellPlanes:
         same = np.all(np.abs(self.pn[: self.count] - n) < NORMAL_EPSILON, axis=1)
         if same[: self.n_real].any() or (same & (np.abs(self.pd[: self.count] - d) < ON_EPSILON)).any():
             return False
+        self.push(kind, n, d, matmul(self.verts, n) - d)
+        return True
+
+    def push(self, kind: str, n: np.ndarray, d: float, dist: np.ndarray) -> None:
+        """Choose the bevel (n, d) whose vertex distances are `dist`, without looking for it."""
         if self.count == len(self.pd):
             grow = len(self.pd)
             self.pn = np.concatenate([self.pn, np.zeros((grow, 3))])
             self.pd = np.concatenate([self.pd, np.zeros(grow)])
             self.dist = np.concatenate([self.dist, np.zeros((len(self.verts), grow))], axis=1)
         self.pn[self.count], self.pd[self.count] = n, d
-        self.dist[:, self.count] = matmul(self.verts, n) - d
+        self.dist[:, self.count] = dist
         self.count += 1
         self.out[kind].append((n, d))
-        return True
 
 
 #: the six axial directions in the order the axial phase tries them (+x, -x, +y, -y, +z, -z)
@@ -194,20 +198,22 @@ _AXES = np.array([[1.0, 0, 0], [-1.0, 0, 0], [0, 1.0, 0], [0, -1.0, 0], [0, 0, 1
 def _axial_bevels(cell: _CellPlanes, settings: BevelSettings) -> None:
     """The six axis-aligned planes through the cell's extremes (or only the flat top, section 8,
     when axial planes are off and no face tops the cell), except where the cell reaches the
-    world box that way."""
+    world box that way or has the plane already.  All six are looked for at once: two axial
+    planes are never the same plane, so choosing one never hides another."""
     topped = bool(np.any(cell.real & (cell.fn[:, 2] >= FLAT_TOP_LEVEL_Z)))
     proj = matmul(cell.verts, _AXES.T)
-    for j in range(6):
+    d = proj.max(axis=0)
+    boxed = np.any(cell.on_box[:, None] & (proj >= d - ON_EPSILON), axis=0)  # reaches the world box that way
+    same = np.all(np.abs(cell.pn[: cell.count, None, :] - _AXES[None]) < NORMAL_EPSILON, axis=2)
+    had = same[: cell.n_real].any(axis=0) | (same & (np.abs(cell.pd[: cell.count, None] - d) < ON_EPSILON)).any(axis=0)
+    for j in np.flatnonzero(~boxed & ~had).tolist():
         if settings.axial:
             kind = "axial"
         elif j == 4 and not topped:
             kind = "flat_top"
         else:
             continue
-        d = float(proj[:, j].max())
-        if cell.on_box[proj[:, j] >= d - ON_EPSILON].any():
-            continue  # the cell reaches the world box that way: nothing to cap
-        cell.add(kind, _AXES[j].copy(), d)
+        cell.push(kind, _AXES[j].copy(), float(d[j]), proj[:, j] - d[j])
 
 
 def _sharp_edges(cell: _CellPlanes, cos_edge: float):
@@ -226,46 +232,59 @@ def _sharp_edges(cell: _CellPlanes, cos_edge: float):
 
 def _edge_bevels(cell: _CellPlanes, settings: BevelSettings) -> None:
     """Around each sharp edge, planes through it (faces, touching ancestors, bevels so far) sorted
-    by angle; each gap between adjacent ones wider than the angle is cut into equal parts."""
+    by angle; each gap between adjacent ones wider than the angle is cut into equal parts.  The
+    3-vectors are Python floats (the same IEEE operations, in the order detmath sums them)."""
     limit = math.radians(settings.angle)
     cos_edge = math.cos(limit)
-    fn = cell.fn
+    fn = cell.fn.tolist()
     for fa, fb, mask in _sharp_edges(cell, cos_edge):
-        u = fn[fa]
-        w = fn[fb] - (matmul(fn[fb], u)) * u
-        length = float(norm(w))
+        u, b = fn[fa], fn[fb]
+        bu = b[0] * u[0] + b[1] * u[1] + b[2] * u[2]
+        w = [b[0] - bu * u[0], b[1] - bu * u[1], b[2] - bu * u[2]]
+        length = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
         if length < 1e-9:
             continue  # a zero-thickness sliver: the faces are opposite
-        w = w / length
-        span = math.atan2(float(matmul(fn[fb], w)), float(matmul(fn[fb], u)))
+        w = [w[0] / length, w[1] / length, w[2] / length]
+        span = math.atan2(b[0] * w[0] + b[1] * w[1] + b[2] * w[2], bu)
         at = cell.pn[: cell.count][cell.through(mask)]
-        angles = np.clip(np.arctan2(matmul(at, w), matmul(at, u)), 0.0, span)
-        angles = np.unique(np.concatenate([[0.0, span], angles]))
+        angles = np.clip(np.arctan2(matmul(at, np.array(w)), matmul(at, np.array(u))), 0.0, span)
+        angles = np.unique(np.concatenate([[0.0, span], angles])).tolist()
         for lo_, hi_ in zip(angles[:-1], angles[1:]):
-            gap = float(hi_ - lo_)
+            gap = hi_ - lo_
             if math.cos(gap) >= cos_edge - 1e-9:
                 continue  # adjacent planes within the angle
             parts = min(MAX_EDGE_PARTS, max(2, math.ceil(gap / max(limit, 1e-9) - 1e-9)))
             for k in range(1, parts):
                 phi = lo_ + gap * k / parts
-                m = snap_normals((math.cos(phi) * u + math.sin(phi) * w)[None])[0]
+                c, s_ = math.cos(phi), math.sin(phi)
+                m = snap_normals(np.array([[c * u[0] + s_ * w[0], c * u[1] + s_ * w[1], c * u[2] + s_ * w[2]]]))[0]
                 m = m / float(norm(m))
                 cell.add("edge", m, float((matmul(cell.verts, m)).max()))
 
 
-def _vertex_bevels(cell: _CellPlanes, settings: BevelSettings) -> None:
+def _vertex_candidates(cell: _CellPlanes) -> tuple[list[int], np.ndarray]:
+    """The vertices the vertex phase looks at (off the world box, on three real faces or more)
+    and, for each, which of the cell's planes pass through it: (vertices, (V', P) bool)."""
+    on = cell.on()
+    todo = np.flatnonzero(~cell.on_box & (on.sum(axis=1) >= 3))
+    return todo.tolist(), np.abs(cell.dist[todo, : cell.count]) <= 2 * ON_EPSILON
+
+
+def _vertex_bevels(cell: _CellPlanes, settings: BevelSettings, reach=None) -> None:
     """At each vertex (off the world box, on three faces or more) whose corner, grown by a unit
     shift of every plane through it, reaches beyond 1 / cos(vertex_angle): a plane through it
-    with the mean of its faces' normals.  The reaches are computed for all vertices at once and
-    again for a later vertex that a chosen vertex bevel passes through."""
+    with the mean of its faces' normals.  `reach`: each candidate's corner_reach, computed for
+    many cells at once by the caller (else here); a later vertex that a chosen vertex bevel
+    passes through is computed again with it."""
     reach_limit = 1.0 / math.cos(math.radians(settings.vertex_angle))
-    on = cell.on()
-    ri = np.flatnonzero(cell.real)
-    todo = [v for v in np.flatnonzero(~cell.on_box & (on.sum(axis=1) >= 3)).tolist()]
+    todo, through = _vertex_candidates(cell)
     if not todo:
         return
+    if reach is None:
+        reach = corner_reaches([cell.pn[: cell.count][row] for row in through])
+    on = cell.on()
+    ri = np.flatnonzero(cell.real)
     first = cell.count
-    reach = corner_reaches([cell.pn[: cell.count][cell.through([v])] for v in todo])
     for v, r in zip(todo, reach):
         if cell.count > first and (np.abs(cell.dist[v, first: cell.count]) <= 2 * ON_EPSILON).any():
             r = corner_reach(cell.pn[: cell.count][cell.through([v])])  # a vertex bevel passes here too
@@ -277,6 +296,16 @@ def _vertex_bevels(cell: _CellPlanes, settings: BevelSettings) -> None:
             continue
         m = snap_normals((m / length)[None])[0]
         cell.add("vertex", m, float(matmul(cell.verts[v], m)))
+
+
+def _cell_phases(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSettings, chain) -> _CellPlanes:
+    """A solid cell after the axial (or flat-top) and edge phases; the vertex phase is left to
+    the caller, which may batch it over many cells."""
+    cell = _CellPlanes(faces, normals, dists, chain)
+    if settings.axial or settings.flat_top:
+        _axial_bevels(cell, settings)
+    _edge_bevels(cell, settings)
+    return cell
 
 
 def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSettings, chain=()) -> dict:
@@ -296,10 +325,7 @@ def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSe
     - a vertex gets a bevel when the corner of the planes through it (faces, touching ancestors,
       bevels) reaches too far.
     """
-    cell = _CellPlanes(faces, normals, dists, chain)
-    if settings.axial or settings.flat_top:
-        _axial_bevels(cell, settings)
-    _edge_bevels(cell, settings)
+    cell = _cell_phases(faces, normals, dists, settings, chain)
     if settings.vertices:
         _vertex_bevels(cell, settings)
     return cell.out
@@ -312,32 +338,58 @@ def corner_reach(normals: np.ndarray) -> float:
     return corner_reaches([normals])[0]
 
 
+#: corner_reaches solves at most this many 3x3 systems at once (memory: 72 bytes each, twice)
+REACH_CHUNK = 1 << 16
+
+
 def corner_reaches(groups) -> list[float]:
-    """corner_reach of each (k_i, 3) array of normals, all in one batch: every triple of each
-    group is one 3x3 system (LAPACK solves each matrix of a stack alone, so a value never depends
-    on the rest of the batch).  Layout: mats (T, 3, 3) the triples of all groups, owner (T,) the
-    group of each; a group's normals padded with zero rows to the widest group (a zero row never
-    makes a vertex infeasible)."""
-    groups = [np.asarray(g, float) for g in groups]
-    width = max((len(g) for g in groups), default=0)
+    """corner_reach of each (k_i, 3) array of normals, in batches: every triple of each group is
+    one 3x3 system (LAPACK solves each matrix of a stack alone, so a value never depends on the
+    rest of the batch, and each is the value corner_reach would give alone)."""
+    groups = [np.asarray(g, float).reshape(-1, 3) for g in groups]
+    out: list[float] = []
+    start = 0
+    while start < len(groups):
+        end, systems = start, 0
+        while end < len(groups) and (end == start or systems + _n_triples(len(groups[end])) <= REACH_CHUNK):
+            systems += _n_triples(len(groups[end]))
+            end += 1
+        out += _reaches(groups[start:end])
+        start = end
+    return out
+
+
+def _n_triples(k: int) -> int:
+    return k * (k - 1) * (k - 2) // 6
+
+
+def _triples(k: int) -> np.ndarray:
+    t = _TRIPLES.get(k)
+    if t is None:
+        t = _TRIPLES[k] = np.array([(a, b, c) for a in range(k) for b in range(a + 1, k) for c in range(b + 1, k)],
+                                   dtype=np.int64).reshape(-1, 3)
+    return t
+
+
+def _reaches(groups: list[np.ndarray]) -> list[float]:
+    """corner_reaches of one batch.  Layout: padded (G, W, 3) the groups' normals padded with zero
+    rows to the widest (a zero row never makes a vertex infeasible); mats (T, 3, 3) every group's
+    triples, grouped by size; owner (T,) the group of each."""
+    out = [1.0] * len(groups)
+    sizes = np.array([len(g) for g in groups])
+    width = int(sizes.max()) if len(groups) else 0
     if width < 3:
-        return [1.0] * len(groups)
+        return out
     padded = np.zeros((len(groups), width, 3))
-    triples, owners = [], []
     for i, g in enumerate(groups):
         padded[i, : len(g)] = g
-        t = _TRIPLES.get(len(g))
-        if t is None:
-            t = _TRIPLES.setdefault(len(g), np.array(
-                [(a, b, c) for a in range(len(g)) for b in range(a + 1, len(g)) for c in range(b + 1, len(g))],
-                dtype=np.int64).reshape(-1, 3))
-        triples.append(t)
-        owners.append(np.full(len(t), i))
-    owner = np.concatenate(owners)
-    mats = padded[owner[:, None], np.concatenate(triples)]
-    out = [1.0] * len(groups)
-    if not len(mats):
-        return out
+    mats, owners = [], []
+    for k in np.unique(sizes[sizes >= 3]).tolist():
+        g = np.flatnonzero(sizes == k)
+        t = _triples(k)
+        mats.append(padded[g[:, None, None], t[None]].reshape(-1, 3, 3))
+        owners.append(np.repeat(g, len(t)))
+    mats, owner = np.concatenate(mats), np.concatenate(owners)
     ok = np.abs(np.linalg.det(mats)) > 1e-9
     if not ok.any():
         return out
@@ -346,10 +398,9 @@ def corner_reaches(groups) -> list[float]:
     n = padded[owner]
     feasible = np.all(x[:, None, 0] * n[:, :, 0] + x[:, None, 1] * n[:, :, 1] + x[:, None, 2] * n[:, :, 2]
                       <= 1 + 1e-9, axis=1)
-    size = norm(x[feasible], axis=1)
     best = np.full(len(groups), -np.inf)
-    np.maximum.at(best, owner[feasible], size)
-    return [float(b) if np.isfinite(b) else 1.0 for b in best.tolist()]
+    np.maximum.at(best, owner[feasible], norm(x[feasible], axis=1))
+    return [b if b != -np.inf else 1.0 for b in best.tolist()]
 
 
 _TRIPLES: dict = {}
@@ -367,22 +418,26 @@ class _PlaneAppender:
         self.normals = [tuple(r) for r in np.asarray(normals).tolist()]
         self.dists = np.asarray(dists).tolist()
         self.index: dict = {}
-        for i in range(0, len(self.dists), 2):
-            self.index.setdefault(self._key(np.asarray(self.normals[i]), self.dists[i]), i)
+        rounded = np.round(np.asarray(normals)[0::2] * 1e6).astype(np.int64).tolist()
+        for i, r in zip(range(0, len(self.dists), 2), rounded):
+            self.index.setdefault(tuple(r) + (int(round(self.dists[i] * 1e4)),), i)
 
     @staticmethod
     def _key(n, d):
-        return tuple(np.round(np.asarray(n) * 1e6).astype(np.int64).tolist()) + (int(round(d * 1e4)),)
+        """n (3 floats) rounded to 1e-6 and d to 1e-4 (round half to even, as np.round)."""
+        return (round(n[0] * 1e6), round(n[1] * 1e6), round(n[2] * 1e6), int(round(d * 1e4)))
 
     def add(self, n: np.ndarray, d: float) -> int:
-        axis = int(np.argmax(np.abs(n)))
+        n = n.tolist() if isinstance(n, np.ndarray) else list(n)
+        axis = max(range(3), key=lambda i: abs(n[i]))  # the first largest, as np.argmax
         canonical = n[axis] > 0
-        cn, cd = (n, d) if canonical else (-n, -d)
+        cn, cd = (n, d) if canonical else ([-x for x in n], -d)
         key = self._key(cn, cd)
         i = self.index.get(key)
-        if i is None or not (np.all(np.abs(np.asarray(self.normals[i]) - cn) < 1e-7) and abs(self.dists[i] - cd) < ON_EPSILON):
+        if i is None or not (all(abs(a - b) < NORMAL_EPSILON for a, b in zip(self.normals[i], cn))
+                             and abs(self.dists[i] - cd) < ON_EPSILON):
             i = len(self.dists)
-            self.normals += [tuple(cn), tuple(-cn)]
+            self.normals += [tuple(cn), tuple(-x for x in cn)]
             self.dists += [float(cd), float(-cd)]
             self.index[key] = i
         return i if canonical else i ^ 1
@@ -411,7 +466,7 @@ def bevel_tree(tree, bounds, settings: BevelSettings | None = None, cancel=None,
     children = node_children.copy()
     n_leaves = len(leaf_solid)
     n_solid = int(np.count_nonzero(leaf_solid))
-    beveled_cells = done = 0
+    beveled_cells = 0
     if len(node_plane):
         parent = {}
         for node, (f, b) in enumerate(node_children.tolist()):
@@ -419,13 +474,17 @@ def bevel_tree(tree, bounds, settings: BevelSettings | None = None, cancel=None,
                 parent[-1 - f] = (node, 0)
             if b < 0:
                 parent[-1 - b] = (node, 1)
+        cells = []
         for leaf, faces, chain in solid_cells(tree, bounds, chains=True):
             if cancel is not None and cancel():
                 raise CancelledError()
-            done += 1
-            if progress is not None and done % PROGRESS_EVERY == 0:
-                progress(done / max(n_solid, 1), f"{done} of {n_solid} solid cells")
-            found = cell_bevels(faces, normals, dists, settings, chain)
+            if progress is not None and len(cells) % PROGRESS_EVERY == PROGRESS_EVERY - 1:
+                progress(0.9 * (len(cells) + 1) / max(n_solid, 1), f"{len(cells) + 1} of {n_solid} solid cells")
+            cells.append((leaf, _cell_phases(faces, normals, dists, settings, chain)))
+        if settings.vertices:
+            _all_vertex_bevels([c for _, c in cells], settings, cancel)
+        for leaf, cell in cells:
+            found = cell.out
             chain = [(kind, n, d) for kind in ("axial", "flat_top", "edge", "vertex") for n, d in found[kind]]
             if not chain:
                 continue
@@ -450,6 +509,21 @@ def bevel_tree(tree, bounds, settings: BevelSettings | None = None, cancel=None,
              "solid_cells": int(np.count_nonzero(leaf_solid & 1)), "planes_added": len(out_dists) - len(dists),
              **{f"{k}_bevels": v for k, v in counts.items()}}
     return BeveledTree(out_normals, out_dists, all_plane, all_children, all_solid, stats)
+
+
+def _all_vertex_bevels(cells: list[_CellPlanes], settings: BevelSettings, cancel=None) -> None:
+    """The vertex phase of many cells, their corner reaches solved in one batch."""
+    groups, spans = [], []
+    for cell in cells:
+        _, through = _vertex_candidates(cell)
+        spans.append((len(groups), len(groups) + len(through)))
+        groups += [cell.pn[: cell.count][row] for row in through]
+    reach = corner_reaches(groups)
+    if cancel is not None and cancel():
+        raise CancelledError()
+    for cell, (a, b) in zip(cells, spans):
+        if b > a:
+            _vertex_bevels(cell, settings, reach[a:b])
 
 
 def add_bevels(level, settings: BevelSettings | None = None, cancel=None, progress=None) -> dict:

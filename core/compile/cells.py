@@ -52,17 +52,31 @@ def unique_points(p: np.ndarray, grid: float = MIN_EDGE_LENGTH) -> np.ndarray:
     return p[sorted(first.values())]
 
 
+_FRAMES: dict = {}
+
+
+def _frame(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """geometry.order_polygon_vertices' frame (u, v) in the plane of unit normal n (cached: a
+    tree splits by each plane many times)."""
+    key = n.tobytes()
+    frame = _FRAMES.get(key)
+    if frame is None:
+        if len(_FRAMES) > 1 << 16:
+            _FRAMES.clear()
+        axis = int(np.argmax(np.abs(n)))
+        u = cross3(n, np.eye(3)[(axis + 1) % 3])
+        u /= math.sqrt(float(matmul(u, u)))
+        frame = _FRAMES[key] = (u, cross3(n, u))
+    return frame
+
+
 def _ordered_caps(pts: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The cap polygon both ways: counter-clockwise seen from the front of n (the back cell's
     outward face) and seen from the front of -n (the front cell's), each sorted by angle around
     the points' centre as geometry.order_polygon_vertices sorts them, bit for bit (its frame for
     -n is (-u, v), so the angles are arctan2(y, -x))."""
-    centre = pts.mean(axis=0)
-    axis = int(np.argmax(np.abs(n)))
-    u = cross3(n, np.eye(3)[(axis + 1) % 3])
-    u /= math.sqrt(float(matmul(u, u)))
-    v = cross3(n, u)
-    rel = pts - centre
+    u, v = _frame(n)
+    rel = pts - pts.mean(axis=0)
     y, x = matmul(rel, v), matmul(rel, u)
     return pts[np.argsort(np.arctan2(y, x), kind="stable")], pts[np.argsort(np.arctan2(y, -x), kind="stable")]
 
@@ -72,7 +86,8 @@ def split_polytope(faces, n: np.ndarray, d: float, plane: int, want=(True, True)
 
     Each is a list of faces or None when empty (fewer than four faces) or not wanted
     (want = (front wanted, back wanted)).  A polytope within ON_EPSILON of one side goes wholly
-    to that side.
+    to that side.  The cap's points are, face by face, the face's vertices on the plane, then
+    the vertices on the plane of the face's front piece when the plane cuts it.
     """
     counts = [len(v) for _, v in faces]
     allv = np.concatenate([v for _, v in faces])
@@ -82,21 +97,30 @@ def split_polytope(faces, n: np.ndarray, d: float, plane: int, want=(True, True)
         return (faces if want[0] else None), None
     if hi <= ON_EPSILON:
         return None, (faces if want[1] else None)
-    front, back, cut = [], [], []
+    on_all = (np.abs(alld) <= ON_EPSILON).tolist()
+    front, back, cut, pieces = [], [], [], []
     start = 0
     for (tag, verts), k in zip(faces, counts):
-        dist = alld[start:start + k]
-        start += k
-        f, b = split_polygon(verts, n, d, dist=dist)
+        f, b = split_polygon(verts, n, d, dist=alld[start:start + k])
         if f is not None:
             front.append((tag, f))
         if b is not None:
             back.append((tag, b))
-        on = np.abs(dist) <= ON_EPSILON
-        if on.any():
+        on = on_all[start:start + k]
+        if any(on):
             cut.append(verts[on])
         if f is not None and b is not None:
-            cut.append(f[np.abs(matmul(f, n) - d) <= ON_EPSILON])
+            pieces.append(len(cut))
+            cut.append(f)
+        start += k
+    if pieces:  # the front pieces' vertices on the plane, all in one product
+        split = np.concatenate([cut[i] for i in pieces])
+        keep = np.abs(matmul(split, n) - d) <= ON_EPSILON
+        at = 0
+        for i in pieces:
+            k = len(cut[i])
+            cut[i] = cut[i][keep[at:at + k]]
+            at += k
     pts = unique_points(np.concatenate(cut)) if cut else np.zeros((0, 3))
     if len(pts) >= 3:
         up, down = _ordered_caps(pts, n)
