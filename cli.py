@@ -322,6 +322,12 @@ def _shape(tail: tuple[int, ...]) -> str:
 def _load_array(path: str, what: str, shape_tail: tuple[int, ...]) -> np.ndarray:
     try:
         arr = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise BrushbakeError("does not exist.", subject=path,
+                             hint=f"Check the path; {what} are an array of shape {_shape(shape_tail)} saved with numpy.save.") from None
+    except IsADirectoryError:
+        raise BrushbakeError(f"is a folder; name the .npy file of {what}.", subject=path,
+                             hint=f"Save an array of shape {_shape(shape_tail)} with numpy.save.") from None
     except (OSError, ValueError) as exc:
         raise BrushbakeError(
             f"cannot be read as a NumPy .npy array ({exc}).",

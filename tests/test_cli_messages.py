@@ -86,15 +86,32 @@ def test_output_over_the_input_or_twice_fails_before_the_work(scene, tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["scene.json"]
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root may write anywhere")
+READ_ONLY = textwrap.dedent("""
+    # The folder named in argv[1] may not be written in (root may write anywhere, so the
+    # permission is simulated where the CLI asks for it).
+    import os, sys
+    folder, access = os.path.realpath(sys.argv[1]), os.access
+    os.access = lambda path, mode, **kw: False if os.path.realpath(path) == folder and mode & os.W_OK else access(path, mode, **kw)
+    from brushbake.cli import main
+    sys.exit(main(sys.argv[2:]))
+""")
+
+
 def test_output_into_a_read_only_folder_fails_before_the_work(scene, tmp_path):
     ro = tmp_path / "ro"
     ro.mkdir()
-    ro.chmod(0o555)
-    try:
-        assert_user_error(run("bake", scene, "-o", ro / "x.bbk", cwd=tmp_path), "you may not write in the folder")
-    finally:
-        ro.chmod(0o755)
+    script = tmp_path / "read_only.py"
+    script.write_text(READ_ONLY)
+    result = subprocess.run([sys.executable, script, ro, "bake", scene, "-o", ro / "x.bbk"], capture_output=True,
+                            text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert_user_error(result, "x.bbk", f"you may not write in the folder {ro.resolve()}", "change the folder's permissions")
+    assert "%" not in result.stderr and list(ro.iterdir()) == []
+    if hasattr(os, "geteuid") and os.geteuid() != 0:  # and for real where permissions apply
+        ro.chmod(0o555)
+        try:
+            assert_user_error(run("bake", scene, "-o", ro / "x.bbk", cwd=tmp_path), "you may not write in the folder")
+        finally:
+            ro.chmod(0o755)
 
 
 FULL_DISK = textwrap.dedent("""
@@ -150,6 +167,14 @@ def test_read_errors_get_a_read_hint(tmp_path):
     np.save(tmp_path / "p.npy", np.zeros((2, 3)))
     result = run("query", tmp_path / "missing.bbk", "--points", tmp_path / "p.npy", "-o", tmp_path / "o.npy")
     assert_user_error(result, "missing.bbk", "does not exist", must_not_contain=(WRITE_HINT,))
+    assert not (tmp_path / "o.npy").exists()
+
+
+def test_query_input_errors_get_a_read_hint(level, tmp_path):
+    result = run("query", level, "--points", tmp_path / "absent.npy", "-o", tmp_path / "o.npy")
+    assert_user_error(result, "absent.npy: does not exist", "Check the path", must_not_contain=(WRITE_HINT, "Errno"))
+    result = run("query", level, "--segments", tmp_path, "-o", tmp_path / "o.npy")
+    assert_user_error(result, "is a folder; name the .npy file of segments")
     assert not (tmp_path / "o.npy").exists()
 
 
