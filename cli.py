@@ -189,6 +189,10 @@ def level_table(level) -> str:
         rows.append(("bevels (plane shifting)", f"yes: {n} nodes", ratio))
     else:
         rows.append(("bevels (plane shifting)", "none", "baked with --no-bevels"))
+    if level.has_vis:
+        rows.append(("visibility (PVS): clusters", str(len(level.vis_row_offset)), ""))
+    else:
+        rows.append(("visibility (PVS)", "none", ""))
     rows.append(("markers", "not stored", "(.bbk keeps none)"))
     return _table(rows)
 

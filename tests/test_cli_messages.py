@@ -313,6 +313,7 @@ def test_info_shows_bounds_hulls_bevels_markers_and_clusters(scene, tmp_path):
         empty = (level.leaf_solid & 1) == 0
         assert rows["clusters of empty leaves"][0] == str(len(set(level.leaf_cluster[empty].tolist())))
         assert rows["markers"][0] == "not stored"
+        assert rows["visibility (PVS)"] == ["none"]  # bake writes no PVS unless asked
         if bevels:
             assert rows["bevels (plane shifting)"][0] == f"yes: {len(level.bevel_node_plane)} nodes"
         else:
@@ -338,3 +339,20 @@ def test_shape_query_without_bevels_warns(scene, tmp_path):
         assert result.returncode == 0, result.stderr
         assert ("has no beveled tree" in result.stderr) == warned, result.stderr
         assert np.load(tmp_path / "o.npy").shape == (1, 7)
+
+
+def test_info_counts_the_visibility_clusters(level, tmp_path):
+    """A level with a PVS (added here through the library: every empty structural cluster one
+    visibility cluster, all seeing all) shows its visibility clusters."""
+    from brushbake.core.runtime.pvs import compress_rows, pack_bits
+    from brushbake.exporters.native import write_level
+
+    lv = read_level(level)
+    empty = (lv.leaf_solid & 1) == 0
+    ids = {c: i for i, c in enumerate(sorted(set(lv.leaf_cluster[empty].tolist())))}
+    lv.vis_leaf_cluster = np.array([ids[c] if e else -1 for c, e in zip(lv.leaf_cluster.tolist(), empty)], np.int32)
+    lv.vis_row_offset, lv.vis_rows = compress_rows(pack_bits(np.ones((len(ids), len(ids)), bool)))
+    write_level(lv, tmp_path / "vis.bbk")
+    result = run("info", tmp_path / "vis.bbk")
+    assert result.returncode == 0, result.stderr
+    assert table_rows(result.stdout)["visibility (PVS): clusters"] == [str(len(ids))]
