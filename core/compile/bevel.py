@@ -136,9 +136,10 @@ class _CellPlanes:
 
     def __init__(self, faces, normals: np.ndarray, dists: np.ndarray, chain):
         tags = [t for t, _ in faces]
-        self.real = np.array([t >= 0 for t in tags])
-        self.fn = np.array([normals[t] if t >= 0 else np.zeros(3) for t in tags])
-        self.fd = np.array([dists[t] if t >= 0 else 0.0 for t in tags])
+        tag_arr = np.array(tags)
+        self.real = tag_arr >= 0
+        self.fn, self.fd = np.zeros((len(tags), 3)), np.zeros(len(tags))
+        self.fn[self.real], self.fd[self.real] = normals[tag_arr[self.real]], dists[tag_arr[self.real]]
         self.verts = unique_points(np.concatenate([v for _, v in faces]))
         box = [v for t, v in faces if t < 0]
         self.on_box = np.zeros(len(self.verts), bool)

@@ -55,9 +55,9 @@ def unique_points(p: np.ndarray, grid: float = MIN_EDGE_LENGTH) -> np.ndarray:
 _FRAMES: dict = {}
 
 
-def _frame(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """geometry.order_polygon_vertices' frame (u, v) in the plane of unit normal n (cached: a
-    tree splits by each plane many times)."""
+def _frame(n: np.ndarray) -> np.ndarray:
+    """geometry.order_polygon_vertices' frame in the plane of unit normal n as the columns (v, u)
+    of a (3, 2) array (cached: a tree splits by each plane many times)."""
     key = n.tobytes()
     frame = _FRAMES.get(key)
     if frame is None:
@@ -66,7 +66,7 @@ def _frame(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         axis = int(np.argmax(np.abs(n)))
         u = cross3(n, np.eye(3)[(axis + 1) % 3])
         u /= math.sqrt(float(matmul(u, u)))
-        frame = _FRAMES[key] = (u, cross3(n, u))
+        frame = _FRAMES[key] = np.stack([cross3(n, u), u], axis=1)  # (3, 2): v, u
     return frame
 
 
@@ -75,9 +75,9 @@ def _ordered_caps(pts: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarra
     outward face) and seen from the front of -n (the front cell's), each sorted by angle around
     the points' centre as geometry.order_polygon_vertices sorts them, bit for bit (its frame for
     -n is (-u, v), so the angles are arctan2(y, -x))."""
-    u, v = _frame(n)
     rel = pts - pts.mean(axis=0)
-    y, x = matmul(rel, v), matmul(rel, u)
+    yx = matmul(rel, _frame(n))  # each column summed as matmul(rel, v) and matmul(rel, u) are
+    y, x = yx[:, 0].copy(), yx[:, 1].copy()
     return pts[np.argsort(np.arctan2(y, x), kind="stable")], pts[np.argsort(np.arctan2(y, -x), kind="stable")]
 
 
@@ -98,10 +98,11 @@ def split_polytope(faces, n: np.ndarray, d: float, plane: int, want=(True, True)
     if hi <= ON_EPSILON:
         return None, (faces if want[1] else None)
     on_all = (np.abs(alld) <= ON_EPSILON).tolist()
+    dist_all = alld.tolist()
     front, back, cut, pieces = [], [], [], []
     start = 0
     for (tag, verts), k in zip(faces, counts):
-        f, b = split_polygon(verts, n, d, dist=alld[start:start + k])
+        f, b = split_polygon(verts, n, d, dist=dist_all[start:start + k])
         if f is not None:
             front.append((tag, f))
         if b is not None:
@@ -146,7 +147,7 @@ def _wanted_subtrees(node_children: np.ndarray, wanted_leaves: np.ndarray) -> np
 
 
 def tree_cells(tree, lo, hi, leaves=None, nodes: bool = False, chains: bool = False):
-    """Yield (code, faces, chain) for the cells of `tree` (TreeView or CompiledLevel) within the box
+    """Yield (code, faces, chain) for the cells of `tree` (Tree or CompiledLevel) within the box
     [lo, hi]: a leaf's cell (code = -1 - leaf) for every leaf where `leaves` ((L,) bool, default
     all) is set, and with nodes=True also each node's region (code = node) on the way down to
     them.  Regions that are empty within the box (zero volume) are not yielded.  chain lists the
