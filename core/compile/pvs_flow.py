@@ -35,6 +35,9 @@ from .pvs_winding import clip_by_planes, clip_front, clip_to_separators, packed_
 #: paths expanded together in one batch of the full flow
 PATH_BATCH = 4096
 SEPARATORS_PER_PARENT = True
+#: default path expansions one source portal may make before its remaining paths give up clipping
+#: and take everything they might still see (conservative, looser); None: no limit
+DEFAULT_PATH_BUDGET = 400
 
 
 @dataclass
@@ -204,8 +207,13 @@ class _Paths:
 
 
 def full_vis(dp: DirectedPortals, flood: np.ndarray, progress=None, cancel=None,
-             stats: dict | None = None) -> np.ndarray:
-    """(D, D) bool: the portals each directed portal sees through chains of portals (full mode)."""
+             stats: dict | None = None, budget: int | None = DEFAULT_PATH_BUDGET) -> np.ndarray:
+    """(D, D) bool: the portals each directed portal sees through chains of portals (full mode).
+
+    `budget` bounds the work per source portal: once a source has expanded that many paths, each
+    of its remaining paths stops and marks every portal it might still see (its might-see bits,
+    already narrowed by the portals it went through) as seen.  That is what the flow would find
+    at most, so the result stays conservative; only its tightness depends on the budget."""
     d = dp.num
     if d == 0:
         return np.zeros((0, 0), dtype=bool)
@@ -218,7 +226,7 @@ def full_vis(dp: DirectedPortals, flood: np.ndarray, progress=None, cancel=None,
     wave = 64
     while done < d:
         sources = order[done: done + wave]
-        expanded += _flow_wave(dp, sources, flood_bits, test_bits, vis_bits, first, leaving, cancel)
+        expanded += _flow_wave(dp, sources, flood_bits, test_bits, vis_bits, first, leaving, cancel, budget)
         test_bits[sources] = vis_bits[sources]
         done += len(sources)
         wave = min(wave * 2, 512)
@@ -229,19 +237,27 @@ def full_vis(dp: DirectedPortals, flood: np.ndarray, progress=None, cancel=None,
     return np.unpackbits(vis_bits, axis=1, bitorder="little", count=d).astype(bool)
 
 
-def _flow_wave(dp, sources, flood_bits, test_bits, vis_bits, first, leaving, cancel) -> int:
+def _flow_wave(dp, sources, flood_bits, test_bits, vis_bits, first, leaving, cancel, budget) -> int:
     b = len(sources)
     start = _Paths(sources.astype(np.int64), dp.dst[sources], dp.plane[sources], dp.windings[sources].copy(),
                    dp.count[sources].copy(), np.zeros((b, 1, 3)), np.zeros(b, dtype=np.int64),
                    flood_bits[sources].copy())
     stack = [start]
     expanded = 0
+    spent = np.zeros(dp.num, dtype=np.int64)
     while stack:
         if cancel is not None and cancel():
             raise CancelledError()
         paths = stack.pop()
         while stack and len(paths.source) + len(stack[-1].source) <= PATH_BATCH:  # fewer, larger batches
             paths = _concat(paths, stack.pop())
+        if budget is not None:
+            np.add.at(spent, paths.source, 1)
+            over = spent[paths.source] > budget
+            if over.any():  # give up clipping: everything these paths might still see is seen
+                rows = np.flatnonzero(over)
+                np.bitwise_or.at(vis_bits, paths.source[rows], paths.might[rows])
+                paths = paths.take(np.flatnonzero(~over))
         children = _expand(dp, paths, test_bits, vis_bits, first, leaving)
         expanded += len(paths.source)
         for i in range(0, len(children.source), PATH_BATCH):

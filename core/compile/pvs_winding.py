@@ -106,20 +106,20 @@ def separating_planes(source: np.ndarray, ns: np.ndarray, pas: np.ndarray, npass
     normal = normal.reshape(b, ms * mp, 3)
     dist = dist.reshape(b, ms * mp)
     ok = ok.reshape(b, ms * mp)
-    ds = _dists_many(source, normal, dist)  # (B, K, Ms)
+    # the source is a convex planar polygon and each plane holds one of its edges, so the whole
+    # source lies on the side of its centre (or in the plane, when the centre is on it)
+    vs = np.arange(ms)[None, :] < ns[:, None]
+    centre = (source * vs[:, :, None]).sum(axis=1) / np.maximum(ns, 1)[:, None]
+    dc = _dists_many(centre[:, None, :], normal, dist)[:, :, 0]  # (B, K)
     dp = _dists_many(pas, normal, dist)  # (B, K, Mp)
-    vs = (np.arange(ms)[None, :] < ns[:, None])[:, None, :]
     vp = (np.arange(mp)[None, :] < npass[:, None])[:, None, :]
     eps = FLOW_PLANE_EPSILON
-    src_front = np.any((ds > eps) & vs, axis=2)
-    src_back = np.any((ds < -eps) & vs, axis=2)
-    # orient the source behind: flip where it is in front
-    flip = src_front & ~src_back
-    sign = np.where(flip, -1.0, 1.0)
+    # orient the source behind: flip where its centre is in front
+    sign = np.where(dc > 0, -1.0, 1.0)
     normal = normal * sign[..., None]
     dist = dist * sign
     dp = dp * sign[..., None]
-    source_behind = src_front ^ src_back  # wholly on one side (now the back): not straddling, not planar
+    source_behind = np.abs(dc) > eps  # not planar with the source
     pass_front = np.all((dp >= -eps) | ~vp, axis=2) & np.any((dp > eps) & vp, axis=2)
     return normal, dist, ok & source_behind & pass_front
 

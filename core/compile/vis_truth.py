@@ -6,8 +6,8 @@ ends see each other.  A conservative PVS must hold every pair so joined (zero mi
 holds that no segment joined measure how loose it is (an upper bound on its looseness: more
 segments can only find more pairs).
 
-Points are drawn uniformly in the level's empty space with a cluster (vis_leaf_cluster >= 0: on a
-sealed map not outside it).  Half of the segments join two such points anywhere in the level (lines
+Points are drawn in the level's empty space with a cluster (vis_leaf_cluster >= 0: on a sealed map
+not outside it), half uniformly by volume and half per cluster (see empty_points).  Half of the segments join two such points anywhere in the level (lines
 of sight across it), half go from such a point a random distance (log-uniform, 1 cm to the level's
 size) in a random direction and keep the end when it is empty too (local sight, through small
 openings).  Everything is seeded: the same level and seed give the same pairs.
@@ -40,20 +40,50 @@ class RayTruth:
 
 def empty_points(level, leaf_cluster: np.ndarray, count: int, rng: np.random.Generator,
                  box: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`count` points uniform in `box` whose leaf is empty with a cluster; (points, clusters)."""
+    """`count` empty points with a cluster: half uniform in `box` (by volume), half drawn per
+    cluster (a cluster uniformly, one of its leaves uniformly, a point uniform in that leaf's bounds
+    kept when it lies in the leaf), so that small clusters are sampled as well as big ones.
+    Returns (points, clusters)."""
     out, clusters, have = [], [], 0
-    for _ in range(200):
+    by_cluster = _leaves_by_cluster(leaf_cluster)
+    for attempt in range(400):
         if have >= count:
             break
-        p = rng.uniform(box[0], box[1], size=(max(4 * (count - have), 1024), 3))
-        c = leaf_cluster[point_leaves(level, p)]
-        keep = c >= 0
+        n = max(4 * (count - have), 1024)
+        if attempt % 2 == 0 or by_cluster is None:
+            p = rng.uniform(box[0], box[1], size=(n, 3))
+            leaves = point_leaves(level, p)
+            keep = leaf_cluster[leaves] >= 0
+        else:
+            first, order = by_cluster
+            c = rng.integers(0, len(first) - 1, n)
+            size = first[c + 1] - first[c]
+            ok = size > 0
+            c, size = c[ok], size[ok]
+            leaf = order[first[c] + (rng.random(len(c)) * size).astype(np.int64)]
+            b = np.asarray(level.leaf_bounds)[leaf]
+            lo, hi = np.maximum(b[:, 0], box[0]), np.minimum(b[:, 1], box[1])
+            p = lo + rng.random((len(leaf), 3)) * (hi - lo)
+            leaves = point_leaves(level, p)
+            keep = (leaves == leaf) & np.all(hi > lo, axis=1)
         out.append(p[keep])
-        clusters.append(c[keep])
+        clusters.append(leaf_cluster[leaves[keep]])
         have += int(keep.sum())
     if have == 0:
         return np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
-    return np.concatenate(out)[:count], np.concatenate(clusters)[:count].astype(np.int64)
+    pts, cl = np.concatenate(out), np.concatenate(clusters).astype(np.int64)
+    mix = rng.permutation(len(pts))[:count]
+    return pts[mix], cl[mix]
+
+
+def _leaves_by_cluster(leaf_cluster: np.ndarray):
+    has = np.flatnonzero(leaf_cluster >= 0)
+    if not len(has):
+        return None
+    c = leaf_cluster[has]
+    order = has[np.argsort(c, kind="stable")]
+    first = np.searchsorted(np.sort(c), np.arange(int(c.max()) + 2))
+    return first, order
 
 
 def ray_truth(level, leaf_cluster, clear_segments: int = 100_000, seed: int = 0, batch: int = 50_000,
