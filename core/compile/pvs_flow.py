@@ -38,6 +38,10 @@ SEPARATORS_PER_PARENT = True
 #: default path expansions one source portal may make before its remaining paths give up clipping
 #: and take everything they might still see (conservative, looser); None: no limit
 DEFAULT_PATH_BUDGET = 400
+#: prune by what the source's cluster already sees through any of its portals (its row is what is
+#: kept) instead of by the source portal's own row; a done portal's row then no longer limits
+#: later paths (it may lack what a sibling portal saw), the flood does
+CLUSTER_PRUNE = False
 
 
 @dataclass
@@ -103,26 +107,23 @@ def directed_portals(clusters, plane, first_vertex, num_vertices, vertices, num_
 # Fast mode: BasePortalVis and SimpleFlood
 
 
-def base_portal_vis(dp: DirectedPortals, chunk: int = 512) -> np.ndarray:
+def base_portal_vis(dp: DirectedPortals, chunk: int = 128) -> np.ndarray:
     """(D, D) bool: q may be seen through s -- some vertex of q in front of s's plane and some
     vertex of s behind q's plane (both beyond FLOW_PLANE_EPSILON)."""
     d = dp.num
-    flat = dp.windings.reshape(-1, 3)
-    vmask = (np.arange(dp.windings.shape[1])[None, :] < dp.count[:, None]).ravel()
-    front_of = np.zeros((d, d), dtype=bool)  # [s, q]: q has a vertex in front of s
-    behind_of = np.zeros((d, d), dtype=bool)  # [q, s]: s... see below
+    valid = np.arange(dp.windings.shape[1])[None, :] < dp.count[:, None]
+    flat = dp.windings[valid]  # (V, 3), portal by portal
+    starts = np.concatenate(([0], np.cumsum(dp.count)[:-1]))
+    front_of = np.zeros((d, d), dtype=bool)  # [s, q]: q has a vertex in front of s's plane
+    behind_of = np.zeros((d, d), dtype=bool)  # [q, s]: s has a vertex behind q's plane
     eps = FLOW_PLANE_EPSILON
-    m = dp.windings.shape[1]
     for start in range(0, d, chunk):
         sl = slice(start, min(start + chunk, d))
-        # distances of every vertex to planes sl: (V, k), summed x, y, z in order
         n, dd = dp.normal[sl], dp.dist[sl]
         dist = flat[:, None, 0] * n[None, :, 0] + flat[:, None, 1] * n[None, :, 1] + flat[:, None, 2] * n[None, :, 2] \
-            - dd[None, :]
-        dist = dist.reshape(d, m, -1)
-        valid = vmask.reshape(d, m)[:, :, None]
-        front_of[sl] = np.any((dist > eps) & valid, axis=1).T  # [plane owner s, portal q]
-        behind_of[sl] = np.any((dist < -eps) & valid, axis=1).T  # [plane owner q, portal s]
+            - dd[None, :]  # (V, k), summed x, y, z in order
+        front_of[sl] = (np.maximum.reduceat(dist, starts, axis=0) > eps).T
+        behind_of[sl] = (np.minimum.reduceat(dist, starts, axis=0) < -eps).T
     allowed = front_of & behind_of.T
     np.fill_diagonal(allowed, False)
     return allowed
@@ -130,29 +131,30 @@ def base_portal_vis(dp: DirectedPortals, chunk: int = 512) -> np.ndarray:
 
 def simple_flood(dp: DirectedPortals, allowed: np.ndarray, progress=None, cancel=None) -> np.ndarray:
     """(D, D) bool portal flood: from s's far cluster, through portals allowed for s, recursively.
-    All sources at once, one step of the flood per iteration."""
+    All sources at once, one step of the flood per iteration, over the (source, cluster) pairs
+    newly reached only (each pair is expanded once)."""
     d, c = dp.num, dp.num_clusters
-    reached = np.zeros((d, c), dtype=bool)
-    reached[np.arange(d), dp.dst] = True
-    frontier = reached.copy()
     flood = np.zeros((d, d), dtype=bool)
-    by_dst = np.argsort(dp.dst, kind="stable")
-    dst_sorted = dp.dst[by_dst]
-    starts = np.searchsorted(dst_sorted, np.arange(c))
-    has_in = np.bincount(dp.dst, minlength=c) > 0
+    reached = np.zeros((d, c), dtype=bool)
+    first, leaving = dp.leaving()
+    src, cl = np.arange(d), dp.dst.copy()
+    reached[src, cl] = True
     step = 0
-    while frontier.any():
+    while len(src):
         if cancel is not None and cancel():
             raise CancelledError()
-        new = frontier[:, dp.src] & allowed & ~flood
-        flood |= new
-        if not new.any():
-            break
-        into = np.zeros((d, c), dtype=bool)
-        cols = np.flatnonzero(has_in)
-        into[:, cols] = np.logical_or.reduceat(new[:, by_dst], starts[cols], axis=1)
-        frontier = into & ~reached
-        reached |= into
+        per = first[cl + 1] - first[cl]
+        s = np.repeat(src, per)
+        q = leaving[np.repeat(first[cl] - np.cumsum(per) + per, per) + np.arange(int(per.sum()))]
+        ok = allowed[s, q] & ~flood[s, q]
+        s, q = s[ok], q[ok]
+        flood[s, q] = True
+        nxt = dp.dst[q]
+        new = ~reached[s, nxt]
+        s, nxt = s[new], nxt[new]
+        key = np.unique(s * c + nxt)
+        src, cl = key // c, key % c
+        reached[src, cl] = True
         step += 1
         if progress is not None:
             progress(min(0.99, step / 64), f"portal flood, step {step}")
@@ -220,14 +222,17 @@ def full_vis(dp: DirectedPortals, flood: np.ndarray, progress=None, cancel=None,
     flood_bits = np.packbits(flood, axis=1, bitorder="little")
     vis_bits = np.zeros_like(flood_bits)
     test_bits = flood_bits.copy()  # a portal's flood, then its own final row once done
+    seen_bits = np.zeros((dp.num_clusters, flood_bits.shape[1]), dtype=np.uint8) if CLUSTER_PRUNE else None
     first, leaving = dp.leaving()
     order = np.argsort(flood.sum(axis=1), kind="stable")
     done, expanded = 0, 0
     wave = 64
     while done < d:
         sources = order[done: done + wave]
-        expanded += _flow_wave(dp, sources, flood_bits, test_bits, vis_bits, first, leaving, cancel, budget)
-        test_bits[sources] = vis_bits[sources]
+        expanded += _flow_wave(dp, sources, flood_bits, test_bits, vis_bits, first, leaving, cancel, budget,
+                               seen_bits)
+        if not CLUSTER_PRUNE:
+            test_bits[sources] = vis_bits[sources]
         done += len(sources)
         wave = min(wave * 2, 512)
         if progress is not None:
@@ -237,7 +242,7 @@ def full_vis(dp: DirectedPortals, flood: np.ndarray, progress=None, cancel=None,
     return np.unpackbits(vis_bits, axis=1, bitorder="little", count=d).astype(bool)
 
 
-def _flow_wave(dp, sources, flood_bits, test_bits, vis_bits, first, leaving, cancel, budget) -> int:
+def _flow_wave(dp, sources, flood_bits, test_bits, vis_bits, first, leaving, cancel, budget, seen_bits) -> int:
     b = len(sources)
     start = _Paths(sources.astype(np.int64), dp.dst[sources], dp.plane[sources], dp.windings[sources].copy(),
                    dp.count[sources].copy(), np.zeros((b, 1, 3)), np.zeros(b, dtype=np.int64),
@@ -257,8 +262,10 @@ def _flow_wave(dp, sources, flood_bits, test_bits, vis_bits, first, leaving, can
             if over.any():  # give up clipping: everything these paths might still see is seen
                 rows = np.flatnonzero(over)
                 np.bitwise_or.at(vis_bits, paths.source[rows], paths.might[rows])
+                if seen_bits is not None:
+                    np.bitwise_or.at(seen_bits, dp.src[paths.source[rows]], paths.might[rows])
                 paths = paths.take(np.flatnonzero(~over))
-        children = _expand(dp, paths, test_bits, vis_bits, first, leaving)
+        children = _expand(dp, paths, test_bits, vis_bits, first, leaving, seen_bits)
         expanded += len(paths.source)
         for i in range(0, len(children.source), PATH_BATCH):
             stack.append(children.take(slice(i, i + PATH_BATCH)))
@@ -281,7 +288,7 @@ def _bit(bits: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     return ((bits[rows, cols >> 3] >> (cols & 7).astype(np.uint8)) & 1).astype(bool)
 
 
-def _expand(dp, paths: _Paths, test_bits, vis_bits, first, leaving) -> _Paths:
+def _expand(dp, paths: _Paths, test_bits, vis_bits, first, leaving, seen_bits=None) -> _Paths:
     """One step of RecursiveLeafFlow for a batch of paths: every portal leaving each path's cluster."""
     per = first[paths.cluster + 1] - first[paths.cluster]
     row = np.repeat(np.arange(len(per)), per)
@@ -294,8 +301,12 @@ def _expand(dp, paths: _Paths, test_bits, vis_bits, first, leaving) -> _Paths:
     row, q, src = row[keep], q[keep], src[keep]
     # Quake's 'more' test: a portal already seen, through which nothing new can be seen, is skipped
     might = paths.might[row] & test_bits[q]
-    seen = _bit(vis_bits, src, q)
-    more = np.any(might & ~vis_bits[src], axis=1)
+    if seen_bits is None:
+        seen = _bit(vis_bits, src, q)
+        more = np.any(might & ~vis_bits[src], axis=1)
+    else:  # what the source's cluster already sees, through any of its portals
+        seen = _bit(seen_bits, dp.src[src], q)
+        more = np.any(might & ~seen_bits[dp.src[src]], axis=1)
     keep = ~seen | more
     row, q, src, might = row[keep], q[keep], src[keep], might[keep]
     if not len(row):
@@ -328,5 +339,8 @@ def _expand(dp, paths: _Paths, test_bits, vis_bits, first, leaving) -> _Paths:
         tn[later] = cn
     ok = tn > 0
     row, q, src, might, tw, tn, sw, sn = row[ok], q[ok], src[ok], might[ok], tw[ok], tn[ok], sw[ok], sn[ok]
-    np.bitwise_or.at(vis_bits, (src, q >> 3), np.left_shift(np.uint8(1), (q & 7).astype(np.uint8)))
+    bit = np.left_shift(np.uint8(1), (q & 7).astype(np.uint8))
+    np.bitwise_or.at(vis_bits, (src, q >> 3), bit)
+    if seen_bits is not None:
+        np.bitwise_or.at(seen_bits, (dp.src[src], q >> 3), bit)
     return _Paths(src, dp.dst[q], dp.plane[q], sw, sn, tw, tn, might)
