@@ -40,8 +40,9 @@ SEPARATORS_PER_PARENT = True
 DEFAULT_PATH_BUDGET = 400
 #: prune by what the source's cluster already sees through any of its portals (its row is what is
 #: kept) instead of by the source portal's own row; a done portal's row then no longer limits
-#: later paths (it may lack what a sibling portal saw), the flood does
-CLUSTER_PRUNE = False
+#: later paths (it may lack what a sibling portal saw), the flood does.  lqdm13: 951k -> 824k paths,
+#: 47.3 -> 35.4 s CPU, avg clusters visible 400.65 -> 400.51
+CLUSTER_PRUNE = True
 
 
 @dataclass
