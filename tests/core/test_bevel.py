@@ -205,3 +205,19 @@ def test_the_bake_bar_covers_the_bevel_stage(map_named):
     bevel = [f for f, m in seen if m.startswith("bevel")]
     assert len(bevel) > 2 and bevel == sorted(bevel) and bevel[-1] == 1.0
     assert max(f for f, m in seen if not m.startswith("bevel")) <= min(bevel)
+
+
+@pytest.mark.parametrize("name", ["q1_rocks.map", "lqdm13.map"])
+def test_no_bevel_repeats_an_ancestor_or_its_own_chain(map_named, name):
+    """Duplicates along a chain, which docs/PLANE_SHIFTING.md finds none of: no bevel plane equals
+    any ancestor's plane (touching the cell or not, either orientation), none repeats in its own
+    chain, and every bevel node hangs in exactly one chain."""
+    level = compile_scene(load_scene(map_named(name)))
+    beveled = bevel_tree(level, level.world_bounds)
+    bevels = _bevels_by_leaf(beveled, level.num_nodes)
+    ancestors = {leaf: chain for leaf, _, chain in solid_cells(level, level.world_bounds, chains=True)}
+    assert sum(len(v) for v in bevels.values()) == beveled.stats["beveled_nodes"] - level.num_nodes
+    for leaf, planes in bevels.items():
+        pairs = {p >> 1 for p in planes}
+        assert len(pairs) == len(planes), leaf
+        assert not pairs & {p >> 1 for p in ancestors[leaf]}, leaf
