@@ -50,6 +50,10 @@ class LevelFormatError(BrushbakeError):
     """A compiled level file that is corrupt, truncated or of an unknown version."""
 
 
+class UnknownHullError(BrushbakeError):
+    """A query for a hull the level does not have; the message lists the hulls it has."""
+
+
 class CancelledError(BrushbakeError):
     """The user cancelled long work; nothing was written."""
 

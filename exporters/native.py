@@ -42,6 +42,11 @@ KNOWN_FLAGS = 0
 #: float64 (error ~1e-16); 1e-6 only catches normals that were never normalised or were damaged.
 NORMAL_LENGTH_TOLERANCE = 1e-6
 
+#: most nodes on any root-to-leaf path of any tree (docs/FORMAT.md, "The tree's shape").  Real
+#: levels are far below it (the deepest tree of the sample maps, q1_mountain's onion tree, has
+#: 127); it bounds the stack of every walk, in Python and in a C loader.
+MAX_TREE_DEPTH = 512
+
 #: most hulls a level can have: leaf_solid is a u32 bit set, one bit per hull
 MAX_HULLS = 32
 
@@ -321,6 +326,11 @@ def check_level_fields(f: dict, subject: str | None, hint: str) -> None:
     _check_indices(f["leaf_cluster"], 0, leaves, "leaf_cluster", "a leaf", fail)
     if hulls < 1 or hulls > MAX_HULLS:
         raise fail(f"has {hulls} hulls; a level has 1 (the point hull) to {MAX_HULLS}.")
+    if (hulls > 1) != (onion_leaves > 0):
+        names = ", ".join(f["hull_names"])
+        raise fail(f"has {hulls} hull{'s' if hulls > 1 else ''} ({names}) but "
+                   + ("no onion tree: box hulls are answered by the onion tree." if hulls > 1 else
+                      "an onion tree: only a level with box hulls has one."))
     for prefix in ("", "onion_"):
         _check_solid_bits(f[prefix + "leaf_solid"], hulls, prefix, fail)
     _check_indices(f["face_plane"], 0, planes, "face_plane", "a plane", fail)
@@ -355,18 +365,55 @@ def _check_vis(f: dict, leaves: int, fail) -> None:
 
 
 def _check_tree(f: dict, prefix: str, planes: int, nodes: int, leaves: int, fail) -> None:
-    """Node planes in range; each child a later node or an existing leaf (so no cycles)."""
+    """Prove that the node graph is a tree, in time linear in its size (FORMAT.md, "The tree's
+    shape"): node planes in range; each child a later node or an existing leaf (so no cycles);
+    every node but the root and every leaf the child of exactly one node (so nothing is shared and
+    nothing unreachable, and L = N + 1); at most MAX_TREE_DEPTH nodes on any root-to-leaf path."""
+    tree = prefix.replace("_", " ")
     _check_indices(f[prefix + "node_plane"], 0, planes, prefix + "node_plane", "a plane", fail)
     children = f[prefix + "node_children"].astype(np.int64)
     parent = np.arange(nodes, dtype=np.int64)[:, None]
     bad = ((children >= 0) & ((children <= parent) | (children >= nodes))) | (children < -leaves)
     if bad.any():
         node, side = (int(i) for i in np.argwhere(bad)[0])
-        tree, child = prefix.replace("_", " "), int(children[node, side])
+        child = int(children[node, side])
         raise fail(
             f"{tree}node {node}'s {'front' if side == 0 else 'back'} child is {child}: "
             f"a child must be a later node (< {nodes}) or a leaf -1-c with c < {leaves}."
         )
+    if nodes == 0 and leaves == 0 and prefix:  # an absent onion tree
+        return
+    if leaves != nodes + 1:
+        raise fail(f"{tree}tree has {nodes} nodes and {leaves} leaves; a tree of N nodes has N + 1 leaves, "
+                   "each the child of one node.")
+    flat = children.ravel()
+    node_refs = np.bincount(flat[flat >= 0], minlength=nodes)
+    leaf_refs = np.bincount(-1 - flat[flat < 0], minlength=leaves)
+    (node_refs if nodes else leaf_refs)[0] += 1  # the root (node 0, or leaf 0) is reached from outside
+    for kind, refs, code in (("node", node_refs, lambda i: i), ("leaf", leaf_refs, lambda i: -1 - i)):
+        wrong = np.flatnonzero(refs != 1)
+        if wrong.size:
+            i = int(wrong[0])
+            owners = [int(n) for n in np.flatnonzero((children == code(i)).any(axis=1))[:2]]
+            how = (f"is the child of nodes {owners[0]} and {owners[1]}" if len(owners) > 1 else
+                   f"is reached twice from node {owners[0]}" if owners and refs[i] > 1 else
+                   "is the child of no node")
+            raise fail(f"{tree}{kind} {i} {how}: the nodes must form a tree, each node and leaf reached "
+                       "exactly once from the root.")
+    depth = _depth_at_most(children, MAX_TREE_DEPTH)
+    if depth > MAX_TREE_DEPTH:
+        raise fail(f"{tree}tree is more than {MAX_TREE_DEPTH} nodes deep; the limit is {MAX_TREE_DEPTH}.")
+
+
+def _depth_at_most(children: np.ndarray, limit: int) -> int:
+    """Nodes on the longest root-to-leaf path of a proven tree, level by level (each level's
+    frontier holds distinct nodes, so O(N) in all); stops at limit + 1."""
+    frontier, depth = np.zeros(1 if len(children) else 0, dtype=np.int64), 0
+    while len(frontier) and depth <= limit:
+        depth += 1
+        nxt = children[frontier].ravel()
+        frontier = nxt[nxt >= 0]
+    return depth
 
 
 def _check_solid_bits(solid: np.ndarray, hulls: int, prefix: str, fail) -> None:

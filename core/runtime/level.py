@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import UnknownHullError
 from .tree import Tree
 
 #: leaf_solid bit 0 is the point hull; bit h (h >= 1) is box hull h (the onion issue).
@@ -118,10 +119,16 @@ class CompiledLevel:
 
     def collision_tree(self, hull: int = 0) -> Tree:
         """The tree that answers for a hull: the point tree for hull 0, the onion tree otherwise."""
+        names = ", ".join(f"{i} {name}" for i, name in enumerate(self.hull_names))
+        if not isinstance(hull, (int, np.integer)) or not 0 <= hull < max(len(self.hull_names), 1):
+            raise UnknownHullError(f"has no hull {hull!r}; its hulls are: {names}.", subject="level",
+                                   hint="Query one of those, or rebake the level with the hull you need.")
         if hull == 0:
             return self.point_tree()
-        if not self.has_onion or hull >= len(self.hull_names):
-            raise IndexError(f"level has no hull {hull}")
+        if not self.has_onion:
+            raise UnknownHullError(f"has no onion tree for hull {hull} ({self.hull_names[hull]}); its hull "
+                                   f"table lists {names}, but only the point hull has a tree.", subject="level",
+                                   hint="Rebake the level.")
         return self.onion_tree()
 
     def cached(self, key, make, *depends_on):

@@ -131,12 +131,26 @@ def beveled_level() -> CompiledLevel:
     return level
 
 
+def random_tree_children(rng: np.random.Generator, nodes: int) -> np.ndarray:
+    """(nodes, 2) children of a random tree in the file's encoding: node k (k >= 1) takes a random
+    free child slot of an earlier node, then the nodes + 1 slots left get the leaves in a random
+    order.  Every node but the root and every leaf is the child of exactly one node."""
+    children = np.zeros((nodes, 2), np.int32)
+    slots = [(0, 0), (0, 1)] if nodes else []
+    for node in range(1, nodes):
+        parent, side = slots.pop(int(rng.integers(0, len(slots))))
+        children[parent, side] = node
+        slots += [(node, 0), (node, 1)]
+    for leaf, (parent, side) in zip(rng.permutation(len(slots)), slots):
+        children[parent, side] = -1 - int(leaf)
+    return children
+
+
 def random_level(seed: int, max_nodes: int = 12) -> CompiledLevel:
     """A random but consistent level: random unit planes, a random tree whose children are later
     nodes or leaves, random face and vertex ranges, random names (some non-ASCII)."""
     rng = np.random.default_rng(seed)
     n_pairs, nodes = int(rng.integers(0, 6)), int(rng.integers(0, max_nodes + 1))
-    leaves = nodes + 1 + int(rng.integers(0, 3))
     normals = rng.normal(size=(n_pairs, 3)) + 1e-3
     normals /= np.linalg.norm(normals, axis=1)[:, None]
     dists = rng.uniform(-50, 50, n_pairs)
@@ -146,12 +160,8 @@ def random_level(seed: int, max_nodes: int = 12) -> CompiledLevel:
     plane_dists[0::2], plane_dists[1::2] = dists, -dists
     if n_pairs == 0:
         nodes = 0
-    children = np.empty((nodes, 2), np.int32)
-    for node in range(nodes):
-        for side in range(2):
-            later = nodes - node - 1
-            pick = int(rng.integers(0, later + leaves))
-            children[node, side] = node + 1 + pick if pick < later else -1 - (pick - later)
+    leaves = nodes + 1  # a tree: every node but the root and every leaf the child of one node
+    children = random_tree_children(rng, nodes)
     brushes = int(rng.integers(1, 4))
     verts = int(rng.integers(5, 40))
     faces = int(rng.integers(0, 10)) if n_pairs else 0
