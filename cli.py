@@ -282,7 +282,8 @@ def cmd_bake(args) -> int:
         scene.settings.onion_map_trees = True
     if args.no_bevels:
         scene.settings.bevels = False
-    scene.settings.bevel_angle = args.bevel_angle
+    if args.bevel_angle is not None:
+        scene.settings.bevel_angle = args.bevel_angle
     if args.no_hulls:
         scene.hulls = []
     elif args.hull:
@@ -397,8 +398,42 @@ def cmd_query(args) -> int:
     return EXIT_OK
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors (a bad or missing option) on one line: no usage block."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {self.prog}: {message} (see --help)\n")
+
+
+def _setting(name: str):
+    """An argparse type for Settings field `name`: parsed and checked against SETTING_RANGES when
+    the command line is read, before any work."""
+    from .core.model.scene import SETTING_RANGES, setting_error
+
+    integer = SETTING_RANGES[name].integer
+
+    def parse(text: str):
+        try:
+            value = int(text) if integer else float(text)
+        except ValueError:
+            value = text
+        problem = setting_error(name, value)
+        if problem:
+            raise argparse.ArgumentTypeError(problem)
+        return value
+
+    parse.__name__ = name  # argparse names the type in some messages
+    return parse
+
+
+def _range(name: str) -> str:
+    from .core.model.scene import SETTING_RANGES
+
+    return SETTING_RANGES[name].text()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m brushbake", description="Compile brush-built levels (brushbake).")
+    p = _Parser(prog="python -m brushbake", description="Compile brush-built levels (brushbake).")
     p.add_argument("--version", action="version", version=f"brushbake {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -406,9 +441,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("scene", help="scene file (.map or .json)")
     b.add_argument("-o", "--output", help="level file to write (default: SCENE's name with .bbk, here)")
     b.add_argument("--json", help="also write a JSON dump of the level (for debugging)")
-    b.add_argument("--scale", type=float, default=None, help="metres per .map unit (default 1/32)")
+    b.add_argument("--scale", type=_setting("map_scale"), default=None,
+                   help=f"metres per .map unit ({_range('map_scale')}; default 1/32)")
     b.add_argument("--splitter", choices=("onion", "thesis"), help="splitter heuristic (default onion)")
-    b.add_argument("--max-candidates", type=int, help="splitter planes scored per node (0 = all)")
+    b.add_argument("--max-candidates", type=_setting("max_candidates"),
+                   help=f"splitter planes scored per node ({_range('max_candidates')}; 0 = all)")
     b.add_argument("--hull", action="append", metavar="NAME=MINX,MINY,MINZ,MAXX,MAXY,MAXZ",
                    help="a box hull for the onion tree (metres), or a preset name such as stand, crouch, "
                         "q1_player; repeatable; replaces the scene's own hulls")
@@ -417,8 +454,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also build each hull's separate map tree: leaf solidity by Listing 3 verbatim, and "
                         "the onion tree's size against the separate trees in the table")
     b.add_argument("--no-bevels", action="store_true", help="do not build the beveled tree (plane shifting)")
-    b.add_argument("--bevel-angle", type=float, default=90.0,
-                   help="edge bevels where adjacent planes at a solid cell's edge differ by more than this (degrees, default 90)")
+    b.add_argument("--bevel-angle", type=_setting("bevel_angle"), default=None,
+                   help="edge bevels where adjacent planes at a solid cell's edge differ by more than this "
+                        f"(degrees, {_range('bevel_angle')}; default 90)")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress and no table")
     b.set_defaults(func=cmd_bake)
 

@@ -24,6 +24,7 @@ from bpy.types import PropertyGroup
 
 from ..core.model.brushes import Contents
 from ..core.model.hulls import PRESETS
+from ..core.model.scene import SETTING_RANGES as _RANGES
 from ..core.units import QUAKE_UNIT
 
 # Blender 4.5 marks a '//' (blend-relative) path as invalid unless the property opts in, and older
@@ -111,27 +112,32 @@ class BRUSHBAKE_PG_settings(PropertyGroup):
         default="SELECTED",
     )
     collection: PointerProperty(type=bpy.types.Collection, name="Collection")  # type: ignore[valid-type]
-    # compile settings (defaults are core.scene.Settings' and the command line's)
+    # compile settings (defaults are core.scene.Settings' and the command line's; min and max are
+    # core.model.scene.SETTING_RANGES', the one table every reader of a setting checks)
     splitter: EnumProperty(  # type: ignore[valid-type]
         name="Splitter",
         items=(("onion", "Onion", "Balance plus weighted splits (the onion article)"),
                ("thesis", "Thesis", "CHOOSE-DIVIDING-POLYGON (the thesis)")),
         default="onion",
     )
-    split_weight: FloatProperty(name="Split weight", default=8.0, min=0.0)  # type: ignore[valid-type]
+    split_weight: FloatProperty(  # type: ignore[valid-type]
+        name="Split weight", default=8.0, min=_RANGES["split_weight"].low, max=_RANGES["split_weight"].high,
+        description="Onion splitter score: |front - back| + weight * splits",
+    )
     max_candidates: IntProperty(  # type: ignore[valid-type]
-        name="Candidates", default=48, min=0, description="Splitter planes scored per node (0 = all)"
+        name="Candidates", default=48, min=int(_RANGES["max_candidates"].low), max=int(_RANGES["max_candidates"].high),
+        description="Splitter planes scored per node (0 = all)",
     )
     use_bevels: BoolProperty(  # type: ignore[valid-type]
         name="Bevels", default=True,
         description="Also build the beveled tree for plane shifting (spheres, cylinders, any box)",
     )
     bevel_angle: FloatProperty(  # type: ignore[valid-type]
-        name="Bevel angle", default=90.0, min=0.0, max=180.0,
+        name="Bevel angle", default=90.0, min=_RANGES["bevel_angle"].low, max=_RANGES["bevel_angle"].high,
         description="Edge bevels where adjacent planes at a solid cell's edge differ by more than this (degrees)",
     )
     map_scale: FloatProperty(  # type: ignore[valid-type]
-        name="Map scale", default=QUAKE_UNIT, min=1e-6, precision=5,
+        name="Map scale", default=QUAKE_UNIT, min=_RANGES["map_scale"].low, max=_RANGES["map_scale"].high, precision=5,
         description="Metres per .map unit when importing (1/32: a 56-unit Quake player is 1.75 m)",
     )
     # status of the last bake, shown in the panel (errors as data: the text of the last report)

@@ -50,6 +50,10 @@ class LevelFormatError(BrushbakeError):
     """A compiled level file that is corrupt, truncated or of an unknown version."""
 
 
+class InvalidSettingError(BrushbakeError):
+    """A bake setting (command-line option, .json setting, add-on property) out of its range."""
+
+
 class UnknownHullError(BrushbakeError):
     """A query for a hull the level does not have; the message lists the hulls it has."""
 

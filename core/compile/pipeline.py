@@ -18,7 +18,7 @@ from ..detmath import matmul
 from ..errors import check_cancel
 from ..geometry import PlaneTable
 from ..model.brushes import Contents
-from ..model.scene import Scene
+from ..model.scene import Scene, check_settings
 from ..runtime.level import FACE_DETAIL, POINT_HULL_BIT, CompiledLevel
 from ..tolerances import ON_EPSILON, PROBE_STEPS
 from .bevel import BevelSettings, add_bevels
@@ -62,6 +62,7 @@ def bake_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
     as for compile_scene; the bevel stage reports per solid cell and takes the last quarter of the
     bar."""
     settings = scene.settings
+    check_settings(settings, where=f"scene {scene.name!r}")
     bar = StageProgress(progress, {"compile": 3.0, "bevel": 1.0} if settings.bevels else {"compile": 1.0})
     level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel)
     if settings.bevels:

@@ -42,7 +42,7 @@ from ..errors import (
     SceneFormatError,
     check_cancel,
 )
-from ..model.scene import DetailMesh, Hull, Light, Marker, Scene, Settings
+from ..model.scene import DetailMesh, Hull, Light, Marker, Scene, Settings, setting_error
 from ..tolerances import DEGENERATE_FACE_AREA, MAX_COORDINATE, MIN_NORMAL_LENGTH, PLANE_COUNT_DECIMALS
 
 FORMAT_NAME = "brushbake-scene"
@@ -428,8 +428,10 @@ def _read_settings(r: _Reader, value: Any) -> Settings:
         else:  # a tuple of numbers
             items = r.list(v, where)
             changes[key] = tuple(r.number(x, f"{where}[{i}]") for i, x in enumerate(items))
-    if "map_scale" in changes and not changes["map_scale"] > 0.0:
-        raise r.fail("settings.map_scale", "must be more than 0 (metres per Quake unit).", "The usual value is 0.03125.")
+    for key, v in changes.items():
+        problem = setting_error(key, v)
+        if problem:
+            raise r.fail(f"settings.{key}", problem, "docs/USER_GUIDE.md lists every setting's range.")
     return dataclasses.replace(defaults, **changes)
 
 

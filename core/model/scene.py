@@ -6,10 +6,12 @@ Z is up.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from ..errors import InvalidSettingError
 from ..units import QUAKE_UNIT
 from .brushes import Brush, Contents
 
@@ -66,6 +68,61 @@ class Settings:
     onion_map_trees: bool = False  # build each hull's map tree too (Listing 3 verbatim; for reports)
     bevels: bool = True  # build the beveled tree for plane shifting (core/compile/bevel.py)
     bevel_angle: float = 90.0  # degrees: edge bevels where a solid cell's adjacent planes differ by more
+
+
+@dataclass(frozen=True)
+class SettingRange:
+    """The values one numeric Settings field accepts: low <= value <= high, finite; `integer`
+    fields take whole numbers only.  The one table the command line, .json scenes and the
+    add-on's properties all check against (tests/core/test_settings.py compares them)."""
+
+    low: float
+    high: float
+    integer: bool = False
+    why: str = ""
+
+    def text(self) -> str:
+        fmt = (lambda v: f"{int(v)}") if self.integer else (lambda v: f"{v:g}")
+        return f"{fmt(self.low)} to {fmt(self.high)}"
+
+
+#: accepted range of every numeric setting (booleans are true/false; splitter one of SPLITTERS)
+SETTING_RANGES: dict[str, SettingRange] = {
+    "split_weight": SettingRange(0.0, 1.0e6, why="a weight on the split count"),
+    "min_relation": SettingRange(0.0, 1.0, why="a ratio of face counts, min/max"),
+    "relation_scale": SettingRange(1.1, 100.0, why="MinRelation is divided by it until a plane qualifies; "
+                                   "1 or less would never relax it"),
+    "max_candidates": SettingRange(0, 1_000_000, integer=True, why="a count; 0 = all"),
+    "max_score_faces": SettingRange(0, 100_000_000, integer=True, why="a count; 0 = all"),
+    "map_scale": SettingRange(1.0e-4, 100.0, why="metres per .map unit; 0 would scale the world to nothing"),
+    "bevel_angle": SettingRange(0.0, 180.0, why="an angle between planes, in degrees"),
+}
+SPLITTERS = ("onion", "thesis")
+BOOL_SETTINGS = ("onion_map_trees", "bevels")
+
+
+def setting_error(name: str, value, where: str | None = None) -> str | None:
+    """None if `value` is acceptable for setting `name`, else the one-line reason (with the range)."""
+    if name == "splitter":
+        return None if value in SPLITTERS else f"is {value!r}; it must be one of {', '.join(SPLITTERS)}."
+    if name in BOOL_SETTINGS:
+        return None if isinstance(value, bool) else f"is {value!r}; it must be true or false."
+    r = SETTING_RANGES[name]
+    ok_type = isinstance(value, (int, np.integer)) if r.integer else isinstance(value, (int, float, np.integer, np.floating))
+    if isinstance(value, bool) or not ok_type:
+        return f"is {value!r}; it must be {'a whole number' if r.integer else 'a number'} from {r.text()} ({r.why})."
+    if not (math.isfinite(value) and r.low <= value <= r.high):
+        return f"is {value!r}; it must be from {r.text()} ({r.why})."
+    return None
+
+
+def check_settings(settings: "Settings", where: str = "settings") -> None:
+    """Raise InvalidSettingError naming the first setting out of its range (SETTING_RANGES)."""
+    for f in fields(settings):
+        problem = setting_error(f.name, getattr(settings, f.name))
+        if problem:
+            raise InvalidSettingError(f"{f.name} {problem}", subject=where,
+                                      hint="Change that setting; docs/USER_GUIDE.md lists every range.")
 
 
 @dataclass
