@@ -57,7 +57,7 @@ from ..errors import (
     SceneFormatError,
 )
 from ..model.scene import Light, Marker, Scene, Settings
-from ..tolerances import DIST_EPSILON, NORMAL_EPSILON
+from ..tolerances import DIST_EPSILON, MAX_COORDINATE, NORMAL_EPSILON
 from ..units import QUAKE_UNIT
 
 __all__ = [
@@ -308,23 +308,8 @@ def parse_map_text(
     _check_text(text, source_name)
     lines = text.split("\n")  # not splitlines(): it also splits at \x85, \x0c, ... and shifts line numbers
     n_lines = len(lines)
-
-    entities: list[MapEntity] = []
-    coords: list[tuple[str, ...]] = []
-    textures: list[str] = []
-    plane_lines: list[int] = []
-    warnings: list[str] = []
-
-    depth = 0  # 0: between entities, 1: in an entity, 2: in a brush
-    entity: MapEntity | None = None
-    brush_line = 0
-    brush_first = 0
-    skip_depth = 0  # > 0 while skipping a patchDef block
-    skip_brush = False
-    plane_match = _PLANE_RE.match
-    key_match = _KEY_RE.match
+    parser = _MapParser(source_name)
     check_every = 4096
-
     for lineno, raw in enumerate(lines, 1):
         if lineno % check_every == 0:
             if cancel is not None and cancel():
@@ -332,151 +317,186 @@ def parse_map_text(
             if progress is not None:
                 progress(lineno / n_lines, f"Reading {source_name}: line {lineno} of {n_lines}")
         line = raw.strip()
-        if not line or line.startswith("//"):
-            continue
-
-        if skip_depth:
-            skip_depth += line.count("{") - line.count("}")
-            if skip_depth < 0:
-                raise _syntax_error(source_name, lineno, "unbalanced '}' inside a patch.", _TRUNCATED_HINT)
-            continue
-
-        if depth == 2:
-            if line[0] == "(":
-                m = plane_match(line)
-                if m is None:
-                    raise _syntax_error(
-                        source_name,
-                        lineno,
-                        f"malformed plane line {_snippet(line)}: expected '( x y z ) ( x y z ) ( x y z ) TEXTURE "
-                        "xoff yoff rot xscale yscale' or the Valve 220 form "
-                        "'... TEXTURE [ ux uy uz uoff ] [ vx vy vz voff ] rot xscale yscale'.",
-                    )
-                g = m.groups()
-                coords.append(g[:9])
-                textures.append(g[9].strip('"'))
-                plane_lines.append(lineno)
-                continue
-            if line == "}":
-                depth = 1
-                assert entity is not None
-                entity.brushes.append(
-                    MapBrush(entity.index, len(entity.brushes), brush_line, brush_first, len(coords) - brush_first, skip_brush)
-                )
-                skip_brush = False
-                continue
-            word = line.split(None, 1)[0]
-            if word.lower().startswith("patchdef") and len(coords) == brush_first and not skip_brush:
-                assert entity is not None
-                warnings.append(
-                    f"{source_name}:entity{entity.index}: skipped a Quake 3 {word} (curved patch, line {lineno}); "
-                    "patches are not brushes. Convert it to brushes in the editor if it must collide."
-                )
-                skip_brush = True
-                skip_depth = 0
-                continue
-            if word.lower().startswith("brushdef"):
-                raise _syntax_error(
-                    source_name,
-                    lineno,
-                    f"Quake 3 '{word}' brushes (brush primitives) are not supported.",
-                    hint="Save the map in the standard (Quake) or Valve 220 format and load it again.",
-                )
-            if skip_brush and line[0] == "{":
-                skip_depth = line.count("{") - line.count("}")
-                continue
-            if line[0] != "{" and line[0] != "}":
-                raise _syntax_error(
-                    source_name,
-                    lineno,
-                    f"expected a plane line '( x y z ) ( x y z ) ( x y z ) TEXTURE ...' or '}}', got {_snippet(line)}.",
-                )
-
-        if line[0] == "{" or line[0] == "}":
-            if not _BRACES_ONLY_RE.match(line):
-                i = line.find("//")
-                if i < 0 or not _BRACES_ONLY_RE.match(line[:i]):
-                    raise _syntax_error(source_name, lineno, f"unexpected text after a brace: {_snippet(line)}.")
-                line = line[:i]
-            for ch in line:
-                if ch == "{":
-                    if depth == 0:
-                        entity = MapEntity(index=len(entities), line=lineno)
-                        entities.append(entity)
-                        depth = 1
-                    elif depth == 1:
-                        depth = 2
-                        brush_line = lineno
-                        brush_first = len(coords)
-                    else:
-                        assert entity is not None
-                        raise _syntax_error(
-                            source_name,
-                            lineno,
-                            f"'{{' inside brush {len(entity.brushes)} of entity {entity.index} (opened at line "
-                            f"{brush_line}): that brush is missing its closing '}}'.",
-                            _TRUNCATED_HINT,
-                        )
-                elif ch == "}":
-                    if depth == 1:
-                        depth = 0
-                    elif depth == 2:
-                        assert entity is not None
-                        entity.brushes.append(
-                            MapBrush(entity.index, len(entity.brushes), brush_line, brush_first, len(coords) - brush_first, skip_brush)
-                        )
-                        skip_brush = False
-                        depth = 1
-                    else:
-                        raise _syntax_error(source_name, lineno, "'}' without a matching '{'.", _TRUNCATED_HINT)
-            continue
-
-        if depth == 1 and line[0] == '"':
-            m = key_match(line)
-            if m is None:
-                raise _syntax_error(source_name, lineno, f"malformed key line {_snippet(line)}: expected '\"key\" \"value\"'.")
-            assert entity is not None
-            key, value = m.group(1), m.group(2)
-            entity.properties[key] = value
-            entity.key_lines[key] = lineno
-            continue
-
-        if depth == 0:
-            raise _syntax_error(source_name, lineno, f"expected '{{' to start an entity, got {_snippet(line)}.")
-        raise _syntax_error(source_name, lineno, f"expected '\"key\" \"value\"', '{{' or '}}' in an entity, got {_snippet(line)}.")
-
-    if depth != 0 or skip_depth:
-        assert entity is not None
-        where = f"brush {len(entity.brushes)} (opened at line {brush_line})" if depth == 2 else "it"
-        raise _syntax_error(
-            source_name,
-            n_lines,
-            f"unexpected end of file: entity {entity.index} (opened at line {entity.line}) is not closed; "
-            f"{where} needs its '}}'.",
-            _TRUNCATED_HINT,
-        )
-    if not entities:
-        raise SceneFormatError(
-            "has no entities: a .map needs at least a worldspawn entity '{ \"classname\" \"worldspawn\" ... }'.",
-            subject=source_name,
-            hint="Check that this is the right file; an empty or truncated file cannot be loaded.",
-        )
-
-    if coords:
-        # regex-validated decimal numbers: float() cannot fail (a huge exponent gives inf, caught later)
-        points = np.array([float(v) for g in coords for v in g], dtype=np.float64).reshape(-1, 3, 3)
-    else:
-        points = np.zeros((0, 3, 3))
+        if line and not line.startswith("//"):
+            parser.line(lineno, line)
+    mapfile = parser.finish(n_lines)
     if progress is not None:
-        progress(1.0, f"Read {source_name}: {len(entities)} entities")
-    return MapFile(
-        source_name=source_name,
-        entities=entities,
-        points=points,
-        textures=textures,
-        plane_lines=np.array(plane_lines, dtype=np.int64),
-        warnings=warnings,
-    )
+        progress(1.0, f"Read {source_name}: {len(mapfile.entities)} entities")
+    return mapfile
+
+
+class _MapParser:
+    """parse_map_text's state machine, one method per kind of line.  depth 0: between entities,
+    1: in an entity, 2: in a brush; skip_depth > 0 while skipping a patchDef block."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.entities: list[MapEntity] = []
+        self.coords: list[tuple[str, ...]] = []
+        self.textures: list[str] = []
+        self.plane_lines: list[int] = []
+        self.warnings: list[str] = []
+        self.depth = 0
+        self.entity: MapEntity | None = None
+        self.brush_line = 0
+        self.brush_first = 0
+        self.skip_depth = 0
+        self.skip_brush = False
+
+    def line(self, lineno: int, line: str) -> None:
+        """One stripped, non-empty, non-comment line."""
+        if self.skip_depth:
+            self.skip_depth += line.count("{") - line.count("}")
+            if self.skip_depth < 0:
+                raise _syntax_error(self.source, lineno, "unbalanced '}' inside a patch.", _TRUNCATED_HINT)
+            return
+        if self.depth == 2 and self.in_brush(lineno, line):
+            return
+        if line[0] == "{" or line[0] == "}":
+            self.braces(lineno, line)
+        elif self.depth == 1 and line[0] == '"':
+            self.key(lineno, line)
+        elif self.depth == 0:
+            raise _syntax_error(self.source, lineno, f"expected '{{' to start an entity, got {_snippet(line)}.")
+        else:
+            raise _syntax_error(self.source, lineno,
+                                f"expected '\"key\" \"value\"', '{{' or '}}' in an entity, got {_snippet(line)}.")
+
+    def in_brush(self, lineno: int, line: str) -> bool:
+        """A line inside a brush; False if it is a brace line for braces() to handle."""
+        if line[0] == "(":
+            self.plane(lineno, line)
+            return True
+        if line == "}":
+            self.close_brush()
+            return True
+        word = line.split(None, 1)[0]
+        if word.lower().startswith("patchdef") and len(self.coords) == self.brush_first and not self.skip_brush:
+            assert self.entity is not None
+            self.warnings.append(
+                f"{self.source}:entity{self.entity.index}: skipped a Quake 3 {word} (curved patch, line {lineno}); "
+                "patches are not brushes. Convert it to brushes in the editor if it must collide."
+            )
+            self.skip_brush = True
+            self.skip_depth = 0
+            return True
+        if word.lower().startswith("brushdef"):
+            raise _syntax_error(
+                self.source,
+                lineno,
+                f"Quake 3 '{word}' brushes (brush primitives) are not supported.",
+                hint="Save the map in the standard (Quake) or Valve 220 format and load it again.",
+            )
+        if self.skip_brush and line[0] == "{":
+            self.skip_depth = line.count("{") - line.count("}")
+            return True
+        if line[0] != "{" and line[0] != "}":
+            raise _syntax_error(
+                self.source,
+                lineno,
+                f"expected a plane line '( x y z ) ( x y z ) ( x y z ) TEXTURE ...' or '}}', got {_snippet(line)}.",
+            )
+        return False
+
+    def plane(self, lineno: int, line: str) -> None:
+        m = _PLANE_RE.match(line)
+        if m is None:
+            raise _syntax_error(
+                self.source,
+                lineno,
+                f"malformed plane line {_snippet(line)}: expected '( x y z ) ( x y z ) ( x y z ) TEXTURE "
+                "xoff yoff rot xscale yscale' or the Valve 220 form "
+                "'... TEXTURE [ ux uy uz uoff ] [ vx vy vz voff ] rot xscale yscale'.",
+            )
+        g = m.groups()
+        self.coords.append(g[:9])
+        self.textures.append(g[9].strip('"'))
+        self.plane_lines.append(lineno)
+
+    def close_brush(self) -> None:
+        """The brush's '}' (alone on its line, or among other braces)."""
+        entity = self.entity
+        assert entity is not None
+        entity.brushes.append(MapBrush(entity.index, len(entity.brushes), self.brush_line, self.brush_first,
+                                       len(self.coords) - self.brush_first, self.skip_brush))
+        self.skip_brush = False
+        self.depth = 1
+
+    def braces(self, lineno: int, line: str) -> None:
+        """A line of braces only (a trailing comment allowed): open or close entities and brushes."""
+        if not _BRACES_ONLY_RE.match(line):
+            i = line.find("//")
+            if i < 0 or not _BRACES_ONLY_RE.match(line[:i]):
+                raise _syntax_error(self.source, lineno, f"unexpected text after a brace: {_snippet(line)}.")
+            line = line[:i]
+        for ch in line:
+            if ch == "{":
+                if self.depth == 0:
+                    self.entity = MapEntity(index=len(self.entities), line=lineno)
+                    self.entities.append(self.entity)
+                    self.depth = 1
+                elif self.depth == 1:
+                    self.depth = 2
+                    self.brush_line = lineno
+                    self.brush_first = len(self.coords)
+                else:
+                    assert self.entity is not None
+                    raise _syntax_error(
+                        self.source,
+                        lineno,
+                        f"'{{' inside brush {len(self.entity.brushes)} of entity {self.entity.index} (opened at line "
+                        f"{self.brush_line}): that brush is missing its closing '}}'.",
+                        _TRUNCATED_HINT,
+                    )
+            elif ch == "}":
+                if self.depth == 1:
+                    self.depth = 0
+                elif self.depth == 2:
+                    self.close_brush()
+                else:
+                    raise _syntax_error(self.source, lineno, "'}' without a matching '{'.", _TRUNCATED_HINT)
+
+    def key(self, lineno: int, line: str) -> None:
+        m = _KEY_RE.match(line)
+        if m is None:
+            raise _syntax_error(self.source, lineno, f"malformed key line {_snippet(line)}: expected '\"key\" \"value\"'.")
+        assert self.entity is not None
+        key, value = m.group(1), m.group(2)
+        self.entity.properties[key] = value
+        self.entity.key_lines[key] = lineno
+
+    def finish(self, n_lines: int) -> MapFile:
+        """The end of the file: everything closed, at least one entity; the numbers parsed."""
+        if self.depth != 0 or self.skip_depth:
+            entity = self.entity
+            assert entity is not None
+            where = f"brush {len(entity.brushes)} (opened at line {self.brush_line})" if self.depth == 2 else "it"
+            raise _syntax_error(
+                self.source,
+                n_lines,
+                f"unexpected end of file: entity {entity.index} (opened at line {entity.line}) is not closed; "
+                f"{where} needs its '}}'.",
+                _TRUNCATED_HINT,
+            )
+        if not self.entities:
+            raise SceneFormatError(
+                "has no entities: a .map needs at least a worldspawn entity '{ \"classname\" \"worldspawn\" ... }'.",
+                subject=self.source,
+                hint="Check that this is the right file; an empty or truncated file cannot be loaded.",
+            )
+        if self.coords:
+            # regex-validated decimal numbers: float() cannot fail (a huge exponent gives inf, caught later)
+            points = np.array([float(v) for g in self.coords for v in g], dtype=np.float64).reshape(-1, 3, 3)
+        else:
+            points = np.zeros((0, 3, 3))
+        return MapFile(
+            source_name=self.source,
+            entities=self.entities,
+            points=points,
+            textures=self.textures,
+            plane_lines=np.array(self.plane_lines, dtype=np.int64),
+            warnings=self.warnings,
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -518,6 +538,14 @@ class _Builder:
     def origin(self, entity: MapEntity) -> tuple[float, float, float]:
         o = self.vector(entity, "origin", 3, (0.0, 0.0, 0.0))
         p = quake_to_scene(o, self.scale)
+        if not (np.abs(p) <= MAX_COORDINATE).all():
+            lineno = entity.key_lines.get("origin", entity.line)
+            raise InvalidCoordinatesError(
+                f"its origin on line {lineno} lies beyond the world limit of {MAX_COORDINATE:.0f} m "
+                f"({MAX_COORDINATE / self.scale:.6g} units) from the origin.",
+                subject=f"{self.map.source_name}:entity{entity.index} ({entity.classname})",
+                hint="Move the entity back towards the origin; see 'World limit' in docs/USER_GUIDE.md.",
+            )
         return (float(p[0]), float(p[1]), float(p[2]))
 
     def light(self, entity: MapEntity, name: str) -> Light:
@@ -588,7 +616,8 @@ def scene_from_mapfile(
     strict=False (default): a brush that cannot be built is skipped with a warning (as qbsp does);
     strict=True: the first such brush raises its typed error.  Checks that need no geometry (too
     few planes, collinear points, non-finite numbers) run over the whole file before the slow
-    building, so strict mode fails fast.
+    building, so strict mode fails fast.  A coordinate beyond the world limit (MAX_COORDINATE
+    metres after scaling) raises InvalidCoordinatesError in both modes, before anything else.
     """
     if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
         raise InvalidCoordinatesError(
@@ -600,9 +629,27 @@ def scene_from_mapfile(
     builder = _Builder(mapfile, float(scale), strict, warnings)
     scene = Scene(name=name if name is not None else Path(source).stem or source, warnings=warnings)
     scene.settings = Settings(map_scale=float(scale))
+    planes = _plane_table(mapfile, float(scale))
+    jobs = _sort_entities(mapfile, planes, builder, scene)
+    _build_brushes(mapfile, planes, jobs, strict, scene, progress, cancel)
+    return scene
 
-    # all planes at once: points -> metres -> unit normals and distances
+
+@dataclass
+class _Planes:
+    """Every plane of the file at once: unit normals and distances in metres, and the cheap check
+    (all points are finite and within the world limit: _check_world_limit ran first)."""
+
+    normals: np.ndarray  #: (P, 3)
+    dists: np.ndarray  #: (P,)
+    collinear: np.ndarray  #: (P,) bool: the three points lie on one line
+
+
+def _plane_table(mapfile: MapFile, scale: float) -> _Planes:
+    """Points -> metres -> unit normals and distances; raises at once for a point beyond the world
+    limit (or not finite), naming the entity, brush and line."""
     pts = quake_to_scene(mapfile.points, scale)  # (P, 3, 3)
+    _check_world_limit(mapfile, pts, scale)
     with np.errstate(all="ignore"):
         a = pts[:, 0] - pts[:, 1]
         b = pts[:, 2] - pts[:, 1]
@@ -611,19 +658,48 @@ def scene_from_mapfile(
         scale_ab = norm(a, axis=1) * norm(b, axis=1)
         normals = cross / length[:, None]
         dists = np.einsum("ij,ij->i", normals, pts[:, 0])
-    finite_pts = np.all(np.isfinite(pts), axis=(1, 2)) & np.isfinite(scale_ab)
     # sin(angle between the edges) below 1e-12: the three points are on one line
     collinear = ~(length > 1e-12 * scale_ab)
+    return _Planes(normals, dists, collinear)
 
-    # TrenchBroom layers marked 'omit from export' are left out, as ericw-tools' qbsp does
-    omitted_layers = {
+
+def _check_world_limit(mapfile: MapFile, pts: np.ndarray, scale: float) -> None:
+    """InvalidCoordinatesError for the first plane point farther than MAX_COORDINATE metres from the
+    origin on any axis (or not finite): one vectorised test over the whole file."""
+    with np.errstate(invalid="ignore"):
+        outside = ~(np.abs(pts) <= MAX_COORDINATE).all(axis=(1, 2))
+    if not outside.any():
+        return
+    plane = int(np.argmax(outside))
+    lineno = int(mapfile.plane_lines[plane])
+    where = next(((e, b) for e in mapfile.entities for b in e.brushes
+                  if b.first_plane <= plane < b.first_plane + b.plane_count), None)
+    subject = f"{mapfile.source_name}:entity{where[0].index}:brush{where[1].index}" if where else mapfile.source_name
+    limit_units = MAX_COORDINATE / scale
+    raise InvalidCoordinatesError(
+        f"has a point beyond the world limit of {MAX_COORDINATE:.0f} m ({limit_units:.6g} units at "
+        f"{scale:g} m per unit) from the origin.",
+        subject=f"{subject} (line {lineno})",
+        hint="Move the brush back towards the origin or fix the number; see 'World limit' in docs/USER_GUIDE.md.",
+    )
+
+
+def _omitted_layers(mapfile: MapFile) -> set:
+    """TrenchBroom layers marked 'omit from export' (left out, as ericw-tools' qbsp does)."""
+    omitted = {
         e.properties.get("_tb_id")
         for e in mapfile.entities
         if e.properties.get("_tb_type") == "_tb_layer" and e.properties.get("_tb_layer_omit_from_export") == "1"
     }
-    omitted_layers.discard(None)
+    omitted.discard(None)
+    return omitted
 
-    # 1. sort entities and run the cheap checks on every brush
+
+def _sort_entities(mapfile: MapFile, planes: _Planes, builder: _Builder, scene: Scene) -> list:
+    """Phase 1: lights and markers into the scene, the cheap checks on every brush; returns the
+    brushes to build as (MapBrush, name, contents, classname, plane indices)."""
+    source, warnings = mapfile.source_name, builder.warnings
+    omitted_layers = _omitted_layers(mapfile)
     jobs: list[tuple[MapBrush, str, Contents, str, np.ndarray]] = []
     worldspawns = 0
     for entity in mapfile.entities:
@@ -652,45 +728,47 @@ def scene_from_mapfile(
         for mb in entity.brushes:
             if mb.patch:
                 continue
-            bname = f"{ename}:brush{mb.index}"
-            sl = slice(mb.first_plane, mb.first_plane + mb.plane_count)
-            texs = mapfile.textures[sl]
-            contents = brush_contents(texs, detail=role == "detail")
-            if role == "illusionary":
-                contents = Contents.NONSOLID
-            err: BrushbakeError | None = None
-            keep = np.arange(mb.first_plane, sl.stop)
-            if mb.plane_count < 4:
-                err = DegenerateBrushError(
-                    f"has only {mb.plane_count} planes; a closed convex brush needs at least 4.",
-                    subject=bname,
-                    hint="Delete it or give it the missing faces.",
-                )
-            elif not finite_pts[sl].all():
-                bad = int(mapfile.plane_lines[mb.first_plane + int(np.argmin(finite_pts[sl]))])
-                err = InvalidCoordinatesError(
-                    f"has a coordinate too large to represent on line {bad}.",
-                    subject=bname,
-                    hint="Fix the numbers on that line; .map coordinates are at most a few hundred thousand units.",
-                )
-            elif collinear[sl].any():
-                bad = int(mapfile.plane_lines[mb.first_plane + int(np.argmax(collinear[sl]))])
-                err = DegenerateBrushError(
-                    f"has a plane whose three points lie on one line (line {bad}), so it defines no plane.",
-                    subject=bname,
-                    hint="Delete that face or the brush, or re-save the map from the editor to recompute its points.",
-                )
-            else:
-                keep = _drop_duplicate_planes(normals, dists, mb, bname, mapfile, warnings)
-            if err is not None:
-                _fail(strict, err, warnings, bname, mb.line)
-                continue
-            jobs.append((mb, bname, contents, classname or "", keep))
+            job = _check_brush(mapfile, planes, mb, f"{ename}:brush{mb.index}", role, classname, builder)
+            if job is not None:
+                jobs.append(job)
     warnings.extend(unknown_texture_warnings(mapfile, [job[0] for job in jobs]))
     if worldspawns == 0:
         warnings.append(f"{source} has no worldspawn entity; Quake tools expect the first entity to be worldspawn.")
+    return jobs
 
-    # 2. build the brushes (the slow part)
+
+def _check_brush(mapfile: MapFile, planes: _Planes, mb: MapBrush, bname: str, role: str, classname: str,
+                 builder: _Builder):
+    """The cheap checks of one brush: its build job, or None when it is skipped (not strict)."""
+    sl = slice(mb.first_plane, mb.first_plane + mb.plane_count)
+    contents = brush_contents(mapfile.textures[sl], detail=role == "detail")
+    if role == "illusionary":
+        contents = Contents.NONSOLID
+    err: BrushbakeError | None = None
+    if mb.plane_count < 4:
+        err = DegenerateBrushError(
+            f"has only {mb.plane_count} planes; a closed convex brush needs at least 4.",
+            subject=bname,
+            hint="Delete it or give it the missing faces.",
+        )
+    elif planes.collinear[sl].any():
+        bad = int(mapfile.plane_lines[mb.first_plane + int(np.argmax(planes.collinear[sl]))])
+        err = DegenerateBrushError(
+            f"has a plane whose three points lie on one line (line {bad}), so it defines no plane.",
+            subject=bname,
+            hint="Delete that face or the brush, or re-save the map from the editor to recompute its points.",
+        )
+    if err is not None:
+        _fail(builder.strict, err, builder.warnings, bname, mb.line)
+        return None
+    keep = _drop_duplicate_planes(planes.normals, planes.dists, mb, bname, mapfile, builder.warnings)
+    return (mb, bname, contents, classname or "", keep)
+
+
+def _build_brushes(mapfile: MapFile, planes: _Planes, jobs: list, strict: bool, scene: Scene,
+                   progress: ProgressFn | None, cancel: CancelFn | None) -> None:
+    """Phase 2, the slow part: build each brush that passed the cheap checks."""
+    source, warnings = mapfile.source_name, scene.warnings
     total = max(len(jobs), 1)
     step = max(1, total // 200)
     for k, (mb, bname, contents, classname, keep) in enumerate(jobs):
@@ -700,8 +778,8 @@ def scene_from_mapfile(
             progress(k / total, f"Building brushes of {source}: {k} of {len(jobs)}")
         try:
             brush = brush_from_planes(
-                normals[keep],
-                dists[keep],
+                planes.normals[keep],
+                planes.dists[keep],
                 bname,
                 contents=contents,
                 textures=[mapfile.textures[i] for i in keep],
@@ -717,7 +795,6 @@ def scene_from_mapfile(
     if progress is not None:
         nb, nm = len(scene.brushes), len(scene.movers)
         progress(1.0, f"Built {nb} brush{'es' * (nb != 1)} and {nm} mover brush{'es' * (nm != 1)} from {source}")
-    return scene
 
 
 def _drop_duplicate_planes(

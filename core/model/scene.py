@@ -74,7 +74,8 @@ class Settings:
 class SettingRange:
     """The values one numeric Settings field accepts: low <= value <= high, finite; `integer`
     fields take whole numbers only.  The one table the command line, .json scenes and the
-    add-on's properties all check against (tests/core/test_settings.py compares them)."""
+    add-on's properties all check against (tests/core/test_settings.py and the add-on's
+    'settings' scenario compare them).  Every bound is exact in float32, as Blender stores it."""
 
     low: float
     high: float
@@ -94,7 +95,7 @@ SETTING_RANGES: dict[str, SettingRange] = {
                                    "1 or less would never relax it"),
     "max_candidates": SettingRange(0, 1_000_000, integer=True, why="a count; 0 = all"),
     "max_score_faces": SettingRange(0, 100_000_000, integer=True, why="a count; 0 = all"),
-    "map_scale": SettingRange(1.0e-4, 100.0, why="metres per .map unit; 0 would scale the world to nothing"),
+    "map_scale": SettingRange(1 / 1024, 100.0, why="metres per .map unit; 0 would scale the world to nothing"),
     "bevel_angle": SettingRange(0.0, 180.0, why="an angle between planes, in degrees"),
 }
 SPLITTERS = ("onion", "thesis")

@@ -197,6 +197,29 @@ def scenario_bake(args) -> dict:
     return out
 
 
+def scenario_settings(args) -> dict:
+    """The properties' min and max (as Blender stores them), and a bake with a NaN setting (which
+    Blender accepts, unlike values beyond max) reported as an error, not a traceback."""
+    bpy = setup()
+    from brushbake.addon import storage
+
+    out: dict = {}
+    scene = bpy.context.scene
+    rna = type(scene.brushbake).bl_rna.properties
+    out["ranges"] = {name: [rna[name].hard_min, rna[name].hard_max]
+                     for name in ("split_weight", "max_candidates", "bevel_angle", "map_scale")}
+    floor, pillar = floor_and_pillar(bpy)
+    select(bpy, [floor, pillar])
+    scene.brushbake.bevel_angle = float("nan")
+    out["nan_bake"] = call(bpy.ops.brushbake.bake)
+    out["nan_status"] = scene.brushbake.status
+    out["nan_stored"] = storage.has_bake(scene)
+    scene.brushbake.bevel_angle = 1e9  # clamped by Blender to the table's max
+    out["clamped"] = scene.brushbake.bevel_angle
+    out["clamped_bake"] = call(bpy.ops.brushbake.bake)
+    return out
+
+
 def scenario_save_reload(args) -> dict:
     """The bake is saved with the .blend and comes back; baking again replaces it whole."""
     bpy = setup()

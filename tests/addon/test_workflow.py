@@ -268,3 +268,21 @@ def test_demo_blend_and_every_panel_draws(tmp_path):
                                       "BRUSHBAKE_PT_bake", "BRUSHBAKE_PT_previews", "BRUSHBAKE_PT_export",
                                       "BRUSHBAKE_UL_hulls"}
     assert all(n > 0 for n in r["panels_drawn"].values()), r["panels_drawn"]
+
+
+def test_setting_ranges_equal_core_table_and_bad_values_are_reported(tmp_path):
+    """The add-on's property min/max are core.model.scene.SETTING_RANGES' (issue 20); a NaN setting
+    (Blender accepts NaN) is an error report naming the setting, and nothing is stored."""
+    import numpy as np
+
+    from brushbake.core.model.scene import SETTING_RANGES
+
+    r = run_scenario(tmp_path, "settings")
+    for name, (low, high) in r["ranges"].items():
+        want = SETTING_RANGES[name]
+        cast = int if want.integer else np.float32
+        assert (low, high) == (cast(want.low), cast(want.high)), name
+    assert r["nan_bake"][0] == "ERROR" and "bevel_angle" in r["nan_bake"][1], r["nan_bake"]
+    assert "0 to 180" in r["nan_bake"][1] and "Traceback" not in r["nan_status"]
+    assert r["nan_stored"] is False
+    assert r["clamped"] == 180.0 and r["clamped_bake"] == ["FINISHED"]

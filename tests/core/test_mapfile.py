@@ -498,7 +498,34 @@ def test_huge_coordinates():
     text = entity_block("worldspawn", brush_block()).replace("( 64 64 64 )", "( 1e999 64 64 )", 1)
     with pytest.raises(InvalidCoordinatesError, match="entity0:brush0"):
         load_map_text(text, "inf.map", strict=True)
-    assert load_map_text(text, "inf.map").brushes == []
+    with pytest.raises(InvalidCoordinatesError, match="entity0:brush0"):  # not skipped: the whole map is refused
+        load_map_text(text, "inf.map")
+
+
+@pytest.mark.parametrize("number", ["99999999999999999999", "3200001", "-3200000.5", "1e999"])
+def test_world_limit_is_checked_at_once_naming_entity_brush_and_line(number):
+    """Issue 20: a point beyond MAX_COORDINATE after scaling is refused in both modes before any brush
+    is built, naming the entity, brush and line; 3.2e6 units at 1/32 m is exactly the limit."""
+    good = entity_block("worldspawn", brush_block(), brush_block())
+    lines = good.split("\n")
+    at = [i for i, line in enumerate(lines) if line.startswith("(")][8]  # brush 1's third plane
+    parts = lines[at].split()
+    parts[1] = number
+    lines[at] = " ".join(parts)
+    for strict in (False, True):
+        with pytest.raises(InvalidCoordinatesError, match=rf"entity0:brush1 \(line {at + 1}\)") as info:
+            load_map_text("\n".join(lines), "far.map", strict=strict)
+        assert "100000 m" in str(info.value)
+    edge = entity_block("worldspawn", brush_block((3199935, -3200000, 0), (3199999, -3199936, 64)))
+    assert len(load_map_text(edge, "edge.map", strict=True).brushes) == 1  # up to the limit: accepted
+    with pytest.raises(InvalidCoordinatesError, match="entity0:brush0"):
+        load_map_text(good, "scaled.map", scale=1e5)  # the limit is in metres, after scaling
+
+
+def test_entity_origin_beyond_the_world_limit_is_refused():
+    text = entity_block("worldspawn", brush_block()) + entity_block("light", origin="4000000 0 0")
+    with pytest.raises(InvalidCoordinatesError, match=r"entity1 \(light\)"):
+        load_map_text(text, "far_light.map")
 
 
 # --------------------------------------------------------------------------------------------
