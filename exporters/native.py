@@ -367,8 +367,9 @@ def _check_vis(f: dict, leaves: int, fail) -> None:
 def _check_tree(f: dict, prefix: str, planes: int, nodes: int, leaves: int, fail) -> None:
     """Prove that the node graph is a tree, in time linear in its size (FORMAT.md, "The tree's
     shape"): node planes in range; each child a later node or an existing leaf (so no cycles);
-    every node but the root and every leaf the child of exactly one node (so nothing is shared and
-    nothing unreachable, and L = N + 1); at most MAX_TREE_DEPTH nodes on any root-to-leaf path."""
+    every node but the root and every leaf the child of exactly one node (so nothing is shared,
+    nothing is unreachable, and L = N + 1 follows); at most MAX_TREE_DEPTH nodes on any
+    root-to-leaf path."""
     tree = prefix.replace("_", " ")
     _check_indices(f[prefix + "node_plane"], 0, planes, prefix + "node_plane", "a plane", fail)
     children = f[prefix + "node_children"].astype(np.int64)
@@ -383,23 +384,20 @@ def _check_tree(f: dict, prefix: str, planes: int, nodes: int, leaves: int, fail
         )
     if nodes == 0 and leaves == 0 and prefix:  # an absent onion tree
         return
-    if leaves != nodes + 1:
-        raise fail(f"{tree}tree has {nodes} nodes and {leaves} leaves; a tree of N nodes has N + 1 leaves, "
-                   "each the child of one node.")
     flat = children.ravel()
     node_refs = np.bincount(flat[flat >= 0], minlength=nodes)
     leaf_refs = np.bincount(-1 - flat[flat < 0], minlength=leaves)
     (node_refs if nodes else leaf_refs)[0] += 1  # the root (node 0, or leaf 0) is reached from outside
-    for kind, refs, code in (("node", node_refs, lambda i: i), ("leaf", leaf_refs, lambda i: -1 - i)):
-        wrong = np.flatnonzero(refs != 1)
-        if wrong.size:
-            i = int(wrong[0])
-            owners = [int(n) for n in np.flatnonzero((children == code(i)).any(axis=1))[:2]]
-            how = (f"is the child of nodes {owners[0]} and {owners[1]}" if len(owners) > 1 else
-                   f"is reached twice from node {owners[0]}" if owners and refs[i] > 1 else
-                   "is the child of no node")
-            raise fail(f"{tree}{kind} {i} {how}: the nodes must form a tree, each node and leaf reached "
-                       "exactly once from the root.")
+    for shared in (True, False):  # a shared child first: it is the cause of the orphan it leaves
+        for kind, refs, code in (("node", node_refs, lambda i: i), ("leaf", leaf_refs, lambda i: -1 - i)):
+            wrong = np.flatnonzero(refs > 1 if shared else refs != 1)
+            if wrong.size:
+                i = int(wrong[0])
+                owners = [int(n) for n in np.flatnonzero((children == code(i)).any(axis=1))[:2]]
+                how = (f"is the child of nodes {owners[0]} and {owners[1]}" if len(owners) > 1 else
+                       f"is reached twice from node {owners[0]}" if shared else "is the child of no node")
+                raise fail(f"{tree}{kind} {i} {how}: the nodes must form a tree, each node and leaf reached "
+                           "exactly once from the root.")
     depth = _depth_at_most(children, MAX_TREE_DEPTH)
     if depth > MAX_TREE_DEPTH:
         raise fail(f"{tree}tree is more than {MAX_TREE_DEPTH} nodes deep; the limit is {MAX_TREE_DEPTH}.")

@@ -93,7 +93,8 @@ def quake_to_scene(points, scale: float = DEFAULT_SCALE) -> np.ndarray:
     scale keeps plane orientation (no handedness flip), so normals computed after conversion
     still point out of the brush.
     """
-    return np.asarray(points, dtype=np.float64) * float(scale)
+    with np.errstate(over="ignore"):  # a number beyond float64 after scaling is inf: refused later
+        return np.asarray(points, dtype=np.float64) * float(scale)
 
 
 # --------------------------------------------------------------------------------------------

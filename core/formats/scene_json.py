@@ -417,10 +417,7 @@ def _read_settings(r: _Reader, value: Any) -> Settings:
                 raise r.fail(where, f"must be true or false, not {_kind(v)}.")
             changes[key] = v
         elif isinstance(default, int):
-            number = r.integer(v, where)
-            if number < 0:
-                raise r.fail(where, f"is {number}; it must be 0 or more.")
-            changes[key] = number
+            changes[key] = r.integer(v, where)  # its range: below, from the one table
         elif isinstance(default, float):
             changes[key] = r.number(v, where)
         elif isinstance(default, str):

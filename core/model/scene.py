@@ -83,7 +83,7 @@ class SettingRange:
     why: str = ""
 
     def text(self) -> str:
-        fmt = (lambda v: f"{int(v)}") if self.integer else (lambda v: f"{v:g}")
+        fmt = (lambda v: f"{int(v)}") if self.integer else (lambda v: f"{v:.10g}")
         return f"{fmt(self.low)} to {fmt(self.high)}"
 
 

@@ -1,0 +1,386 @@
+"""A seeded mutator for issue 20 ("hostile input"): level files that are not trees, huge
+coordinates, bad options, degenerate brushes, queries for hulls a level lacks.
+
+Each case is made from (kind, seed) alone, so any case can be replayed.  run_case() feeds it
+through the public API (and, for levels that pass the reader, through `info` and the queries)
+and classifies the outcome:
+
+  'result' -- the input was accepted and every step gave an answer
+  'typed'  -- a BrushbakeError (the project's typed error) stopped it
+  'crash'  -- anything else: a bug (the message and the case are kept)
+
+tests/test_hostile.py runs a fast seeded subset of every kind; bench/fuzz_hostile.py runs the
+long campaign (>= 100,000 cases) and prints the counts, the slowest case and the peak memory.
+
+The .bbk forgeries are written with valid checksums (exporters.native's own packer, bypassing
+its checks), so that they reach the structural checks, not the CRC test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import re
+from functools import lru_cache
+
+import numpy as np
+
+from brushbake.core.errors import BrushbakeError
+from brushbake.exporters import native
+
+#: the case kinds, with the share of the long run each gets (bakes are slow: few of them)
+KINDS = {
+    "tree": 0.55,       # class 1: .bbk / .json dumps whose node graph is forged
+    "hull": 0.08,       # class 2: queries for hulls the level lacks, hull tables that disagree
+    "coords": 0.15,     # class 3: huge .map / .json numbers and far-moved brushes (load only)
+    "options": 0.20,    # class 4: bake settings from the command line and .json scenes
+    "degenerate": 0.02,  # class 5: tiny brushes with repeated planes, baked with box hulls
+}
+
+TREES = ("", "onion_", "bevel_")
+
+# --------------------------------------------------------------------------------------------
+# Base inputs (built once)
+
+BASE_MAP = """{
+"classname" "worldspawn"
+%s
+}
+{
+"classname" "info_player_start"
+"origin" "32 32 24"
+}
+"""
+
+
+def _box(lo, hi, tex="wall") -> str:
+    (x0, y0, z0), (x1, y1, z1) = lo, hi
+    planes = [((x0, y0, z0), (x0, y0 + 1, z0), (x0, y0, z0 + 1)), ((x0, y0, z0), (x0, y0, z0 + 1), (x0 + 1, y0, z0)),
+              ((x0, y0, z0), (x0 + 1, y0, z0), (x0, y0 + 1, z0)), ((x1, y1, z1), (x1, y1, z1 + 1), (x1, y1 + 1, z1)),
+              ((x1, y1, z1), (x1 + 1, y1, z1), (x1, y1, z1 + 1)), ((x1, y1, z1), (x1, y1 + 1, z1), (x1 + 1, y1, z1))]
+    lines = [" ".join("( %s )" % " ".join(f"{v:.17g}" for v in p) for p in pl) + f" {tex} 0 0 0 1 1" for pl in planes]
+    return "{\n" + "\n".join(lines) + "\n}"
+
+
+#: a small room: floor, two walls, a pillar and a sloped block (a few brushes: fast to bake)
+ROOM_BRUSHES = [((-64, -64, -16), (192, 192, 0)), ((-64, -64, 0), (-48, 192, 128)),
+                ((-48, -64, 0), (192, -48, 128)), ((64, 64, 0), (96, 96, 96)), ((128, 0, 0), (160, 160, 32))]
+BASE_MAP_TEXT = BASE_MAP % "\n".join(_box(lo, hi) for lo, hi in ROOM_BRUSHES)
+
+
+@lru_cache(maxsize=1)
+def base_level():
+    """The small room baked with two box hulls and bevels: every tree present."""
+    from brushbake.core.compile.pipeline import bake_scene
+    from brushbake.core.formats.mapfile import load_map_text
+    from brushbake.core.model.hulls import parse_hull
+
+    scene = load_map_text(BASE_MAP_TEXT, "room.map", strict=True)
+    scene.hulls = [parse_hull("stand"), parse_hull("crouch")]
+    return bake_scene(scene)
+
+
+@lru_cache(maxsize=1)
+def base_fields() -> dict:
+    return native.fields_from_level(base_level(), "base", native.COMPILER_BUG)
+
+
+def pack_unchecked(fields: dict) -> bytes:
+    """.bbk bytes of `fields` with valid checksums and no semantic check (a forger's writer)."""
+    return native._pack_sections(native._encode_sections(fields))
+
+
+def json_unchecked(fields: dict) -> str:
+    from brushbake.exporters.json_dump import FORMAT_NAME
+
+    doc = {k: v if isinstance(v, list) else v.tolist() for k, v in fields.items()}
+    doc["format"], doc["version"] = FORMAT_NAME, [native.VERSION_MAJOR, native.VERSION_MINOR]
+    return json.dumps(doc)
+
+
+# --------------------------------------------------------------------------------------------
+# Class 1: forged trees
+
+
+def _copy(fields: dict) -> dict:
+    return {k: (v.copy() if isinstance(v, np.ndarray) else list(v)) for k, v in fields.items()}
+
+
+def _set_tree(f: dict, prefix: str, node_plane, children, leaf_solid) -> None:
+    f[prefix + "node_plane"] = np.asarray(node_plane, "<i4")
+    f[prefix + "node_children"] = np.asarray(children, "<i4").reshape(-1, 2)
+    f[prefix + "leaf_solid"] = np.asarray(leaf_solid, "<u4")
+    if prefix == "":  # the point tree's other leaf arrays follow its leaf count
+        n = len(f["leaf_solid"])
+        f["leaf_cluster"] = np.arange(n, dtype="<i4")
+        f["leaf_bounds"] = np.tile(np.asarray(f["world_bounds"], "<f8"), (n, 1, 1))
+        f["leaf_face_first"] = np.zeros(n, "<i4")
+        f["leaf_face_count"] = np.zeros(n, "<i4")
+
+
+def forge_tree(rng: np.random.Generator) -> tuple[str, dict]:
+    """One structural forgery of the base level's fields; returns (what, fields)."""
+    f = _copy(base_fields())
+    prefix = TREES[int(rng.integers(0, 3))]
+    ch = f[prefix + "node_children"]
+    n_nodes, n_leaves = len(ch), len(f[prefix + "leaf_solid"])
+    planes = len(f["plane_dists"])
+    what = str(rng.choice(["shared", "doubling", "cycle", "leaf_as_node", "wrong_count", "nan_plane", "chain",
+                           "random_index", "swap_leaves", "orphan", "hull_table", "solid_bits"]))
+    if what == "shared" and n_nodes > 2:  # one node the child of two nodes
+        i = int(rng.integers(0, n_nodes - 1))
+        ch[i, int(rng.integers(0, 2))] = int(rng.integers(i + 1, n_nodes))
+    elif what == "doubling":  # node k's two children both node k + 1: 2^depth paths
+        depth = int(rng.integers(2, 64))
+        children = [[k + 1, k + 1] for k in range(depth - 1)] + [[-1, -1]]
+        _set_tree(f, prefix, rng.integers(0, planes, depth), children, [0])
+    elif what == "cycle" and n_nodes:
+        i = int(rng.integers(0, n_nodes))
+        ch[i, int(rng.integers(0, 2))] = int(rng.integers(0, i + 1))
+    elif what == "leaf_as_node" and n_nodes:
+        i = int(rng.integers(0, n_nodes))
+        ch[i, int(rng.integers(0, 2))] = int(rng.choice([n_nodes, n_nodes + int(rng.integers(0, n_leaves + 1)),
+                                                         -1 - n_leaves, -1 - n_leaves - int(rng.integers(0, 99))]))
+    elif what == "wrong_count":
+        key = prefix + str(rng.choice(["node_plane", "node_children", "leaf_solid"]))
+        array = f[key]
+        f[key] = array[:-1] if rng.random() < 0.5 and len(array) else np.concatenate([array, array[:1]])
+    elif what == "nan_plane":
+        k = int(rng.integers(0, planes))
+        bad = float(rng.choice([np.nan, np.inf, -np.inf, 2.0, 0.0, 1e308]))
+        if rng.random() < 0.5:
+            f["plane_normals"][k, int(rng.integers(0, 3))] = bad
+        else:
+            f["plane_dists"][k] = bad
+    elif what == "chain":  # a valid chain: deep trees around the depth limit (512)
+        depth = int(rng.choice([100, 400, native.MAX_TREE_DEPTH - 1, native.MAX_TREE_DEPTH,
+                                native.MAX_TREE_DEPTH + 1, 5000, 200_000]))
+        children = np.stack([np.arange(1, depth + 1), -1 - np.arange(depth)], axis=1)
+        children[-1, 0] = -1 - depth
+        same_plane = rng.random() < 0.5  # one plane all the way down: every node splits the same way
+        node_plane = np.zeros(depth, int) if same_plane else rng.integers(0, planes, depth)
+        solid = rng.integers(0, 2, depth + 1) * (1 if prefix == "bevel_" else 0b111)
+        _set_tree(f, prefix, node_plane, children, solid)
+    elif what == "random_index":
+        key = str(rng.choice([s.field for s in native.ARRAY_SECTIONS + native.OPTIONAL_SECTIONS
+                              if s.dtype in ("<i4", "<u4") and len(f[s.field])]))
+        flat = f[key].reshape(-1)
+        value = int(rng.choice([-2**31, -1, 0, 1, n_nodes, n_leaves, 2**31 - 1]))
+        flat[int(rng.integers(0, len(flat)))] = np.array(value, np.int64).astype(flat.dtype)  # wraps for u4
+    elif what == "swap_leaves" and n_nodes:  # a permutation of the leaves: still a tree (accepted)
+        leaves = ch < 0
+        ch[leaves] = rng.permutation(ch[leaves])
+    elif what == "orphan":  # an extra node or leaf nobody points at
+        if rng.random() < 0.5:
+            f[prefix + "leaf_solid"] = np.concatenate([f[prefix + "leaf_solid"], [0]]).astype("<u4")
+            if prefix == "":
+                _set_tree(f, "", f["node_plane"], f["node_children"], f["leaf_solid"])
+        else:
+            f[prefix + "node_plane"] = np.concatenate([f[prefix + "node_plane"], [0]]).astype("<i4")
+            f[prefix + "node_children"] = np.concatenate([ch, [[-1, -1]]]).astype("<i4")
+    elif what == "hull_table":  # hull table and onion tree disagree
+        if rng.random() < 0.5:
+            _set_tree(f, "onion_", [], np.zeros((0, 2)), [])
+        else:
+            f["hull_names"] = ["point"]
+            f["hull_boxes"] = f["hull_boxes"][:1]
+            f["onion_leaf_solid"] &= 1
+    elif what == "solid_bits":
+        key = prefix + "leaf_solid"
+        f[key][int(rng.integers(0, len(f[key])))] = np.uint32(1 << int(rng.integers(0, 32)))
+    return what, f
+
+
+def run_level_queries(level, rng: np.random.Generator) -> None:
+    """What `info` and `query` do with a level that passed the reader."""
+    from brushbake.cli import level_table
+    from brushbake.core.runtime.query import point_solid, segment_hits
+    from brushbake.core.runtime.shift import parse_shape, shift_hits
+
+    level_table(level)
+    lo, hi = np.asarray(level.world_bounds)
+    span = np.maximum(hi - lo, 1.0)
+    pts = lo - 0.1 * span + rng.random((16, 3)) * 1.2 * span
+    segs = lo - 0.1 * span + rng.random((8, 2, 3)) * 1.2 * span
+    for hull in range(len(level.hull_names)):
+        point_solid(level, pts, hull=hull)
+        segment_hits(level, segs[:, 0], segs[:, 1], hull=hull)
+    shift_hits(level.bevel_tree(), parse_shape("sphere:0.5"), segs[:, 0], segs[:, 1])
+
+
+def case_tree(rng: np.random.Generator) -> str:
+    from brushbake.exporters.json_dump import level_from_json
+
+    what, fields = forge_tree(rng)
+    if rng.random() < 0.15:
+        level = level_from_json(json_unchecked(fields), "forged.json")
+    else:
+        level = native.level_from_bytes(pack_unchecked(fields), "forged.bbk")
+    run_level_queries(level, rng)
+    return what
+
+
+# --------------------------------------------------------------------------------------------
+# Class 2: hulls
+
+
+def case_hull(rng: np.random.Generator) -> str:
+    from brushbake.core.runtime.query import point_solid
+
+    level = native.level_from_bytes(native.level_to_bytes(base_level()))
+    hull = int(rng.choice([-1, 3, 4, 31, 32, 2**40, 1, 2]))
+    if rng.random() < 0.3:  # a level whose trees lost the onion tree in memory (no reader between)
+        level.onion_node_plane = level.onion_node_plane[:0]
+        level.onion_node_children = level.onion_node_children[:0]
+        level.onion_leaf_solid = level.onion_leaf_solid[:0]
+    point_solid(level, np.zeros((2, 3)), hull=hull)
+    return "hull"
+
+
+# --------------------------------------------------------------------------------------------
+# Class 3: coordinates
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+HUGE = ["99999999999999999999", "1e308", "1e999", "-1e999", "3200001", "-3200000.5", "3.2e6", "123456789012",
+        "0.000000000000000000001", "1" + "0" * 400]
+
+
+def case_coords(rng: np.random.Generator) -> str:
+    """A .map (or .json scene) with huge numbers or far-moved brushes: loaded, never baked."""
+    from brushbake.core.formats.mapfile import load_map_text
+    from brushbake.core.formats.scene_json import scene_from_dict
+
+    if rng.random() < 0.25:
+        lo = rng.choice([0.0, 1e5, 1e5 + 1e-9, 3e5, 1e20, -1e300])
+        doc = {"format": "brushbake-scene", "version": 1, "name": "far",
+               "brushes": [{"box": [[float(lo)] * 3, [float(lo) + 1.0] * 3], "name": "b"}],
+               "markers": [{"name": "m", "kind": "player_start", "position": [float(rng.choice([0, 1e6])), 0, 0]}]}
+        scene_from_dict(doc, "far.json")
+        return "json"
+    text = BASE_MAP_TEXT
+    if rng.random() < 0.5:  # move one brush (or all) by a large offset
+        shift = float(rng.choice([3.2e6, -3.2e6, 3.1e6, 1e7, 1e15]))
+        axis = int(rng.integers(0, 3))
+
+        def move(m):
+            values = m.group(1).split()
+            values[axis] = repr(float(values[axis]) + shift)
+            return "( " + " ".join(values) + " )"
+
+        text = re.sub(r"\(\s*([^()]*?)\s*\)", move, text)
+        what = "moved"
+    else:
+        spans = [m.span() for m in _NUMBER.finditer(text)]
+        for _ in range(int(rng.integers(1, 4))):
+            a, b = spans[int(rng.integers(0, len(spans)))]
+            text = text[:a] + str(rng.choice(HUGE)).ljust(b - a) + text[b:]
+            spans = [m.span() for m in _NUMBER.finditer(text)]
+        what = "huge"
+    scale = float(rng.choice([1 / 32, 1 / 32, 1.0, 1000.0]))
+    load_map_text(text, "far.map", scale=scale, strict=bool(rng.random() < 0.3))
+    return what
+
+
+# --------------------------------------------------------------------------------------------
+# Class 4: options
+
+BAD_VALUES = ["nan", "inf", "-inf", "-1", "0", "-0.0", "1e309", "1e-320", "99999999999999999999", "abc", "",
+              "1.5", "180.0000001", "181", "1e6", "1000001", "0x10", "1_000", " 3", "NaN", "+inf"]
+OPTIONS = {"--scale": "map_scale", "--max-candidates": "max_candidates", "--bevel-angle": "bevel_angle"}
+
+
+def case_options(rng: np.random.Generator) -> str:
+    """A command-line option or a .json setting with a hostile value: parsed and checked only."""
+    from brushbake.cli import build_parser
+    from brushbake.core.formats.scene_json import scene_from_dict
+    from brushbake.core.model.scene import SETTING_RANGES, check_settings
+
+    value = str(rng.choice(BAD_VALUES)) if rng.random() < 0.8 else repr(float(rng.normal() * 10 ** rng.integers(0, 8)))
+    if rng.random() < 0.5:
+        option = str(rng.choice(list(OPTIONS)))
+        try:
+            with contextlib.redirect_stderr(io.StringIO()):
+                args = build_parser().parse_args(["bake", "x.map", f"{option}={value}"])
+        except SystemExit as exit_:  # argparse refuses: the typed path of the command line
+            if exit_.code != 2:
+                raise
+            return "argparse"
+        from brushbake.core.model.scene import Settings
+
+        check_settings(Settings(**{OPTIONS[option]: getattr(args, option[2:].replace("-", "_"))}))
+        return "cli"
+    name = str(rng.choice(list(SETTING_RANGES) + ["splitter", "bevels"]))
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        parsed = value
+    if isinstance(parsed, float) and not math.isfinite(parsed):
+        parsed = value  # JSON has no NaN: the reader sees a string (or its own NaN literal, below)
+    text = '{"format": "brushbake-scene", "version": 1, "name": "s", "settings": {"%s": %s}}' % (
+        name, value if value in ("NaN", "Infinity", "-Infinity") else json.dumps(parsed))
+    from brushbake.core.formats.scene_json import parse_scene_text
+
+    scene_from_dict(parse_scene_text(text, "s.json"), "s.json")
+    return "json"
+
+
+# --------------------------------------------------------------------------------------------
+# Class 5: degenerate brushes
+
+
+def case_degenerate(rng: np.random.Generator) -> str:
+    """The room with one brush scaled by 1e-6 to 1e-2 on some axes, one of its plane lines repeated
+    (sometimes nudged), baked with two box hulls and bevels."""
+    from brushbake.core.compile.pipeline import bake_scene
+    from brushbake.core.formats.mapfile import load_map_text
+    from brushbake.core.model.hulls import parse_hull
+
+    k = float(10.0 ** rng.uniform(-6, -2))
+    axes = rng.random(3) < 0.5
+    if not axes.any() or rng.random() < 0.3:
+        axes[:] = True
+    pick = int(rng.integers(0, len(ROOM_BRUSHES)))
+    brushes = []
+    for i, (lo, hi) in enumerate(ROOM_BRUSHES):
+        lo, hi = np.array(lo, float), np.array(hi, float)
+        if i == pick:
+            c = (lo + hi) / 2
+            lo, hi = c + (lo - c) * np.where(axes, k, 1), c + (hi - c) * np.where(axes, k, 1)
+        block = _box(lo.tolist(), hi.tolist(), tex=str(rng.choice(["wall", "clip", "trigger", "*water"]))
+                     if rng.random() < 0.2 else "wall")
+        if i == pick:
+            lines = block.split("\n")
+            j = int(rng.integers(1, 7))
+            extra = lines[j]
+            if rng.random() < 0.5:  # nudged by a hair: a near-duplicate the exact test does not drop
+                nudge = float(rng.choice([1e-9, 1e-6, 1e-4])) * k
+                extra = _NUMBER.sub(lambda m: repr(float(m.group()) + nudge), extra, count=1)
+            lines.insert(j, extra)
+            block = "\n".join(lines)
+        brushes.append(block)
+    scene = load_map_text(BASE_MAP % "\n".join(brushes), "tiny.map", strict=bool(rng.random() < 0.5))
+    scene.hulls = [parse_hull("stand"), parse_hull("crouch")]
+    bake_scene(scene)
+    return f"k={k:.0e}"
+
+
+CASES = {"tree": case_tree, "hull": case_hull, "coords": case_coords, "options": case_options,
+         "degenerate": case_degenerate}
+
+
+def run_case(kind: str, seed: int) -> tuple[str, str]:
+    """(outcome, detail) of case (kind, seed): outcome 'result', 'typed' or 'crash'."""
+    rng = np.random.default_rng([hash_kind(kind), seed])
+    try:
+        detail = CASES[kind](rng)
+        return "result", detail
+    except BrushbakeError as err:
+        return "typed", type(err).__name__
+    except Exception as err:  # noqa: BLE001 -- classifying is the point
+        return "crash", f"{type(err).__name__}: {str(err)[:200]}"
+
+
+def hash_kind(kind: str) -> int:
+    return sum((i + 1) * ord(c) for i, c in enumerate(kind))
