@@ -27,7 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from brushbake.core.errors import BrushbakeError
+from brushbake.core.errors import BrushbakeError, InvalidSettingError
 from brushbake.exporters import native
 
 #: the case kinds, with the share of the long run each gets (bakes are slow: few of them)
@@ -303,10 +303,10 @@ def case_options(rng: np.random.Generator) -> str:
         try:
             with contextlib.redirect_stderr(io.StringIO()):
                 args = build_parser().parse_args(["bake", "x.map", f"{option}={value}"])
-        except SystemExit as exit_:  # argparse refuses: the typed path of the command line
+        except SystemExit as exit_:  # argparse refused it (one line, exit 2): counted as a typed refusal
             if exit_.code != 2:
                 raise
-            return "argparse"
+            raise InvalidSettingError(f"{option} refused when parsed") from None
         from brushbake.core.model.scene import Settings
 
         check_settings(Settings(**{OPTIONS[option]: getattr(args, option[2:].replace("-", "_"))}))
@@ -363,7 +363,7 @@ def case_degenerate(rng: np.random.Generator) -> str:
     scene = load_map_text(BASE_MAP % "\n".join(brushes), "tiny.map", strict=bool(rng.random() < 0.5))
     scene.hulls = [parse_hull("stand"), parse_hull("crouch")]
     bake_scene(scene)
-    return f"k={k:.0e}"
+    return f"k=1e{int(math.floor(math.log10(k)))}"
 
 
 CASES = {"tree": case_tree, "hull": case_hull, "coords": case_coords, "options": case_options,
