@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 import onion_truth as ot
 from brushbake.core.model.brushes import Contents, box_brush, brush_from_planes
 from brushbake.core.compile.pipeline import compile_scene
-from brushbake.core.errors import BrushbakeError
+from brushbake.core.errors import BrushbakeError, UnknownHullError
 from brushbake.core.runtime.query import point_solid
 from brushbake.core.model.scene import Hull, Scene
 
@@ -108,7 +108,7 @@ def test_level_bookkeeping_and_tree_sizes(path, compiled):
     assert level.collision_tree(0).num_nodes == level.num_nodes
     for h in range(1, len(os_.hulls) + 1):
         assert level.collision_tree(h).num_nodes == onion.num_nodes
-    with pytest.raises(IndexError):
+    with pytest.raises(UnknownHullError, match="its hulls are: 0 point"):  # typed, listing the hulls (issue 20)
         level.collision_tree(len(os_.hulls) + 1)
     # leaf bits only use the hulls there are
     assert int(np.max(level.onion_leaf_solid)) < (1 << (len(os_.hulls) + 1))
