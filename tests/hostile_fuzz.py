@@ -298,6 +298,13 @@ def case_options(rng: np.random.Generator) -> str:
     from brushbake.core.model.scene import SETTING_RANGES, check_settings
 
     value = str(rng.choice(BAD_VALUES)) if rng.random() < 0.8 else repr(float(rng.normal() * 10 ** rng.integers(0, 8)))
+    if rng.random() < 0.1:  # --hull NAME=MINX,...,MAXZ with one hostile number
+        from brushbake.core.model.hulls import parse_hull
+
+        numbers = ["-0.5", "-0.5", "-1", "0.5", "0.5", "1"]
+        numbers[int(rng.integers(0, 6))] = str(rng.choice(BAD_VALUES + ["-1e300", "1e300", "-1001", "1000"]))
+        parse_hull("h=" + ",".join(numbers))
+        return "hull"
     if rng.random() < 0.5:
         option = str(rng.choice(list(OPTIONS)))
         try:

@@ -260,6 +260,16 @@ def test_cli_class4_options_checked_when_parsed(tmp_path, option, value, words):
     assert_clean_failure(proc, tmp_path, before, words, code=2)
 
 
+@pytest.mark.parametrize("spec", ["x=-1e300,-1,-1,1,1,1", "x=-0.5,-0.5,-1,0.5,0.5,1001"])
+def test_hull_boxes_beyond_their_limit_are_refused(spec):
+    from brushbake.core.errors import BrushbakeError
+    from brushbake.core.model.hulls import MAX_HULL_EXTENT, parse_hull
+
+    with pytest.raises(BrushbakeError, match=f"the limit is {MAX_HULL_EXTENT:.0f} m"):
+        parse_hull(spec)
+    parse_hull("x=-1000,-1,-1,1,1,1000")
+
+
 def test_cli_help_shows_the_ranges(tmp_path):
     out = run_cli(tmp_path, "bake", "--help").stdout
     for name in ("map_scale", "max_candidates", "bevel_angle"):

@@ -42,6 +42,7 @@ from ..errors import (
     SceneFormatError,
     check_cancel,
 )
+from ..model.hulls import MAX_HULL_EXTENT
 from ..model.scene import DetailMesh, Hull, Light, Marker, Scene, Settings, setting_error
 from ..tolerances import DEGENERATE_FACE_AREA, MAX_COORDINATE, MIN_NORMAL_LENGTH, PLANE_COUNT_DECIMALS
 
@@ -350,6 +351,9 @@ def _scene_from_dict(data: Any, source: str, progress, cancel) -> Scene:
         for axis, lo, hi in zip("xyz", mins, maxs):
             if lo > hi:
                 raise r.fail(where, f"has mins.{axis} = {lo:g} above maxs.{axis} = {hi:g}.", "Swap them.")
+        if max(map(abs, mins + maxs)) > MAX_HULL_EXTENT:
+            raise r.fail(where, f"reaches {max(map(abs, mins + maxs)):g} m from its reference point; the limit is "
+                         f"{MAX_HULL_EXTENT:g} m.", "Give the hull's size in metres (a player is about 2 m tall).")
         scene.hulls.append(Hull(hname, mins, maxs))
 
     brush_items = r.list(data.get("brushes", []), "brushes")

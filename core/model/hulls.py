@@ -33,6 +33,10 @@ PRESETS["crouch"] = PRESETS["q3_crouch"]
 
 DEFAULT_HULLS = ("stand", "crouch")
 
+#: m. Largest distance of a hull's box from its reference point: brushes grown by it must stay
+#: within the world limit (MAX_COORDINATE, docs/USER_GUIDE.md), so it is a small share of that.
+MAX_HULL_EXTENT = 1000.0
+
 
 def preset(name: str, rename: str | None = None) -> Hull:
     if name not in PRESETS:
@@ -76,5 +80,10 @@ def make_hull(name: str, mins, maxs) -> Hull:
             f"hull '{name}' must contain its reference point and have positive size on every axis "
             f"(mins {mins}, maxs {maxs}).",
             hint="Mins must be <= 0 and maxs >= 0, with mins < maxs.",
+        )
+    if max(abs(v) for v in mins + maxs) > MAX_HULL_EXTENT:
+        raise BrushbakeError(
+            f"hull '{name}' reaches {max(abs(v) for v in mins + maxs):.6g} m from its reference point; the limit "
+            f"is {MAX_HULL_EXTENT:.0f} m.", hint="Give the hull's size in metres (a player is about 2 m tall).",
         )
     return Hull(name, mins, maxs)
