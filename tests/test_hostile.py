@@ -145,6 +145,15 @@ def test_collision_tree_for_a_missing_hull_lists_the_hulls(hull):
 # Class 4: settings
 
 
+def test_every_setting_has_a_range():
+    from dataclasses import fields
+
+    from brushbake.core.model.scene import BOOL_SETTINGS
+
+    names = {f.name for f in fields(Settings)}
+    assert names == set(SETTING_RANGES) | set(BOOL_SETTINGS) | {"splitter"}
+
+
 @pytest.mark.parametrize("name", list(SETTING_RANGES))
 def test_every_setting_range_is_enforced(name):
     r = SETTING_RANGES[name]
