@@ -127,9 +127,9 @@ def forge_tree(rng: np.random.Generator) -> tuple[str, dict]:
     ch = f[prefix + "node_children"]
     n_nodes, n_leaves = len(ch), len(f[prefix + "leaf_solid"])
     planes = len(f["plane_dists"])
-    what = str(rng.choice(["shared", "doubling", "cycle", "leaf_as_node", "wrong_count", "nan_plane", "chain",
+    what = str(rng.choice(["shared_child", "doubling", "cycle", "leaf_as_node", "wrong_count", "nan_plane", "chain",
                            "random_index", "swap_leaves", "orphan", "hull_table", "solid_bits"]))
-    if what == "shared" and n_nodes > 2:  # one node the child of two nodes
+    if what == "shared_child" and n_nodes > 2:  # one node the child of two nodes
         i = int(rng.integers(0, n_nodes - 1))
         ch[i, int(rng.integers(0, 2))] = int(rng.integers(i + 1, n_nodes))
     elif what == "doubling":  # node k's two children both node k + 1: 2^depth paths

@@ -86,14 +86,14 @@ def test_depth_limit_is_exact_and_cheap(tree):
 
 
 @pytest.mark.parametrize("what, words", [
-    ("shared", "is the child of nodes"), ("both", "reached twice from node"), ("orphan_leaf", "is the child of no node"),
+    ("shared_child", "is the child of nodes"), ("both", "reached twice from node"), ("orphan_leaf", "is the child of no node"),
     ("cycle", "must be a later node"), ("leaf_as_node", "must be a later node"),
 ])
 def test_each_forgery_names_the_node(what, words):
     f = hf._copy(hf.base_fields())
     ch = f["node_children"]
     node = int(np.flatnonzero(ch[:, 0] > 1)[0])
-    if what == "shared":
+    if what == "shared_child":
         other = int(np.flatnonzero(ch[:, 1] >= 0)[-1])
         ch[node, 0] = ch[other, 1]
     elif what == "both":
