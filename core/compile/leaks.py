@@ -21,6 +21,7 @@ it is treated as unsealed, every cluster kept.
 from __future__ import annotations
 
 import heapq
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,7 +29,7 @@ import numpy as np
 from ..detmath import dot, norm
 from ..runtime.level import FACE_DETAIL, CompiledLevel
 from ..runtime.query import point_leaves
-from .portals import Portals
+from .portals import Portals, build_portals
 
 
 @dataclass
@@ -96,6 +97,21 @@ def inside_points(scene, extra=()) -> tuple[np.ndarray, list[str]]:
         pts.append(tuple(float(v) for v in p))
         names.append(f"point {i + 1}")
     return np.array(pts, dtype=np.float64).reshape(-1, 3), names
+
+
+def check_scene(scene, level: CompiledLevel, extra_points=(), progress=None, cancel=None) -> tuple[Portals, LeakReport]:
+    """The portals of a baked scene and its leak verdict from its markers, lights and
+    `extra_points`; counts go to level.stats['leaks'], seconds to level.stats['times'] ('portals',
+    'leaks').  progress and cancel as for build_portals."""
+    t0 = time.perf_counter()
+    portals = build_portals(level, progress=progress, cancel=cancel)
+    t1 = time.perf_counter()
+    report = find_leaks(level, portals, *inside_points(scene, extra_points))
+    level.stats["leaks"] = {"clusters": portals.num_clusters, "portals": portals.num_inner,
+                            "void_portals": portals.num_portals - portals.num_inner, "leaks": report.leaks,
+                            "judged": report.judged, "outside_clusters": int(report.outside_clusters.sum())}
+    level.stats.setdefault("times", {}).update(portals=t1 - t0, leaks=time.perf_counter() - t1)
+    return portals, report
 
 
 def flood_from_void(clusters: np.ndarray, num_clusters: int) -> np.ndarray:
