@@ -1,4 +1,4 @@
-"""Benchmark: visibility stages for every sample scene and every map in ../shared/maps/.
+"""Benchmark: visibility stages for every sample scene and every map in maps/.
 
     python bench/vis.py [--only NAME ...] [--repeat N]
 
@@ -8,7 +8,7 @@ portals_s (build_portals, best of --repeat runs), clusters (empty structural cel
 included until a leak check has run), portals (between two clusters), void_portals (to the
 outside of the world box), leaks_s and the leak verdict (find_leaks from the scene's player
 starts, lights and markers), outside_clusters (cells the void reaches), and the ericw-tools row
-of ../shared/REFERENCE.md where the map is listed (its clusters and portals count the inside
+of bench/ericw_reference.md where the map is listed (its clusters and portals count the inside
 only, after its own outside fill).
 """
 

@@ -6,7 +6,7 @@
 - hypothesis scenes of boxes on a 0.25 m grid: each point's verdict (reachable from the void)
   equals a voxel flood (scipy.ndimage.label over voxels classified by brute force against the
   boxes, face-connected, the world box's border layer outside), which never touches the tree;
-- every map in ../shared/maps is classified (the verdicts recorded in docs/VISIBILITY.md), and
+- every map in maps/ is classified (the verdicts recorded in docs/VISIBILITY.md), and
   every leak's chain is a real path: entity in the first portal's cluster, consecutive portals
   sharing a cluster, the last one a void portal.
 """
@@ -25,7 +25,7 @@ from brushbake.core.model.brushes import Contents, box_brush
 from brushbake.core.model.scene import Marker, Scene
 from brushbake.core.runtime.query import point_leaves
 
-#: the verdict for every map in ../shared/maps (docs/VISIBILITY.md has the table and the reasons)
+#: the verdict for every map in maps/ (docs/VISIBILITY.md has the table and the reasons)
 MAP_LEAKS = {
     "q1_cube.map": True,  # one brush, the player start beside it
     "q1_hulls.map": True,  # two brushes, no room around the entities
