@@ -26,6 +26,8 @@ from . import __version__
 from .core.errors import BrushbakeError, CancelledError
 
 EXIT_OK, EXIT_USER_ERROR, EXIT_CANCELLED = 0, 1, 130
+#: bake: the map leaks (the chain is written beside the output as LEVEL.pts); --allow-leak bakes anyway
+EXIT_LEAK = 3
 #: 128 + SIGPIPE: what `cat`, `grep` and others end with when the reader of their output is gone
 EXIT_CLOSED_PIPE = 141
 
@@ -135,6 +137,15 @@ def bake_table(stats: dict, times: dict, roles: dict | None = None) -> str:
                   f"{times.get('bevel', 0):.2f}"),
                  ("  edge / vertex / axial / flat-top",
                   f"{bv['edge_bevels']} / {bv['vertex_bevels']} / {bv['axial_bevels']} / {bv['flat_top_bevels']}", "")]
+    if s.get("leaks"):
+        lk = s["leaks"]
+        rows += [
+            ("portals: clusters / portals / void", f"{lk['clusters']} / {lk['portals']} / {lk['void_portals']}",
+             f"{times.get('portals', 0):.2f}"),
+            ("leaks: verdict (inside points judged)", f"{'LEAKS' if lk['leaks'] else 'sealed'} ({lk['judged']})",
+             f"{times.get('leaks', 0):.2f}"),
+            ("  clusters the void reaches", f"{lk['outside_clusters']}", ""),
+        ]
     rows += [
         ("write", "", f"{times.get('write', 0):.2f}"),
         ("total", "", f"{sum(v for v in times.values()):.2f}"),
@@ -297,20 +308,62 @@ def cmd_bake(args) -> int:
     for warning in scene.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     roles = brush_roles(scene)
+    extra_points = [parse_point(text) for text in args.point or []]
     progress.start("compile")
     level = bake_scene(scene, progress=progress)
     progress.done()
+    files: list[tuple[Path, bytes]] = []
+    pointfile = out.with_suffix(".pts")
+    report = None
+    if args.vis != "none":
+        from .core.compile.leaks import check_scene
+
+        progress.start("leaks")
+        _, report = check_scene(scene, level, extra_points, progress=progress)
+        progress.done()
+        if report.leaks:
+            files.append((pointfile, pointfile_text(report.chain)))
+            if not args.allow_leak:
+                write_outputs(files)  # the chain only: no level is written for a leaking map
+                print(f"error: {report.message()}. Wrote the chain to {pointfile} (load it as a pointfile in the "
+                      "editor); fix the hole, or bake with --allow-leak.", file=sys.stderr)
+                return EXIT_LEAK
+            print(f"warning: {report.message()}. Wrote the chain to {pointfile}; baking anyway (--allow-leak): "
+                  "the map is treated as unsealed.", file=sys.stderr)
+        elif report.judged == 0:
+            print("warning: no player start, light, marker or --point lies in empty space, so nothing says what is "
+                  "inside: the leak check was skipped.", file=sys.stderr)
     times.update(level.stats.get("times", {}))
     t0 = time.perf_counter()
-    files = [(out, level_to_bytes(level))]
+    files.insert(0, (out, level_to_bytes(level)))
     if args.json:
-        files.append((Path(args.json), level_to_json(level).encode("utf-8")))
-    write_outputs(files)  # both or neither: nothing is written when anything fails
+        files.insert(1, (Path(args.json), level_to_json(level).encode("utf-8")))
+    write_outputs(files)  # all or none: nothing is written when anything fails
+    if report is not None and not report.leaks and pointfile.is_file():
+        pointfile.unlink()  # a chain left by an earlier, leaking bake would point at a hole now closed
     times["write"] = time.perf_counter() - t0
     if not args.quiet:
         print(bake_table(level.stats, times, roles))
-    print(f"wrote {out}" + (f" and {args.json}" if args.json else ""))
+    print(f"wrote {out}" + (f" and {args.json}" if args.json else "")
+          + (f" and {pointfile}" if report is not None and report.leaks else ""))
     return EXIT_OK
+
+
+def parse_point(text: str) -> tuple[float, float, float]:
+    """'X,Y,Z' in metres -> a point (a typed error otherwise)."""
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        values = []
+    if len(values) != 3 or not all(np.isfinite(values)):
+        raise BrushbakeError(f"is not a point: --point takes X,Y,Z in metres, e.g. --point 1.5,2,0.8.",
+                             subject=text, hint="Give three numbers separated by commas, no spaces.")
+    return values[0], values[1], values[2]
+
+
+def pointfile_text(chain) -> bytes:
+    """A Quake pointfile: one 'x y z' line per point (metres, as the level)."""
+    return "".join(f"{x:.6f} {y:.6f} {z:.6f}\n" for x, y, z in np.asarray(chain, dtype=np.float64).tolist()).encode()
 
 
 def cmd_info(args) -> int:
@@ -457,6 +510,14 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--bevel-angle", type=_setting("bevel_angle"), default=None,
                    help="edge bevels where adjacent planes at a solid cell's edge differ by more than this "
                         f"(degrees, {_range('bevel_angle')}; default 90)")
+    b.add_argument("--vis", choices=("flow", "fast", "sample", "none"), default="flow",
+                   help="visibility: portals, the leak check and the PVS by this method (default flow); "
+                        "'none' skips all three")
+    b.add_argument("--allow-leak", action="store_true",
+                   help="bake a leaking map anyway, treated as unsealed (the chain is still written as LEVEL.pts)")
+    b.add_argument("--point", action="append", metavar="X,Y,Z",
+                   help="a point that must be inside (metres, as the level), besides the scene's player starts, "
+                        "lights and markers; repeatable")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress and no table")
     b.set_defaults(func=cmd_bake)
 

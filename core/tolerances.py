@@ -187,6 +187,17 @@ MIN_RELATION_FLOOR = 1e-12
 #: the onion tree tries all three at a leaf's first face, then falls back to Listing 4.
 PROBE_STEPS = (1e-3, 1e-4, 2e-5)
 
+# --- Portals (core/compile/portals.py) ---
+
+#: m. Portals (core/compile/portals.py): a winding's vertex closer than this to a node's plane is
+#: *on* it while cells are cut.  Portals must follow the tree's planes exactly: with ON_EPSILON a
+#: vertex 1e-5 m from a plane that meets the winding at a shallow angle (sliver cells between
+#: nearly parallel brush faces, common in big maps) is left uncut, and the portal then reaches
+#: 1e-5 / sin(angle) m (millimetres on e3m4) past its cell.  Vertices made by cutting planes
+#: land within ~1e-12 m of them at the coordinates of a level, so 1e-8 m keeps four orders of
+#: margin; the slivers it makes are cleaned at the end (MIN_EDGE_LENGTH, MIN_POLYGON_AREA).
+PORTAL_EPSILON = 1e-8
+
 # --- Visibility: portal flow (core/compile/pvs_flow.py, pvs_winding.py) ---
 
 #: m. Portal flow (core/compile/pvs_flow.py, pvs_winding.py): a winding clipped to one side of a

@@ -229,7 +229,7 @@ def test_unknown_tool_textures_are_solid_and_warned_once_per_name(tmp_path):
             + _box(200, ["rock"] * 6)
             + '}\n')
     (tmp_path / "tools.map").write_text(text)
-    result = run("bake", "tools.map", "-o", "tools.bbk", "--no-bevels", cwd=tmp_path)
+    result = run("bake", "tools.map", "-o", "tools.bbk", "--no-bevels", "--vis", "none", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 2, warnings
@@ -286,7 +286,8 @@ def test_bake_table_counts_brushes_by_role_as_the_progress_line(map_named, tmp_p
 
 
 def test_bake_table_counts_clip_brushes(map_named, tmp_path):
-    result = run("bake", map_named("q1_hulls.map"), "-o", tmp_path / "x.bbk", "--no-bevels", "--no-hulls", cwd=tmp_path)
+    result = run("bake", map_named("q1_hulls.map"), "-o", tmp_path / "x.bbk", "--no-bevels", "--no-hulls",
+                 "--vis", "none", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     from brushbake.core.formats.loaders import load_scene
     from brushbake.core.model.brushes import Contents
