@@ -1,9 +1,10 @@
 """The headless command line: bake a scene, inspect a level, query it from scripts.
 
-    python -m brushbake bake SCENE [-o OUT.bbk] [--json OUT.json]
+    python -m brushbake bake SCENE [-o OUT.bbk] [--json OUT.json] [--vis fast|flow|sample|none]
     python -m brushbake info LEVEL
     python -m brushbake query LEVEL (--points IN.npy | --segments IN.npy) -o OUT.npy
     python -m brushbake query LEVEL --segments IN.npy --shape sphere:0.5 [--impact] -o OUT.npy
+    python -m brushbake query LEVEL --see PAIRS.npy -o OUT.npy
 
 User errors (bad scenes, corrupt files, wrong arrays, outputs that cannot be written: checked
 before the work) print one paragraph and exit 1; Ctrl-C cancels cleanly (exit 130) and leaves no
@@ -145,6 +146,13 @@ def bake_table(stats: dict, times: dict, roles: dict | None = None) -> str:
             ("leaks: verdict (inside points judged)", f"{'LEAKS' if lk['leaks'] else 'sealed'} ({lk['judged']})",
              f"{times.get('leaks', 0):.2f}"),
             ("  clusters the void reaches", f"{lk['outside_clusters']}", ""),
+        ]
+    if s.get("vis"):
+        vs = s["vis"]
+        rows += [
+            (f"vis ({vs['mode']}): clusters / portals", f"{vs['clusters']} / {vs['portals']}", f"{times.get('vis', 0):.2f}"),
+            ("  avg clusters / leaves visible", f"{vs['avg_clusters_visible']:.1f} / {vs['avg_leaves_visible']:.1f}", ""),
+            ("  compressed rows (bytes)", f"{vs['compressed_bytes']}", ""),
         ]
     rows += [
         ("write", "", f"{times.get('write', 0):.2f}"),
@@ -319,7 +327,7 @@ def cmd_bake(args) -> int:
         from .core.compile.leaks import check_scene
 
         progress.start("leaks")
-        _, report = check_scene(scene, level, extra_points, progress=progress)
+        portals, report = check_scene(scene, level, extra_points, progress=progress)
         progress.done()
         if report.leaks:
             files.append((pointfile, pointfile_text(report.chain)))
@@ -333,6 +341,12 @@ def cmd_bake(args) -> int:
         elif report.judged == 0:
             print("warning: no player start, light, marker or --point lies in empty space, so nothing says what is "
                   "inside: the leak check was skipped.", file=sys.stderr)
+        from .core.compile.vis import bake_vis
+
+        progress.start("vis")
+        bake_vis(level, args.vis, portals=portals, outside=report.outside_mask if report.judged else None,
+                 progress=progress)
+        progress.done()
     times.update(level.stats.get("times", {}))
     t0 = time.perf_counter()
     files.insert(0, (out, level_to_bytes(level)))
@@ -441,6 +455,16 @@ def cmd_query(args) -> int:
                   "through the plain point tree, where it can stop short near outside corners and edges. "
                   "Bake again without --no-bevels for exact answers.", file=sys.stderr)
         result = shift_hits(level.bevel_tree(), shape, seg[:, 0], seg[:, 1], impact=args.impact)
+    elif args.see:
+        from .core.runtime.pvs import visibility
+
+        if hull:
+            raise BrushbakeError("--see answers from the PVS, which does not depend on a hull.",
+                                 hint="Use --see without --hull.")
+        if not level.has_vis:
+            raise BrushbakeError("was baked without visibility (--vis none), so it has no PVS to query.",
+                                 subject=args.level, hint="Bake it again with --vis flow, fast or sample.")
+        result = visibility(level).can_see_points(_load_array(args.see, "point pairs", (2, 3)))
     elif args.points:
         result = point_solid(level, _load_array(args.points, "points", (3,)), hull=hull)
     else:
@@ -510,8 +534,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--bevel-angle", type=_setting("bevel_angle"), default=None,
                    help="edge bevels where adjacent planes at a solid cell's edge differ by more than this "
                         f"(degrees, {_range('bevel_angle')}; default 90)")
-    b.add_argument("--vis", choices=("flow", "fast", "sample", "none"), default="flow",
-                   help="visibility: portals, the leak check and the PVS by this method (default flow); "
+    b.add_argument("--vis", choices=("flow", "fast", "sample", "none"), default="fast",
+                   help="visibility: portals, the leak check and the PVS by this method: fast (conservative "
+                        "portal flood, seconds; the default), flow (conservative portal flow with separating "
+                        "planes: tighter, minutes on big maps), sample (the thesis's rays: may miss); "
                         "'none' skips all three")
     b.add_argument("--allow-leak", action="store_true",
                    help="bake a leaking map anyway, treated as unsealed (the chain is still written as LEVEL.pts)")
@@ -530,6 +556,8 @@ def build_parser() -> argparse.ArgumentParser:
     g = q.add_mutually_exclusive_group(required=True)
     g.add_argument("--points", help="(N,3) array: answers (N,) uint8, 1 = solid")
     g.add_argument("--segments", help="(N,2,3) array: answers (N,7) [fraction, point xyz, normal xyz]")
+    g.add_argument("--see", help="(N,2,3) point pairs: answers (N,) uint8, 1 = the PVS lets the first point's "
+                                 "leaf see the second's")
     q.add_argument("--hull", help="hull name (default: the point hull)")
     q.add_argument("--shape", help="plane shifting through the beveled tree: sphere:R, cylinder:R,H (reference "
                                    "point at the base centre), box:HX,HY,HZ (centred) or hull:POINTS.npy")

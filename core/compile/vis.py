@@ -2,8 +2,10 @@
 compressed rows (core/runtime/pvs.py), with counts and times for the CLI and the benchmarks.
 
 Methods (`bake --vis`):
-- 'flow'   conservative portal flow, full mode (core/compile/pvs_flow.py): the default;
-- 'fast'   conservative portal flow, rough mode (portal-to-portal flood only);
+- 'fast'   conservative portal flow, rough mode (portal-to-portal flood only): the default, seconds
+           even on the biggest maps;
+- 'flow'   conservative portal flow, full mode (core/compile/pvs_flow.py): tighter, minutes on big
+           maps (see docs/VISIBILITY.md);
 - 'sample' the thesis's sampling (core/compile/pvs_sample.py): fast, may miss;
 - 'none'   no PVS stored.
 
@@ -24,7 +26,7 @@ from ..runtime.pvs import compress_rows, pack_bits
 from .pvs_flow import DirectedPortals, cluster_rows, directed_portals, fast_vis, full_vis
 
 VIS_MODES = ("flow", "fast", "sample", "none")
-DEFAULT_VIS_MODE = "flow"
+DEFAULT_VIS_MODE = "fast"
 
 
 @dataclass
@@ -125,3 +127,25 @@ def store_vis(level, result: VisResult) -> None:
     level.vis_row_offset = offsets
     level.vis_rows = rows
     level.stats["vis"] = dict(result.stats, mode=result.mode, compressed_bytes=int(len(rows)))
+
+
+def bake_vis(level, mode: str = DEFAULT_VIS_MODE, portals=None, outside=None, progress=None, cancel=None) -> VisResult:
+    """The bake's visibility stage: portals (built here unless given), the clusters outside a
+    sealed map left out (`outside`; by default those the void reaches, unless it reaches every
+    cluster: a leaking map baked anyway keeps them all), the PVS by `mode`, stored in the level."""
+    from .portals import build_portals
+
+    t0 = time.perf_counter()
+    times = level.stats.setdefault("times", {})
+    if portals is None:
+        portals = build_portals(level, cancel=cancel)
+        times["portals"] = time.perf_counter() - t0
+    if outside is None:
+        outside = void_reachable(portals)
+        if outside.all():
+            outside = None
+    t1 = time.perf_counter()
+    result = compute_vis(level, portals, mode, outside=outside, progress=progress, cancel=cancel)
+    store_vis(level, result)
+    times["vis"] = time.perf_counter() - t1
+    return result

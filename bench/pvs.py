@@ -1,0 +1,140 @@
+"""Benchmark: visibility on every sample scene and map -- portals, clusters, each PVS method's time,
+average visible clusters and leaves, and each method against the ray ground truth.
+
+    python bench/vis.py [--only NAME ...] [--modes fast,sample,flow] [--segments N] [--seed S]
+                        [--flow-limit SECONDS] [--no-truth]
+
+Prints ONE JSON object on stdout (sorted keys); progress goes to stderr.  Per scene:
+- portals, clusters (inside: on a sealed map the clusters the void reaches are left out), the
+  portal build's seconds;
+- per method (fast, sample, flow): seconds (wall) and cpu_s, avg_clusters_visible,
+  avg_leaves_visible (Quake vis's 'average leafs visible': per empty leaf with a cluster, the
+  leaves its PVS holds), and against the truth: misses (must be 0 for fast and flow), looseness
+  (pairs in the PVS that no clear segment joined / pairs in the PVS, off the diagonal);
+- truth: segments tried and clear (hit nothing), --segments clear segments (default 1,000,000);
+- ericw: the row of bench/ericw_reference.md for the map (vis seconds, avg leafs visible).
+The full flow is cancelled after --flow-limit seconds and then reported as
+{"cancelled_after_s": N}, never silently left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+
+from compile import scene_files  # noqa: E402
+from vis import ericw_rows  # noqa: E402  (bench/vis.py: the ericw-tools visibility columns)
+
+from brushbake.core.compile.pipeline import compile_scene  # noqa: E402
+from brushbake.core.compile.portals import build_portals  # noqa: E402
+from brushbake.core.compile.vis import compute_vis, store_vis, void_reachable  # noqa: E402
+from brushbake.core.compile.vis_truth import empty_points  # noqa: E402
+from brushbake.core.runtime.interest import bandwidth, relevant_entities  # noqa: E402
+from brushbake.core.compile.vis_truth import compare, ray_truth  # noqa: E402
+from brushbake.core.errors import CancelledError  # noqa: E402
+from brushbake.core.formats.loaders import load_scene  # noqa: E402
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run_scene(path: Path, modes: list[str], segments: int, seed: int, flow_limit: float, truth: bool) -> dict:
+    level = compile_scene(load_scene(path))
+    t0 = time.perf_counter()
+    portals = build_portals(level)
+    out = {"portals_seconds": round(time.perf_counter() - t0, 3)}
+    outside = void_reachable(portals)
+    sealed = not outside.all()
+    out.update(sealed=bool(sealed), clusters_all=int(portals.num_clusters))
+    results = {}
+    for mode in modes:
+        log(f"  {mode}")
+        deadline = time.perf_counter() + flow_limit
+        cancel = (lambda: time.perf_counter() > deadline) if mode == "flow" else None
+        w, c = time.perf_counter(), time.process_time()
+        try:
+            r = compute_vis(level, portals, mode, outside=outside if sealed else None, cancel=cancel)
+        except CancelledError:
+            out[mode] = {"cancelled_after_s": flow_limit}
+            continue
+        results[mode] = r
+        s = r.stats
+        out[mode] = {"seconds": round(time.perf_counter() - w, 3), "cpu_s": round(time.process_time() - c, 3),
+                     "avg_clusters_visible": round(s["avg_clusters_visible"], 2),
+                     "avg_leaves_visible": round(s["avg_leaves_visible"], 2)}
+        if "paths_expanded" in s:
+            out[mode]["paths_expanded"] = s["paths_expanded"]
+        out.update(portals=s["portals"], clusters=s["clusters"])
+    if truth and results:
+        any_result = next(iter(results.values()))
+        w = time.perf_counter()
+        t = ray_truth(level, any_result.leaf_cluster, clear_segments=segments, seed=seed)
+        out["truth"] = {"segments_tried": t.segments_tried, "segments_clear": t.segments_clear,
+                        "seconds": round(time.perf_counter() - w, 2)}
+        for mode, r in results.items():
+            cmp = compare(r.visible, t)
+            out[mode].update(misses=cmp["misses"], looseness=round(cmp["looseness"], 4),
+                             pairs_in_pvs=cmp["pairs_in_pvs"], pairs_joined=cmp["pairs_joined"])
+        for mode, r in results.items():  # interest management with this PVS: 15 clients, 15 more entities
+            out[mode]["interest"] = interest(level, r, seed)
+        if "fast" in results and "flow" in results:
+            out["fast_contains_flow"] = bool(np.all(results["flow"].visible <= results["fast"].visible))
+    return out
+
+
+def interest(level, result, seed: int) -> dict:
+    """The thesis's chapter 7 example: 15 clients (each also an entity) and 15 other entities at
+    random inside points, 20 ticks of 42-byte updates; bytes a second with the PVS against all."""
+    store_vis(level, result)
+    level.__dict__.pop("_visibility", None)
+    rng = np.random.default_rng(seed)
+    box = np.asarray(level.world_bounds, dtype=np.float64)
+    pts, _ = empty_points(level, result.leaf_cluster.astype(np.int64), 30 * 20, rng, box)
+    totals, everything, t = 0.0, 0.0, 0.0
+    for k in range(20):  # 20 random placements
+        p = pts[30 * k: 30 * k + 30]
+        w = time.perf_counter()
+        mask = relevant_entities(level, p[:15], p, client_entity=np.arange(15))
+        t += time.perf_counter() - w
+        bw = bandwidth(mask, np.arange(15))
+        totals += bw.bytes_per_second
+        everything += bw.all_bytes_per_second
+    return {"bytes_per_s_all": everything / 20, "bytes_per_s_pvs": round(totals / 20, 1),
+            "saved_fraction": round(1 - totals / everything, 4), "ms_per_tick_call": round(1000 * t / 20, 3)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--modes", default="fast,sample,flow")
+    ap.add_argument("--segments", type=int, default=1_000_000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--flow-limit", type=float, default=600.0)
+    ap.add_argument("--no-truth", action="store_true")
+    args = ap.parse_args(argv)
+    refs = ericw_rows()
+    report = {}
+    for name, path in scene_files().items():
+        if args.only and name not in args.only:
+            continue
+        log(name)
+        row = run_scene(path, args.modes.split(","), args.segments, args.seed, args.flow_limit, not args.no_truth)
+        if name in refs:
+            row["ericw"] = refs[name]
+        report[name] = row
+        log(json.dumps(row, sort_keys=True))
+    print(json.dumps(report, sort_keys=True, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
