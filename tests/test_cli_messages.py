@@ -314,7 +314,8 @@ def test_info_shows_bounds_hulls_bevels_markers_and_clusters(scene, tmp_path):
         empty = (level.leaf_solid & 1) == 0
         assert rows["clusters of empty leaves"][0] == str(len(set(level.leaf_cluster[empty].tolist())))
         assert rows["markers"][0] == "not stored"
-        assert rows["visibility (PVS)"] == ["none"]  # bake writes no PVS unless asked
+        assert level.has_vis  # bake's default --vis fast stores a PVS
+        assert rows["visibility (PVS): clusters"][0] == str(len(level.vis_row_offset))
         if bevels:
             assert rows["bevels (plane shifting)"][0] == f"yes: {len(level.bevel_node_plane)} nodes"
         else:

@@ -143,7 +143,7 @@ def test_map_baked_in_blender_equals_the_command_line_byte_for_byte(tmp_path, ma
                         ("_no_bevels", ["--no-bevels"])):
         cli = subprocess.run([sys.executable, "-m", "brushbake", "bake", str(map_path), "-o",
                               str(tmp_path / f"cli{name}.bbk"), *extra, "--hull", "q3_stand", "--hull", "q3_crouch",
-                              "-q"], capture_output=True, text=True, timeout=TIMEOUT_S, cwd=tmp_path)
+                              "--vis", "none", "-q"], capture_output=True, text=True, timeout=TIMEOUT_S, cwd=tmp_path)
         assert cli.returncode == 0, cli.stderr
         assert (tmp_path / f"blender{name}.bbk").read_bytes() == (tmp_path / f"cli{name}.bbk").read_bytes(), name
     assert (tmp_path / "blender.json").read_bytes() == (tmp_path / "cli.json").read_bytes()
