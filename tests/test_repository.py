@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,3 +58,16 @@ def test_the_licence_is_the_full_gpl3_text():
     assert text.lstrip().startswith("GNU GENERAL PUBLIC LICENSE")
     assert "Version 3, 29 June 2007" in text and "END OF TERMS AND CONDITIONS" in text
     assert "How to Apply These Terms to Your New Programs" in text and len(text) > 30_000
+
+
+def test_the_suite_runs_in_a_clone_whose_folder_is_no_identifier(tmp_path):
+    """pytest sets up the repository's folder (it has __init__.py) as a package; a clone in
+    'fresh-clone/' must still collect and run (one quick test here, not the whole suite)."""
+    clone = tmp_path / "fresh-clone"
+    shutil.copytree(REPO, clone, ignore=shutil.ignore_patterns(".git", ".venv", "dist", "maps", "__pycache__",
+                                                               ".pytest_cache", ".hypothesis", "*.egg-info", "out"))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_repository.py",
+                           "-k", "full_gpl3_text"], cwd=clone, capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "1 passed" in proc.stdout
