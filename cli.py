@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .core.errors import BrushbakeError, CancelledError
+from .core.errors import BrushbakeError, CancelledError, LeakError
 
 EXIT_OK, EXIT_USER_ERROR, EXIT_CANCELLED = 0, 1, 130
 #: bake: the map leaks (the chain is written beside the output as LEVEL.pts); --allow-leak bakes anyway
@@ -317,36 +317,30 @@ def cmd_bake(args) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     roles = brush_roles(scene)
     extra_points = [parse_point(text) for text in args.point or []]
-    progress.start("compile")
-    level = bake_scene(scene, progress=progress)
-    progress.done()
+    if args.vis is not None:
+        scene.settings.vis = args.vis
+    if args.allow_leak:
+        scene.settings.allow_leak = True
     files: list[tuple[Path, bytes]] = []
     pointfile = out.with_suffix(".pts")
-    report = None
-    if args.vis != "none":
-        from .core.compile.leaks import check_scene
-
-        progress.start("leaks")
-        portals, report = check_scene(scene, level, extra_points, progress=progress)
+    progress.start("bake")
+    try:
+        level = bake_scene(scene, progress=progress, extra_points=extra_points)
+    except LeakError as err:  # the chain only: no level is written for a leaking map
         progress.done()
-        if report.leaks:
-            files.append((pointfile, pointfile_text(report.chain)))
-            if not args.allow_leak:
-                write_outputs(files)  # the chain only: no level is written for a leaking map
-                print(f"error: {report.message()}. Wrote the chain to {pointfile} (load it as a pointfile in the "
-                      "editor); fix the hole, or bake with --allow-leak.", file=sys.stderr)
-                return EXIT_LEAK
-            print(f"warning: {report.message()}. Wrote the chain to {pointfile}; baking anyway (--allow-leak): "
-                  "the map is treated as unsealed.", file=sys.stderr)
-        elif report.judged == 0:
-            print("warning: no player start, light, marker or --point lies in empty space, so nothing says what is "
-                  "inside: the leak check was skipped.", file=sys.stderr)
-        from .core.compile.vis import bake_vis
-
-        progress.start("vis")
-        bake_vis(level, args.vis, portals=portals, outside=report.outside_mask if report.judged else None,
-                 progress=progress)
-        progress.done()
+        write_outputs([(pointfile, pointfile_text(err.report.chain))])
+        print(f"error: {err.report.message()}. Wrote the chain to {pointfile} (load it as a pointfile in the "
+              "editor); fix the hole, or bake with --allow-leak.", file=sys.stderr)
+        return EXIT_LEAK
+    progress.done()
+    report = level.stats.get("leak_report")
+    if report is not None and report.leaks:
+        files.append((pointfile, pointfile_text(report.chain)))
+        print(f"warning: {report.message()}. Wrote the chain to {pointfile}; baking anyway (--allow-leak): "
+              "the map is treated as unsealed.", file=sys.stderr)
+    elif report is not None and report.judged == 0:
+        print("warning: no player start, light, marker or --point lies in empty space, so nothing says what is "
+              "inside: the leak check was skipped.", file=sys.stderr)
     times.update(level.stats.get("times", {}))
     t0 = time.perf_counter()
     files.insert(0, (out, level_to_bytes(level)))
@@ -534,11 +528,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--bevel-angle", type=_setting("bevel_angle"), default=None,
                    help="edge bevels where adjacent planes at a solid cell's edge differ by more than this "
                         f"(degrees, {_range('bevel_angle')}; default 90)")
-    b.add_argument("--vis", choices=("flow", "fast", "sample", "none"), default="fast",
+    b.add_argument("--vis", choices=("flow", "fast", "sample", "none"), default=None,
                    help="visibility: portals, the leak check and the PVS by this method: fast (conservative "
-                        "portal flood, seconds; the default), flow (conservative portal flow with separating "
-                        "planes: tighter, minutes on big maps), sample (the thesis's rays: may miss); "
-                        "'none' skips all three")
+                        "portal flood, seconds; the default unless the scene's settings say otherwise), flow "
+                        "(conservative portal flow with separating planes: tighter, minutes on big maps), sample "
+                        "(the thesis's rays: may miss); 'none' skips all three")
     b.add_argument("--allow-leak", action="store_true",
                    help="bake a leaking map anyway, treated as unsealed (the chain is still written as LEVEL.pts)")
     b.add_argument("--point", action="append", metavar="X,Y,Z",

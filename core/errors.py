@@ -54,6 +54,15 @@ class InvalidSettingError(BrushbakeError):
     """A bake setting (command-line option, .json setting, add-on property) out of its range."""
 
 
+class LeakError(BrushbakeError):
+    """The map leaks: something that must be inside is reachable from the void.  `report` is the
+    leak report (core/compile/leaks.py LeakReport: the chain, the hole, the brush nearest it)."""
+
+    def __init__(self, report, *, hint: str | None = None):
+        self.report = report
+        super().__init__(report.message(), hint=hint)
+
+
 class UnknownHullError(BrushbakeError):
     """A query for a hull the level does not have; the message lists the hulls it has."""
 

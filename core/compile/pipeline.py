@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from ..detmath import matmul
-from ..errors import check_cancel
+from ..errors import LeakError, check_cancel
 from ..geometry import PlaneTable
 from ..model.brushes import Contents
 from ..model.scene import Scene, check_settings
@@ -24,7 +24,9 @@ from ..tolerances import ON_EPSILON, PROBE_STEPS
 from .bevel import BevelSettings, add_bevels
 from .bsp import SplitterSettings, TreeBuilder, flatten_tree, world_box
 from .csg import FaceList, brush_plane_ids, union_faces
+from .leaks import check_scene
 from .onion import compile_onion
+from .vis import bake_vis
 from .probes import builder_leaves, leaf_probes
 
 
@@ -56,22 +58,46 @@ def splitter_settings(scene: Scene) -> SplitterSettings:
                             s.max_score_faces)
 
 
-def bake_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
+def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=()) -> CompiledLevel:
     """Everything a bake computes for a scene, as its settings ask: the trees (compile_scene),
-    then the beveled tree when ``scene.settings.bevels``.  progress(fraction, message) and cancel()
-    as for compile_scene; the bevel stage reports per solid cell and takes the last quarter of the
-    bar."""
+    the beveled tree when ``settings.bevels``, and visibility unless ``settings.vis`` is 'none':
+    portals, the leak check (from the scene's markers and lights and `extra_points`, points the
+    user names) and the PVS by that method.  A leaking map raises LeakError unless
+    ``settings.allow_leak``; the leak report is left in ``level.stats['leak_report']`` either way.
+    progress(fraction, message) and cancel() as for compile_scene."""
     settings = scene.settings
     check_settings(settings, where=f"scene {scene.name!r}")
-    bar = StageProgress(progress, {"compile": 3.0, "bevel": 1.0} if settings.bevels else {"compile": 1.0})
+    weights = {"compile": 3.0}
+    if settings.bevels:
+        weights["bevel"] = 1.0  # reports per solid cell
+    if settings.vis != "none":
+        weights["vis"] = 2.0
+    bar = StageProgress(progress, weights)
     level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel)
     if settings.bevels:
-        report = bar.stage("bevel")
         t0 = time.perf_counter()
+        report = bar.stage("bevel")
         add_bevels(level, BevelSettings(angle=settings.bevel_angle), cancel=cancel, progress=report)
         level.stats.setdefault("times", {})["bevel"] = time.perf_counter() - t0
         report(1.0, "done")
+    if settings.vis != "none":
+        visibility_stage(scene, level, extra_points, bar.stage("vis") if progress else None, cancel)
     return level
+
+
+def visibility_stage(scene: Scene, level: CompiledLevel, extra_points=(), progress=None, cancel=None) -> None:
+    """Portals and the leak check (core/compile/leaks.py), then the PVS (core/compile/vis.py
+    bake_vis) into the level.  On a sealed map the cells the void reaches are left out of the PVS;
+    a leaking map stops here with LeakError unless scene.settings.allow_leak (then nothing is left
+    out)."""
+    split = StageProgress(progress, {"portals": 1.0, "pvs": 4.0})
+    portals, report = check_scene(scene, level, extra_points, progress=split.stage("portals") if progress else None,
+                                  cancel=cancel)
+    level.stats["leak_report"] = report
+    if report.leaks and not scene.settings.allow_leak:
+        raise LeakError(report, hint="Fix the hole (the chain shows where), or bake with --allow-leak.")
+    bake_vis(level, scene.settings.vis, portals=portals, outside=report.outside_mask if report.judged else None,
+             progress=split.stage("pvs") if progress else None, cancel=cancel)
 
 
 def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:

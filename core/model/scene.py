@@ -68,6 +68,8 @@ class Settings:
     onion_map_trees: bool = False  # build each hull's map tree too (Listing 3 verbatim; for reports)
     bevels: bool = True  # build the beveled tree for plane shifting (core/compile/bevel.py)
     bevel_angle: float = 90.0  # degrees: edge bevels where a solid cell's adjacent planes differ by more
+    vis: str = "fast"  # visibility: 'fast' (conservative portal flood), 'flow', 'sample' or 'none'
+    allow_leak: bool = False  # bake a leaking map anyway, treated as unsealed
 
 
 @dataclass(frozen=True)
@@ -99,13 +101,16 @@ SETTING_RANGES: dict[str, SettingRange] = {
     "bevel_angle": SettingRange(0.0, 180.0, why="an angle between planes, in degrees"),
 }
 SPLITTERS = ("onion", "thesis")
-BOOL_SETTINGS = ("onion_map_trees", "bevels")
+VIS_MODES = ("flow", "fast", "sample", "none")
+BOOL_SETTINGS = ("onion_map_trees", "bevels", "allow_leak")
 
 
 def setting_error(name: str, value, where: str | None = None) -> str | None:
     """None if `value` is acceptable for setting `name`, else the one-line reason (with the range)."""
     if name == "splitter":
         return None if value in SPLITTERS else f"is {value!r}; it must be one of {', '.join(SPLITTERS)}."
+    if name == "vis":
+        return None if value in VIS_MODES else f"is {value!r}; it must be one of {', '.join(VIS_MODES)}."
     if name in BOOL_SETTINGS:
         return None if isinstance(value, bool) else f"is {value!r}; it must be true or false."
     r = SETTING_RANGES.get(name)
