@@ -16,10 +16,10 @@ import threading
 from dataclasses import dataclass, field
 
 from ..core.compile.pipeline import bake_scene
-from ..core.errors import BrushbakeError
+from ..core.errors import BrushbakeError, LeakError
 from ..core.runtime.level import CompiledLevel
 from ..core.model.scene import Scene
-from . import bridge, storage
+from . import bridge, storage, visibility
 
 
 def gather(context, objects=None) -> Scene:
@@ -40,11 +40,27 @@ def compile_level(core_scene: Scene, progress=None, cancel=None) -> CompiledLeve
 
 
 def commit(scene, level: CompiledLevel) -> str:
-    """Step 3: store the level with the scene (replacing any previous bake); returns a summary."""
+    """Step 3: store the level with the scene (replacing any previous bake); returns a summary.
+    A leak the user allowed is drawn (addon/visibility.py); a sealed bake clears the drawing."""
     storage.store_level(scene, level)
+    show_leak_of(scene, level.stats.get("leak_report"))
     text = summary(level)
     scene.brushbake.status = text
     return text
+
+
+def show_leak_of(scene, report) -> None:
+    """Draw the report's chain if the map leaks, else remove any earlier drawing."""
+    if report is not None and report.leaks:
+        visibility.show_leak(scene, report.chain, report.hole_brush)
+    else:
+        visibility.clear_leak(scene)
+
+
+def failed(scene, err: BrushbakeError) -> None:
+    """What a failed bake leaves besides its message: the chain of a leak (the bake is not stored)."""
+    if isinstance(err, LeakError):
+        show_leak_of(scene, err.report)
 
 
 def summary(level: CompiledLevel) -> str:

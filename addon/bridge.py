@@ -131,7 +131,8 @@ def core_settings(settings) -> Settings:
     """Compile settings from the scene's PropertyGroup; the rest keep core's (and the CLI's) defaults."""
     return Settings(splitter=settings.splitter, split_weight=settings.split_weight,
                     max_candidates=settings.max_candidates, map_scale=settings.map_scale,
-                    bevels=settings.use_bevels, bevel_angle=settings.bevel_angle)
+                    bevels=settings.use_bevels, bevel_angle=settings.bevel_angle,
+                    vis=settings.vis_mode if settings.use_vis else "none", allow_leak=settings.allow_leak)
 
 
 def scene_from_objects(objects, settings, name: str = "blender", depsgraph=None) -> Scene:

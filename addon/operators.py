@@ -18,7 +18,7 @@ from ..core.errors import BrushbakeError, CancelledError
 from ..core.runtime.shift import hit_check, parse_shape
 from ..core.runtime.trace import trace_hull
 from ..core.units import QUAKE_UNIT
-from . import bake, bridge, overlays, preview, storage
+from . import bake, bridge, overlays, preview, storage, visibility
 from .properties import PRESET_ITEMS, ROLES
 
 TRACE_MARKER = "brushbake trace hit"
@@ -135,6 +135,7 @@ Progress shows in the status bar; Esc cancels and keeps the previous bake"""
             context.scene.brushbake.status = str(err)
             return {"CANCELLED"}
         except BrushbakeError as err:
+            bake.failed(context.scene, err)
             return _fail(self, context.scene, err)
         self.report({"INFO"}, bake.summary(level))
         return {"FINISHED"}
@@ -167,6 +168,7 @@ Progress shows in the status bar; Esc cancels and keeps the previous bake"""
             context.scene.brushbake.status = str(result)
             return {"CANCELLED"}
         if isinstance(result, BrushbakeError):
+            bake.failed(context.scene, result)
             return _fail(self, context.scene, result)
         if isinstance(result, Exception):
             raise result
@@ -179,6 +181,36 @@ Progress shows in the status bar; Esc cancels and keeps the previous bake"""
         wm.event_timer_remove(self._timer)
         wm.progress_end()
         context.workspace.status_text_set(None)
+
+
+class BRUSHBAKE_OT_frame_leak(Operator):
+    """Select the brush nearest the hole of the last leak and frame it in the viewport"""
+
+    bl_idname = "brushbake.frame_leak"
+    bl_label = "Frame Leak"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and context.mode == "OBJECT" and bpy.data.objects.get(visibility.LEAK_OBJECT)
+
+    def execute(self, context):
+        obj = visibility.hole_brush_object(context.scene)
+        if obj is None:
+            self.report({"WARNING"}, "The brush nearest the hole is not in this scene (renamed or deleted?); "
+                                     "follow the leak curve instead")
+            return {"CANCELLED"}
+        for other in context.view_layer.objects:
+            other.select_set(False)
+        obj.select_set(True)
+        context.view_layer.objects.active = obj
+        area = next((a for a in getattr(context.screen, "areas", ()) if a.type == "VIEW_3D"), None)
+        if area is not None:
+            region = next(r for r in area.regions if r.type == "WINDOW")
+            with context.temp_override(area=area, region=region):
+                bpy.ops.view3d.view_selected()
+        self.report({"INFO"}, f"The hole is next to '{obj.name}'")
+        return {"FINISHED"}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -449,6 +481,7 @@ classes: tuple[type, ...] = (
     BRUSHBAKE_OT_export,
     BRUSHBAKE_OT_trace,
     BRUSHBAKE_OT_make_preview,
+    BRUSHBAKE_OT_frame_leak,
 )
 
 

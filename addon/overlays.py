@@ -251,7 +251,8 @@ def geometry_for(scene) -> OverlayGeometry:
     if settings.overlay == "TRACE":
         trace = last_trace(settings)
         return OverlayGeometry() if trace is None else trace_overlay(**trace)
-    key = (storage.bake_key(scene), settings.overlay, settings.overlay_hull, settings.overlay_empty)
+    key = (storage.bake_key(scene), settings.overlay, settings.overlay_hull, settings.overlay_empty,
+           tuple(scene.cursor.location) if settings.overlay == "VISIBLE" else None)
     if key[0] is None:
         return OverlayGeometry()
     if key not in _geometry_cache:
@@ -261,6 +262,10 @@ def geometry_for(scene) -> OverlayGeometry:
             geom = hull_surface_overlay(level, hull)
         elif settings.overlay == "BEVELS":
             geom = bevel_overlay(level)
+        elif settings.overlay == "VISIBLE":
+            from .visibility import visible_cells_overlay  # visibility imports this module
+
+            geom = visible_cells_overlay(level, tuple(scene.cursor.location))
         else:
             geom = leaf_overlay(level, hull, settings.overlay_empty)
         _geometry_cache.clear()  # one at a time: overlays of big levels are large

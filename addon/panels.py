@@ -6,6 +6,7 @@ panel is a label and a ``draw``.  Sub-panels set ``bl_parent_id = "BRUSHBAKE_PT_
 issues (visibility, light, crowds) add theirs the same way, between Previews and Export.
 """
 
+import bpy
 from bpy.types import Context, Panel, UIList
 
 from ..core.version import __version__
@@ -103,7 +104,15 @@ class BRUSHBAKE_PT_bake(BrushbakeSubPanel, Panel):
         sub = row.row()
         sub.enabled = settings.use_bevels
         sub.prop(settings, "bevel_angle")
+        row = layout.row(align=True)
+        row.prop(settings, "use_vis")
+        sub = row.row(align=True)
+        sub.enabled = settings.use_vis
+        sub.prop(settings, "vis_mode", text="")
+        sub.prop(settings, "allow_leak")
         layout.operator("brushbake.bake", icon="MOD_BUILD")
+        if bpy.data.objects.get("brushbake leak") is not None:
+            layout.operator("brushbake.frame_leak", icon="ERROR")
         layout.operator("brushbake.import_map", icon="IMPORT")
         layout.label(text="Bake stored with the scene" if storage.has_bake(context.scene) else "No bake yet")
 

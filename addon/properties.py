@@ -64,6 +64,7 @@ OVERLAYS = (
     ("HULL_SURFACE", "Hull surface", "The expanded surface the chosen hull's reference point collides with"),
     ("BEVELS", "Bevel planes", "Where the bevel planes for plane shifting touch the solid cells"),
     ("TRACE", "Last trace", "The last trace from the 3D cursor, its hit point and normal"),
+    ("VISIBLE", "Seen from cursor", "The leaves the PVS lets the 3D cursor's leaf see (bake with Visibility)"),
 )
 
 
@@ -135,6 +136,21 @@ class BRUSHBAKE_PG_settings(PropertyGroup):
     bevel_angle: FloatProperty(  # type: ignore[valid-type]
         name="Bevel angle", default=90.0, min=_RANGES["bevel_angle"].low, max=_RANGES["bevel_angle"].high,
         description="Edge bevels where adjacent planes at a solid cell's edge differ by more than this (degrees)",
+    )
+    use_vis: BoolProperty(  # type: ignore[valid-type]
+        name="Visibility", default=False,
+        description="Also build portals, check for leaks and bake the PVS (the command line's --vis)",
+    )
+    vis_mode: EnumProperty(  # type: ignore[valid-type]
+        name="Method",
+        items=(("fast", "Fast", "Conservative portal flood: seconds on every map"),
+               ("flow", "Flow", "Conservative portal flow with separating planes: tighter, slower"),
+               ("sample", "Sample", "The thesis's sample rays: fast, may miss")),
+        default="fast",
+    )
+    allow_leak: BoolProperty(  # type: ignore[valid-type]
+        name="Allow leak", default=False,
+        description="Bake a leaking map anyway, treated as unsealed (the leak is still drawn)",
     )
     map_scale: FloatProperty(  # type: ignore[valid-type]
         name="Map scale", default=QUAKE_UNIT, min=_RANGES["map_scale"].low, max=_RANGES["map_scale"].high, precision=5,

@@ -60,7 +60,7 @@ class LeakError(BrushbakeError):
 
     def __init__(self, report, *, hint: str | None = None):
         self.report = report
-        super().__init__(report.message(), hint=hint)
+        super().__init__(report.message() + ".", hint=hint)
 
 
 class UnknownHullError(BrushbakeError):

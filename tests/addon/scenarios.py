@@ -640,6 +640,68 @@ def scenario_samples_and_panels(args) -> dict:
     return out
 
 
+def scenario_visibility(args) -> dict:
+    """A closed room with an inside marker: a bake with Visibility stores a PVS and draws no leak;
+    the room with its east wall removed fails as a leak, draws the chain as a curve through the
+    hole and keeps the previous bake; Frame Leak selects the brush nearest the hole; the overlay
+    of what the cursor's leaf sees covers the cursor."""
+    bpy = setup()
+    from brushbake.addon import bake, storage, visibility
+
+    out: dict = {}
+    scene = bpy.context.scene
+    settings = scene.brushbake
+    out["defaults"] = [settings.use_vis, settings.vis_mode, settings.allow_leak]
+    walls = [box(bpy, "floor", (-1, -1, -1), (9, 5, 0)), box(bpy, "ceiling", (-1, -1, 3), (9, 5, 4)),
+             box(bpy, "west", (-1, -1, 0), (0, 5, 3)), box(bpy, "east", (8, -1, 0), (9, 5, 3)),
+             box(bpy, "south", (0, -1, 0), (8, 0, 3)), box(bpy, "north", (0, 4, 0), (8, 5, 3)),
+             box(bpy, "pillar", (3.5, 1.5, 0), (4.5, 2.5, 3))]
+    marker = bpy.data.objects.new("start", None)
+    scene.collection.objects.link(marker)
+    marker.location = (1.0, 2.0, 1.0)
+    marker.brushbake.role = "INSIDE_MARKER"
+    select(bpy, walls + [marker])
+    settings.use_vis = True
+    out["bake_sealed"] = call(bpy.ops.brushbake.bake)
+    level = storage.load_level(scene)
+    out["sealed_has_vis"] = level.has_vis
+    out["sealed_leak_object"] = bpy.data.objects.get(visibility.LEAK_OBJECT) is not None
+    scene.cursor.location = (1.0, 2.0, 1.5)
+    geom = visibility.visible_cells_overlay(level, (1.0, 2.0, 1.5))
+    here = int(level.point_tree().locate(np.array([[1.0, 2.0, 1.5]]))[0][0])
+    out["overlay_leaves"] = sorted(set(geom.tri_leaf.tolist()))
+    out["overlay_has_cursor_leaf"] = here in set(geom.tri_leaf.tolist())
+    far = int(level.point_tree().locate(np.array([[7.0, 2.0, 1.5]]))[0][0])  # behind the pillar, same room
+    out["overlay_has_far_leaf"] = far in set(geom.tri_leaf.tolist())
+    out["overlay_in_solid"] = visibility.visible_cells_overlay(level, (4.0, 2.0, 1.5)).num_triangles
+    sealed_bytes = storage.bake_bytes(scene)
+    # the east wall removed: a leak
+    east = next(o for o in walls if o.name == "east")
+    select(bpy, [o for o in walls if o is not east] + [marker])
+    out["bake_leak"] = call(bpy.ops.brushbake.bake)
+    out["leak_status"] = settings.status
+    leak = bpy.data.objects.get(visibility.LEAK_OBJECT)
+    out["leak_object"] = leak is not None
+    chain = visibility.leak_points(leak) if leak is not None else np.zeros((0, 3))
+    out["chain"] = chain.tolist()
+    out["kept_previous_bake"] = storage.bake_bytes(scene) == sealed_bytes
+    out["frame"] = call(bpy.ops.brushbake.frame_leak)
+    active = bpy.context.view_layer.objects.active
+    out["framed"] = active.name if active is not None else None
+    # allowed: the level is stored and the chain still drawn
+    settings.allow_leak = True
+    select(bpy, [o for o in walls if o is not east] + [marker])
+    out["bake_allowed"] = call(bpy.ops.brushbake.bake)
+    out["allowed_has_vis"] = storage.load_level(scene).has_vis
+    out["allowed_leak_object"] = bpy.data.objects.get(visibility.LEAK_OBJECT) is not None
+    # sealed again: the drawing goes
+    settings.allow_leak = False
+    select(bpy, walls + [marker])
+    out["bake_sealed_again"] = call(bpy.ops.brushbake.bake)
+    out["sealed_again_leak_object"] = bpy.data.objects.get(visibility.LEAK_OBJECT) is not None
+    return out
+
+
 def main(argv) -> int:
     name, args = argv[1], argv[2:]
     try:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 if importlib.util.find_spec("bpy") is None:
@@ -286,3 +287,22 @@ def test_setting_ranges_equal_core_table_and_bad_values_are_reported(tmp_path):
     assert "0 to 180" in r["nan_bake"][1] and "Traceback" not in r["nan_status"]
     assert r["nan_stored"] is False
     assert r["clamped"] == 180.0 and r["clamped_bake"] == ["FINISHED"]
+
+
+def test_visibility_in_blender(tmp_path):
+    """Issue 11 point 6: Visibility bakes the PVS when asked; a leak fails the bake, keeps the
+    previous one and draws the chain through the hole; Frame Leak selects the nearest brush; the
+    overlay shows what the cursor's leaf sees."""
+    r = run_scenario(tmp_path, "visibility")
+    assert "error" not in r, r.get("error")
+    assert r["defaults"] == [False, "fast", False]
+    assert r["bake_sealed"] == ["FINISHED"] and r["sealed_has_vis"] and not r["sealed_leak_object"]
+    assert r["overlay_has_cursor_leaf"] and r["overlay_has_far_leaf"] and r["overlay_in_solid"] == 0
+    assert r["bake_leak"][0] == "ERROR" and "leak: start" in r["leak_status"] and r["kept_previous_bake"]
+    chain = np.array(r["chain"])
+    assert r["leak_object"] and len(chain) >= 2
+    assert np.allclose(chain[0], [1.0, 2.0, 1.0])  # from the marker ...
+    assert (chain[:, 0] > 8.0).any()  # ... out through the missing east wall (x = 8 .. 9)
+    assert r["frame"] == ["FINISHED"] and r["framed"] in ("floor", "ceiling", "south", "north")
+    assert r["bake_allowed"] == ["FINISHED"] and r["allowed_has_vis"] and r["allowed_leak_object"]
+    assert r["bake_sealed_again"] == ["FINISHED"] and not r["sealed_again_leak_object"]
