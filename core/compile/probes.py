@@ -26,8 +26,10 @@ def probe_point(builder: TreeBuilder, faces: FaceList, leaf: int, step: float, f
     """`step` in front of the centroid of the leaf's face number `face_no`; for a leaf with no
     face, `step` on the leaf's side of its parent's splitter face (face_no 0 only).  None when
     the leaf has no such face (or is a faceless root)."""
-    rec = builder.leaves[leaf]
-    normals = builder.planes.normals
+    return _probe(builder, builder.leaves[leaf], faces, builder.planes.normals, step, face_no)
+
+
+def _probe(builder: TreeBuilder, rec, faces: FaceList, normals: np.ndarray, step: float, face_no: int):
     if rec.faces:  # a leaf face faces into the leaf: step in front of its centroid
         if face_no >= len(rec.faces):
             return None
@@ -53,23 +55,25 @@ def leaf_probes(builder: TreeBuilder, faces: FaceList, leaves: list[int], tries:
     point keeps zeros and found False."""
     points = np.zeros((len(leaves), 3))
     found = np.zeros(len(leaves), dtype=bool)
+    records, normals = [builder.leaves[leaf] for leaf in leaves], builder.planes.normals
     pending = list(range(len(leaves)))
     for face_no, step in tries:
         if not pending:
             break
-        owners, probes = [], []
+        owners, probes = [], np.empty((len(pending), 3))
         for k in pending:
-            p = probe_point(builder, faces, leaves[k], step, face_no)
+            p = _probe(builder, records[k], faces, normals, step, face_no)
             if p is not None:
+                probes[len(owners)] = p
                 owners.append(k)
-                probes.append(p)
         if not owners:
             break
-        ks = np.array(owners, dtype=np.int64)
-        ok = np.asarray(lands(np.array(probes), ks), dtype=bool)
-        points[ks[ok]] = np.array(probes)[ok]
+        ks, probes = np.array(owners, dtype=np.int64), probes[: len(owners)]
+        ok = np.asarray(lands(probes, ks), dtype=bool)
+        points[ks[ok]] = probes[ok]
         found[ks[ok]] = True
-        pending = [k for k in pending if not found[k]]
+        landed = set(ks[ok].tolist())
+        pending = [k for k in pending if k not in landed]
     return points, found
 
 
