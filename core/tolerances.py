@@ -5,6 +5,9 @@ far below anything a level designer can place, far above float64 rounding on coo
 MAX_COORDINATE (about 1e-11 m there).
 """
 
+from .units import QUAKE_UNIT
+
+
 #: m. A point closer than this to a plane is *on* it.  Used when classifying polygon vertices and
 #: brush vertices against planes.  Vertices made by intersecting three planes or by splitting an
 #: edge land within ~1e-12 m of their planes, so 1e-5 m leaves six orders of margin while still
@@ -210,3 +213,65 @@ FLOW_CLIP_MARGIN = 1e-6
 #: normal (before normalising, a cross product of lengths in metres) is shorter than 1e3 times
 #: this is not trusted as a separator and skipped (skipping only adds visibility).
 FLOW_PLANE_EPSILON = 1e-9
+
+# --- movement (core/runtime/move.py: Quake III's collide-and-slide) ---
+
+#: m. After a hit the character stops this far from the hit plane, measured along its normal
+#: (Quake's DIST_EPSILON, 0.03125 units = 1/1024 m, placing the impact on the empty side).
+#: Traces report the exact contact point; stopping *on* the surface would make the next trace
+#: start on it, where rounding (~1e-15 m) and the compiler's plane merging (DIST_EPSILON,
+#: 1e-5 m) can put the start inside.  1/1024 m keeps every later start two orders of magnitude
+#: clear of both, is far below anything visible or any gap a designer builds, and is exactly
+#: Quake's value, so Quake-tuned step and ground distances keep their meaning.
+SURFACE_GAP = 1.0 / 1024.0
+
+#: m. How far below the reference point the ground check looks (Quake III PM_GroundTrace: 0.25
+#: units).  Must exceed SURFACE_GAP / ground_normal_z (the vertical gap a character resting on
+#: the steepest walkable slope keeps): 1.4e-3 m at 0.7, against 7.8e-3 m here.
+GROUND_PROBE = 0.25 * QUAKE_UNIT
+
+#: m/s. A velocity whose component into a clip plane is at least this does not interact with
+#: the plane (Quake's 0.1 units/s).  Positive so that velocity left over from an overclip
+#: (0.1% of the speed, away from the plane) is not clipped again.
+INTO_EPSILON = 0.1 * QUAKE_UNIT
+
+#: m/s. Speed added along a plane's normal when the same plane (dot > 0.99) is hit twice in one
+#: move (Quake's 1 unit/s nudge, which frees characters caught on non-axial planes).
+NUDGE_SPEED = 1.0 * QUAKE_UNIT
+
+#: unitless. Two plane normals with a dot product above this are "the same plane" (Quake's 0.99).
+SAME_PLANE_DOT = 0.99
+
+#: m. A stepped move must get this much further (horizontally) than the plain one to be taken;
+#: it keeps rounding from choosing the step path when both go equally far.
+STEP_GAIN_EPSILON = 1e-6
+
+#: unitless. A crease direction (cross product of two unit normals) shorter than this comes from
+#: two opposed planes: the character is wedged and stops.
+CREASE_EPSILON = 1e-9
+
+# --- ellipsoid sliding (core/runtime/ellipsoid.py, thesis chapter 6) ---
+
+#: m. After a correction the ellipsoid's centre lies this far beyond the moved polygon plane.
+#: It must exceed the rounding of the side values (~1e-15 m for coordinates up to 100 m) so a
+#: corrected end is not seen crossing the same plane again, and the compiler's plane merging
+#: (DIST_EPSILON, 1e-5 m: the tree's face lies up to that far from the brush's plane); 1e-4 m
+#: is invisible and equals the collision tests' tolerance band.
+COLLISION_SKIN = 1e-4
+
+#: m. Extra margin on the swept box that gathers polygons, beyond the ellipsoid's radii, so
+#: faces whose cell only touches the box (and the skin) are not missed.
+GATHER_MARGIN = 1e-3
+
+#: m. An edge shorter than this has no direction: the ellipsoid's perpendicular planes skip it.
+ELLIPSOID_MIN_EDGE = 1e-9
+
+# --- plane shifting shapes (core/runtime/shift.py) ---
+
+#: m. A direction shorter than this is treated as zero when a sphere's support point is taken
+#: (only guards the division: any real direction is far longer).
+SUPPORT_MIN_LENGTH = 1e-300
+
+#: m. A cylinder's support direction whose horizontal part is shorter than this points straight
+#: up or down: the support point is the cap's centre.
+CYLINDER_HORIZONTAL_EPSILON = 1e-12

@@ -73,18 +73,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..detmath import matmul, norm
-from ..tolerances import MIN_EDGE_LENGTH
+from ..tolerances import COLLISION_SKIN, ELLIPSOID_MIN_EDGE, GATHER_MARGIN, MIN_EDGE_LENGTH
 
-#: m. After a correction the ellipsoid's centre lies this far beyond the moved polygon plane.
-#: It must exceed the rounding of the side values (~1e-15 m for coordinates up to 100 m) so a
-#: corrected end is not seen crossing the same plane again, and the compiler's plane merging
-#: (DIST_EPSILON, 1e-5 m: the tree's face lies up to that far from the brush's plane); 1e-4 m
-#: is invisible and equals the collision tests' tolerance band.
-COLLISION_SKIN = 1e-4
 
-#: m. Extra margin on the swept box that gathers polygons, beyond the ellipsoid's radii, so
-#: faces whose cell only touches the box (and the skin) are not missed.
-GATHER_MARGIN = 1e-3
 
 #: the thesis's MAXITERATIONS
 MAX_ITERATIONS = 5
@@ -166,7 +157,7 @@ def perpendicular_planes(vertices, normal) -> tuple[np.ndarray, np.ndarray, np.n
             i, _, next_u = edges[idx]
             s = prev_u + next_u
             length = float(norm(s))
-            if length < 1e-9:
+            if length < ELLIPSOID_MIN_EDGE:
                 continue
             w = s / length
             corner_n.append(w)

@@ -56,6 +56,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..tolerances import (CREASE_EPSILON, GROUND_PROBE, INTO_EPSILON, NUDGE_SPEED, SAME_PLANE_DOT,
+                          STEP_GAIN_EPSILON, SURFACE_GAP)
 from ..units import QUAKE_UNIT
 from .trace import trace_hull, trace_hulls
 from .query import point_solid
@@ -64,39 +66,12 @@ from .tree import Tree, as_tree
 # --------------------------------------------------------------------------------------------
 # Tolerances of movement (each with its unit and reason)
 
-#: m. After a hit the character stops this far from the hit plane, measured along its normal
-#: (Quake's DIST_EPSILON, 0.03125 units = 1/1024 m, placing the impact on the empty side).
-#: Traces report the exact contact point; stopping *on* the surface would make the next trace
-#: start on it, where rounding (~1e-15 m) and the compiler's plane merging (DIST_EPSILON,
-#: 1e-5 m) can put the start inside.  1/1024 m keeps every later start two orders of magnitude
-#: clear of both, is far below anything visible or any gap a designer builds, and is exactly
-#: Quake's value, so Quake-tuned step and ground distances keep their meaning.
-SURFACE_GAP = 1.0 / 1024.0
 
-#: m. How far below the reference point the ground check looks (Quake III PM_GroundTrace: 0.25
-#: units).  Must exceed SURFACE_GAP / ground_normal_z (the vertical gap a character resting on
-#: the steepest walkable slope keeps): 1.4e-3 m at 0.7, against 7.8e-3 m here.
-GROUND_PROBE = 0.25 * QUAKE_UNIT
 
-#: m/s. A velocity whose component into a clip plane is at least this does not interact with
-#: the plane (Quake's 0.1 units/s).  Positive so that velocity left over from an overclip
-#: (0.1% of the speed, away from the plane) is not clipped again.
-INTO_EPSILON = 0.1 * QUAKE_UNIT
 
-#: m/s. Speed added along a plane's normal when the same plane (dot > 0.99) is hit twice in one
-#: move (Quake's 1 unit/s nudge, which frees characters caught on non-axial planes).
-NUDGE_SPEED = 1.0 * QUAKE_UNIT
 
-#: unitless. Two plane normals with a dot product above this are "the same plane" (Quake's 0.99).
-SAME_PLANE_DOT = 0.99
 
-#: m. A stepped move must get this much further (horizontally) than the plain one to be taken;
-#: it keeps rounding from choosing the step path when both go equally far.
-STEP_GAIN_EPSILON = 1e-6
 
-#: unitless. A crease direction (cross product of two unit normals) shorter than this comes from
-#: two opposed planes: the character is wedged and stops.
-CREASE_EPSILON = 1e-9
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..detmath import matmul, norm
-from ..tolerances import SHIFT_CONTACT_EPSILON
+from ..tolerances import CYLINDER_HORIZONTAL_EPSILON, SHIFT_CONTACT_EPSILON, SUPPORT_MIN_LENGTH
 from .results import Hit, Hits
 from .tree import Tree, as_tree
 
@@ -80,7 +80,7 @@ class Sphere(Shape):
 
     def support_point(self, dirs):
         d = np.asarray(dirs, float)
-        return self.radius * d / np.maximum(norm(d, axis=1, keepdims=True), 1e-300)
+        return self.radius * d / np.maximum(norm(d, axis=1, keepdims=True), SUPPORT_MIN_LENGTH)
 
     def _params(self):
         return (self.radius,)
@@ -102,7 +102,7 @@ class Cylinder(Shape):
         d = np.asarray(dirs, float)
         horiz = np.hypot(d[:, 0], d[:, 1])
         out = np.zeros((len(d), 3))
-        ok = horiz > 1e-12
+        ok = horiz > CYLINDER_HORIZONTAL_EPSILON
         out[ok, :2] = self.radius * d[ok, :2] / horiz[ok, None]
         out[:, 2] = np.where(d[:, 2] > 0, self.height, np.where(d[:, 2] < 0, 0.0, 0.5 * self.height))
         return out

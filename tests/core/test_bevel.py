@@ -201,10 +201,17 @@ def test_the_bake_bar_covers_the_bevel_stage(map_named):
     from brushbake.core.compile.pipeline import bake_scene
 
     seen = []
-    bake_scene(load_scene(map_named("slope.map")), progress=lambda f, m: seen.append((f, m)))
+    scene = load_scene(map_named("slope.map"))
+    scene.settings.vis = "none"  # bevels are then the bake's last stage
+    bake_scene(scene, progress=lambda f, m: seen.append((f, m)))
     bevel = [f for f, m in seen if m.startswith("bevel")]
     assert len(bevel) > 2 and bevel == sorted(bevel) and bevel[-1] == 1.0
     assert max(f for f, m in seen if not m.startswith("bevel")) <= min(bevel)
+    seen.clear()  # with visibility (the default) it comes after the bevels, to the end of the bar
+    bake_scene(load_scene(map_named("slope.map")), progress=lambda f, m: seen.append((f, m)))
+    vis = [f for f, m in seen if m.startswith("vis")]
+    assert vis and min(vis) >= max(f for f, m in seen if m.startswith("bevel")) and vis[-1] <= 1.0
+    assert [f for f, _ in seen] == sorted(f for f, _ in seen)
 
 
 @pytest.mark.parametrize("name", ["q1_rocks.map", "lqdm13.map"])
