@@ -24,7 +24,7 @@ import numpy as np
 
 from ..core.compile.cells import tree_cells
 from ..core.geometry import base_polygon, polygon_normal_area, split_polygon
-from ..core.tolerances import ON_EPSILON
+from ..core.tolerances import OVERLAY_MIN_AREA, ON_EPSILON
 
 SOLID_COLOR = (0.9, 0.25, 0.15, 0.55)
 EMPTY_COLOR = (0.2, 0.8, 0.35, 0.12)
@@ -166,7 +166,7 @@ def hull_surface_overlay(level, hull=0) -> OverlayGeometry:
     for leaf, cell in enumerate(cells):
         if cell and tree.leaf_solid[leaf] & bit:
             for poly in cell:
-                pieces = [p for p in empty_pieces(tree, poly, bit) if polygon_normal_area(p)[1] > 1e-12]
+                pieces = [p for p in empty_pieces(tree, poly, bit) if polygon_normal_area(p)[1] > OVERLAY_MIN_AREA]
                 keep.extend(pieces)
                 owner.extend([leaf] * len(pieces))
     if not keep:
@@ -201,7 +201,7 @@ def bevel_overlay(level, margin: float = 0.15) -> OverlayGeometry:
             if patch is None or not pn.any():
                 break
             _, patch = split_polygon(patch, pn, pd + margin, ON_EPSILON)
-        if patch is not None and polygon_normal_area(patch)[1] > 1e-12:
+        if patch is not None and polygon_normal_area(patch)[1] > OVERLAY_MIN_AREA:
             patches += [patch, patch[::-1].copy()]
             owners += [node, node]
     if not patches:

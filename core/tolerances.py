@@ -275,3 +275,53 @@ SUPPORT_MIN_LENGTH = 1e-300
 #: m. A cylinder's support direction whose horizontal part is shorter than this points straight
 #: up or down: the support point is the cap's centre.
 CYLINDER_HORIZONTAL_EPSILON = 1e-12
+
+# --- bevels (core/compile/bevel.py, Melax section 5) ---
+
+#: unitless. A cell face whose outward normal has z >= this 'tops' the cell (about 18 degrees
+#: from level), so section 8's flat-top plane is not needed there.
+FLAT_TOP_LEVEL_Z = 0.95
+
+#: m. The world box used for unbounded cells is the level's world bounds grown by this much, so
+#: no real face of a solid cell lies on it.
+CELL_BOX_MARGIN = 1.0
+
+#: m. A solid cell's vertex within this of one of its planes lies on it.  Cell vertices are where
+#: three split planes meet, each of which may sit ON_EPSILON off the face it came from, hence two.
+BEVEL_ON_EPSILON = 2 * ON_EPSILON
+
+#: unitless. Slack on cosines and angle ratios when bevels decide whether two planes are within the
+#: bevel angle, so that exactly the angle (90 degrees: cosine 0) never flips by rounding.
+BEVEL_COSINE_SLACK = 1e-9
+
+#: unitless (unit vectors' sums and differences). A direction shorter than this has none: two
+#: faces are opposite (a zero-thickness sliver) and make no edge or vertex bevel.
+BEVEL_MIN_DIRECTION = 1e-9
+
+#: unitless. Three corner planes whose normals' determinant is below this are (nearly) dependent
+#: and meet in no single point: corner_reach skips the triple.
+CORNER_DETERMINANT = 1e-9
+
+#: unitless. A corner point counts as inside the other planes (n.x <= 1, normalised) up to this.
+CORNER_FEASIBLE_SLACK = 1e-9
+
+# --- the level file reader (exporters/native.py) ---
+
+#: unitless. How far a stored plane normal's length may be from 1.  Normals are made unit in
+#: float64 (error ~1e-16); 1e-6 only catches normals that were never normalised or were damaged.
+NORMAL_LENGTH_TOLERANCE = 1e-6
+
+# --- others ---
+
+#: m^2. Overlay patches (addon/overlays.py) with less area than this are not drawn (slivers a
+#: split leaves; nothing a designer could see).
+OVERLAY_MIN_AREA = 1e-12
+
+#: unitless. Three .map plane points whose edges' sine is below this lie on one line and define no
+#: plane (core/formats/mapfile.py): far below any angle an editor writes.
+COLLINEAR_SINE = 1e-12
+
+#: unitless (m^2 scale of an edge x vertex cross product). A separating plane whose normal is
+#: shorter than this is not trusted and skipped (core/compile/pvs_winding.py): that only adds
+#: visibility.  A thousand times FLOW_PLANE_EPSILON.
+FLOW_MIN_NORMAL = FLOW_PLANE_EPSILON * 1e3

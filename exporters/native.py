@@ -20,6 +20,7 @@ import numpy as np
 from ..core.errors import LevelFormatError
 from ..core.runtime.level import CompiledLevel
 from ..core.runtime.pvs import decompress_rows
+from ..core.tolerances import NORMAL_LENGTH_TOLERANCE
 
 MAGIC = b"BRBK"
 VERSION_MAJOR = 1
@@ -37,10 +38,6 @@ ALIGNMENT = 8
 #: know.  Bits 16-31 are hints it may ignore.  Format 1.0 defines no flags.
 REQUIRED_FLAGS = 0x0000FFFF
 KNOWN_FLAGS = 0
-
-#: unitless. How far a stored plane normal's length may be from 1.  Normals are made unit in
-#: float64 (error ~1e-16); 1e-6 only catches normals that were never normalised or were damaged.
-NORMAL_LENGTH_TOLERANCE = 1e-6
 
 #: most nodes on any root-to-leaf path of any tree (docs/FORMAT.md, "The tree's shape").  Real
 #: levels are far below it (the deepest tree of the sample maps, q1_mountain's onion tree, has

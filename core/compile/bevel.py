@@ -48,16 +48,10 @@ from ..errors import CancelledError
 from ..geometry import snap_normals
 from ..runtime.level import POINT_HULL_BIT
 from ..runtime.tree import Tree
-from ..tolerances import MIN_EDGE_LENGTH, NORMAL_EPSILON, ON_EPSILON
+from ..tolerances import (BEVEL_COSINE_SLACK, BEVEL_MIN_DIRECTION, BEVEL_ON_EPSILON, CELL_BOX_MARGIN,
+                          CORNER_DETERMINANT, CORNER_FEASIBLE_SLACK, FLAT_TOP_LEVEL_Z, MIN_EDGE_LENGTH,
+                          NORMAL_EPSILON, ON_EPSILON)
 from .cells import tree_cells, unique_points
-
-#: unitless. A cell face whose outward normal has z >= this 'tops' the cell (about 18 degrees
-#: from level), so section 8's flat-top plane is not needed there.
-FLAT_TOP_LEVEL_Z = 0.95
-
-#: m. The world box used for unbounded cells is the level's world bounds grown by this much, so
-#: no real face of a solid cell lies on it.
-CELL_BOX_MARGIN = 1.0
 
 #: An edge gap wider than the bevel angle is cut into at most this many equal parts (only angles
 #: below 180 / MAX_EDGE_PARTS degrees are limited by it).
@@ -154,7 +148,7 @@ class _CellPlanes:
         pd = np.concatenate([dists[real_tags], dists[extra]]).astype(np.float64)
         dist = matmul(self.verts, pn.T) - pd
         keep = np.ones(len(pd), bool)
-        keep[self.n_real:] = np.any(np.abs(dist[:, self.n_real:]) <= 2 * ON_EPSILON, axis=0)  # touching ancestors
+        keep[self.n_real:] = np.any(np.abs(dist[:, self.n_real:]) <= BEVEL_ON_EPSILON, axis=0)  # touching ancestors
         cap = int(keep.sum()) + 16
         self.pn, self.pd = np.zeros((cap, 3)), np.zeros(cap)
         self.dist = np.zeros((len(self.verts), cap))
@@ -164,11 +158,11 @@ class _CellPlanes:
 
     def on(self) -> np.ndarray:
         """(V, real faces) bool: the vertex lies on the face's plane."""
-        return np.abs(self.dist[:, : self.n_real]) <= 2 * ON_EPSILON
+        return np.abs(self.dist[:, : self.n_real]) <= BEVEL_ON_EPSILON
 
     def through(self, rows) -> np.ndarray:
         """(P,) bool: the planes (faces, touching ancestors, bevels) through all these vertices."""
-        return np.all(np.abs(self.dist[rows, : self.count]) <= 2 * ON_EPSILON, axis=0)
+        return np.all(np.abs(self.dist[rows, : self.count]) <= BEVEL_ON_EPSILON, axis=0)
 
     def add(self, kind: str, n: np.ndarray, d: float) -> bool:
         """Choose the bevel (n, d) unless the cell has it already (a plane equal within tolerance,
@@ -225,7 +219,7 @@ def _sharp_edges(cell: _CellPlanes, cos_edge: float):
     fr = cell.pn[: cell.n_real]
     cosines = matmul(fr, fr.T)
     ri = np.flatnonzero(cell.real)
-    for a, b in zip(*np.nonzero(np.triu(share >= 2, 1) & (cosines < cos_edge - 1e-9))):
+    for a, b in zip(*np.nonzero(np.triu(share >= 2, 1) & (cosines < cos_edge - BEVEL_COSINE_SLACK))):
         mask = on[:, a] & on[:, b]
         if np.ptp(cell.verts[mask], axis=0).max() >= MIN_EDGE_LENGTH:
             yield ri[a], ri[b], mask
@@ -243,7 +237,7 @@ def _edge_bevels(cell: _CellPlanes, settings: BevelSettings) -> None:
         bu = b[0] * u[0] + b[1] * u[1] + b[2] * u[2]
         w = [b[0] - bu * u[0], b[1] - bu * u[1], b[2] - bu * u[2]]
         length = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
-        if length < 1e-9:
+        if length < BEVEL_MIN_DIRECTION:
             continue  # a zero-thickness sliver: the faces are opposite
         w = [w[0] / length, w[1] / length, w[2] / length]
         span = math.atan2(b[0] * w[0] + b[1] * w[1] + b[2] * w[2], bu)
@@ -252,9 +246,9 @@ def _edge_bevels(cell: _CellPlanes, settings: BevelSettings) -> None:
         angles = np.unique(np.concatenate([[0.0, span], angles])).tolist()
         for lo_, hi_ in zip(angles[:-1], angles[1:]):
             gap = hi_ - lo_
-            if math.cos(gap) >= cos_edge - 1e-9:
+            if math.cos(gap) >= cos_edge - BEVEL_COSINE_SLACK:
                 continue  # adjacent planes within the angle
-            parts = min(MAX_EDGE_PARTS, max(2, math.ceil(gap / max(limit, 1e-9) - 1e-9)))
+            parts = min(MAX_EDGE_PARTS, max(2, math.ceil(gap / max(limit, BEVEL_COSINE_SLACK) - BEVEL_COSINE_SLACK)))
             for k in range(1, parts):
                 phi = lo_ + gap * k / parts
                 c, s_ = math.cos(phi), math.sin(phi)
@@ -268,7 +262,7 @@ def _vertex_candidates(cell: _CellPlanes) -> tuple[list[int], np.ndarray]:
     and, for each, which of the cell's planes pass through it: (vertices, (V', P) bool)."""
     on = cell.on()
     todo = np.flatnonzero(~cell.on_box & (on.sum(axis=1) >= 3))
-    return todo.tolist(), np.abs(cell.dist[todo, : cell.count]) <= 2 * ON_EPSILON
+    return todo.tolist(), np.abs(cell.dist[todo, : cell.count]) <= BEVEL_ON_EPSILON
 
 
 def _vertex_bevels(cell: _CellPlanes, settings: BevelSettings, reach=None) -> None:
@@ -287,13 +281,13 @@ def _vertex_bevels(cell: _CellPlanes, settings: BevelSettings, reach=None) -> No
     ri = np.flatnonzero(cell.real)
     first = cell.count
     for v, r in zip(todo, reach):
-        if cell.count > first and (np.abs(cell.dist[v, first: cell.count]) <= 2 * ON_EPSILON).any():
+        if cell.count > first and (np.abs(cell.dist[v, first: cell.count]) <= BEVEL_ON_EPSILON).any():
             r = corner_reach(cell.pn[: cell.count][cell.through([v])])  # a vertex bevel passes here too
         if r <= reach_limit:
             continue
         m = cell.fn[ri[np.flatnonzero(on[v])]].sum(axis=0)
         length = float(norm(m))
-        if length < 1e-9:
+        if length < BEVEL_MIN_DIRECTION:
             continue
         m = snap_normals((m / length)[None])[0]
         cell.add("vertex", m, float(matmul(cell.verts[v], m)))
@@ -391,14 +385,14 @@ def _reaches(groups: list[np.ndarray]) -> list[float]:
         mats.append(padded[g[:, None, None], t[None]].reshape(-1, 3, 3))
         owners.append(np.repeat(g, len(t)))
     mats, owner = np.concatenate(mats), np.concatenate(owners)
-    ok = np.abs(np.linalg.det(mats)) > 1e-9
+    ok = np.abs(np.linalg.det(mats)) > CORNER_DETERMINANT
     if not ok.any():
         return out
     x = np.linalg.solve(mats[ok], np.ones((int(ok.sum()), 3, 1)))[..., 0]
     owner = owner[ok]
     n = padded[owner]
     feasible = np.all(x[:, None, 0] * n[:, :, 0] + x[:, None, 1] * n[:, :, 1] + x[:, None, 2] * n[:, :, 2]
-                      <= 1 + 1e-9, axis=1)
+                      <= 1 + CORNER_FEASIBLE_SLACK, axis=1)
     best = np.full(len(groups), -np.inf)
     np.maximum.at(best, owner[feasible], norm(x[feasible], axis=1))
     return [b if b != -np.inf else 1.0 for b in best.tolist()]

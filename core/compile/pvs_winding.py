@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tolerances import FLOW_CLIP_MARGIN, FLOW_PLANE_EPSILON
+from ..tolerances import FLOW_CLIP_MARGIN, FLOW_MIN_NORMAL, FLOW_PLANE_EPSILON
 
 #: vertices a clipped winding may have; a clip that would exceed it keeps the unclipped winding
 MAX_WINDING = 32
@@ -98,7 +98,7 @@ def separating_planes(source: np.ndarray, ns: np.ndarray, pas: np.ndarray, npass
     normal = cross_rows(np.broadcast_to(e[:, :, None, :], v.shape), v)
     length = np.sqrt(normal[..., 0] ** 2 + normal[..., 1] ** 2 + normal[..., 2] ** 2)
     # a plane whose normal is too short to be trusted is skipped (only adds visibility)
-    ok = (length > FLOW_PLANE_EPSILON * 1e3) & (i[None, :, None] < ns[:, None, None]) \
+    ok = (length > FLOW_MIN_NORMAL) & (i[None, :, None] < ns[:, None, None]) \
         & (np.arange(mp)[None, None, :] < npass[:, None, None])
     with np.errstate(divide="ignore", invalid="ignore"):
         normal = np.where(ok[..., None], normal / np.where(ok, length, 1.0)[..., None], 0.0)

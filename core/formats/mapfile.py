@@ -57,7 +57,7 @@ from ..errors import (
     SceneFormatError,
 )
 from ..model.scene import Light, Marker, Scene, Settings
-from ..tolerances import DIST_EPSILON, MAX_COORDINATE, NORMAL_EPSILON
+from ..tolerances import COLLINEAR_SINE, DIST_EPSILON, MAX_COORDINATE, NORMAL_EPSILON
 from ..units import QUAKE_UNIT
 
 __all__ = [
@@ -659,8 +659,8 @@ def _plane_table(mapfile: MapFile, scale: float) -> _Planes:
         scale_ab = norm(a, axis=1) * norm(b, axis=1)
         normals = cross / length[:, None]
         dists = np.einsum("ij,ij->i", normals, pts[:, 0])
-    # sin(angle between the edges) below 1e-12: the three points are on one line
-    collinear = ~(length > 1e-12 * scale_ab)
+    # sin(angle between the edges) below COLLINEAR_SINE: the three points are on one line
+    collinear = ~(length > COLLINEAR_SINE * scale_ab)
     return _Planes(normals, dists, collinear)
 
 

@@ -314,7 +314,24 @@ def scene_from_dict(
 
 
 def _scene_from_dict(data: Any, source: str, progress, cancel) -> Scene:
+    """A Scene from a parsed scene file: the header, then each section in turn."""
     r = _Reader(source)
+    name = _read_header(r, data, source)
+    scene = Scene(name=name)
+    if "settings" in data:
+        scene.settings = _read_settings(r, data["settings"])
+    _read_hulls(r, data, scene)
+    _read_brushes(r, data, scene, progress, cancel)
+    _read_detail_meshes(r, data, scene)
+    _read_lights(r, data, scene)
+    _read_markers(r, data, scene)
+    if progress:
+        progress(1.0, f"Loaded {name}")
+    return scene
+
+
+def _read_header(r: "_Reader", data: Any, source: str) -> str:
+    """Check the format and version; the scene's name."""
     if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
         found = data.get("format") if isinstance(data, dict) else None
         raise SceneFormatError(
@@ -333,11 +350,10 @@ def _scene_from_dict(data: Any, source: str, progress, cancel) -> Scene:
             f"is {version}; this brushbake reads version {FORMAT_VERSION}.",
             "Update brushbake to read it." if newer else "Re-export the scene with this brushbake.",
         )
-    name = r.string(data["name"], "name") if "name" in data else (Path(source).stem or "scene")
+    return r.string(data["name"], "name") if "name" in data else (Path(source).stem or "scene")
 
-    scene = Scene(name=name)
-    if "settings" in data:
-        scene.settings = _read_settings(r, data["settings"])
+
+def _read_hulls(r: "_Reader", data: Any, scene: Scene) -> None:
     hull_names: set[str] = set()
     for i, item in enumerate(r.list(data.get("hulls", []), "hulls")):
         where = _label(item, f"hulls[{i}]", "hull")
@@ -356,6 +372,9 @@ def _scene_from_dict(data: Any, source: str, progress, cancel) -> Scene:
                          f"{MAX_HULL_EXTENT:g} m.", "Give the hull's size in metres (a player is about 2 m tall).")
         scene.hulls.append(Hull(hname, mins, maxs))
 
+
+def _read_brushes(r: "_Reader", data: Any, scene: Scene, progress, cancel) -> None:
+    """Brushes and movers, with progress per brush."""
     brush_items = r.list(data.get("brushes", []), "brushes")
     mover_items = r.list(data.get("movers", []), "movers")
     total = max(1, len(brush_items) + len(mover_items))
@@ -368,6 +387,8 @@ def _scene_from_dict(data: Any, source: str, progress, cancel) -> Scene:
             if progress:
                 progress(done / total, f"Brush {target[-1].name}")
 
+
+def _read_detail_meshes(r: "_Reader", data: Any, scene: Scene) -> None:
     for i, item in enumerate(r.list(data.get("detail_meshes", []), "detail_meshes")):
         where = _label(item, f"detail_meshes[{i}]", "detail mesh")
         r.obj(item, where, ("vertices", "faces"), ("name",))
@@ -377,6 +398,8 @@ def _scene_from_dict(data: Any, source: str, progress, cancel) -> Scene:
         faces = r.faces(item["faces"], f"{where}.faces", len(verts))
         scene.detail_meshes.append(DetailMesh(mname, verts, faces))
 
+
+def _read_lights(r: "_Reader", data: Any, scene: Scene) -> None:
     for i, item in enumerate(r.list(data.get("lights", []), "lights")):
         where = _label(item, f"lights[{i}]", "light")
         r.obj(item, where, ("position",), ("name", "color", "intensity"))
@@ -393,6 +416,8 @@ def _scene_from_dict(data: Any, source: str, progress, cancel) -> Scene:
             light.intensity = r.number(item["intensity"], f"{where}.intensity")
         scene.lights.append(light)
 
+
+def _read_markers(r: "_Reader", data: Any, scene: Scene) -> None:
     for i, item in enumerate(r.list(data.get("markers", []), "markers")):
         where = _label(item, f"markers[{i}]", "marker")
         r.obj(item, where, ("kind", "position"), ("name", "angle"))
@@ -403,9 +428,6 @@ def _scene_from_dict(data: Any, source: str, progress, cancel) -> Scene:
         if "angle" in item:
             marker.angle = r.number(item["angle"], f"{where}.angle", 1.0e6)
         scene.markers.append(marker)
-    if progress:
-        progress(1.0, f"Loaded {name}")
-    return scene
 
 
 def _read_settings(r: _Reader, value: Any) -> Settings:
@@ -491,32 +513,7 @@ def _read_brush(r: _Reader, item: Any, where: str, default_name: str) -> Brush:
         return brush
 
     if shape == "planes":
-        rows = r.list(item["planes"], f"{where}.planes")
-        if len(rows) > MAX_BRUSH_PLANES:
-            raise BrushError(f"has {len(rows)} planes; brushbake takes at most {MAX_BRUSH_PLANES} per brush.",
-                             subject=name, hint="Split it into simpler brushes.")
-        normals, dists = [], []
-        for i, row in enumerate(rows):
-            pw = f"{where}.planes[{i}]"
-            values = r.list(row, pw)
-            if len(values) != 4:
-                raise r.fail(pw, f"must be [nx, ny, nz, d], not {len(values)} values.")
-            n = [r.number(v, f"{pw}[{j}]", MAX_COORDINATE) for j, v in enumerate(values[:3])]
-            d = r.coordinate(values[3], f"{pw}[3]")
-            length = math.sqrt(sum(c * c for c in n))
-            if not length > MIN_NORMAL_LENGTH:
-                raise DegenerateBrushError(f"has plane {i} with a zero normal.", subject=name,
-                                           hint="Give every plane an outward unit normal, or delete the plane.")
-            normals.append([c / length for c in n])
-            dists.append(d / length)
-        textures = [texture] * len(rows)
-        if "textures" in item:
-            texts = r.list(item["textures"], f"{where}.textures")
-            if len(texts) != len(rows):
-                raise r.fail(f"{where}.textures", f"has {len(texts)} names for {len(rows)} planes.",
-                             "Give one texture name per plane, in the same order.")
-            textures = [r.string(t, f"{where}.textures[{i}]", empty=True) for i, t in enumerate(texts)]
-        return brush_from_planes(normals, dists, name, contents, textures=textures, entity=entity)
+        return _read_plane_brush(r, item, where, name, contents, texture, entity)
 
     mesh = r.obj(item["mesh"], f"{where}.mesh", ("vertices", "faces"), ())
     verts = r.points(mesh["vertices"], f"{where}.mesh.vertices")
@@ -529,6 +526,36 @@ def _read_brush(r: _Reader, item: Any, where: str, default_name: str) -> Brush:
     brush.textures = [texture] * len(brush.normals)
     brush.entity = entity
     return brush
+
+
+def _read_plane_brush(r: _Reader, item: Any, where: str, name: str, contents, texture: str, entity: str) -> Brush:
+    """A brush given as planes [nx, ny, nz, d] (outward normals), with a texture per plane or one."""
+    rows = r.list(item["planes"], f"{where}.planes")
+    if len(rows) > MAX_BRUSH_PLANES:
+        raise BrushError(f"has {len(rows)} planes; brushbake takes at most {MAX_BRUSH_PLANES} per brush.",
+                         subject=name, hint="Split it into simpler brushes.")
+    normals, dists = [], []
+    for i, row in enumerate(rows):
+        pw = f"{where}.planes[{i}]"
+        values = r.list(row, pw)
+        if len(values) != 4:
+            raise r.fail(pw, f"must be [nx, ny, nz, d], not {len(values)} values.")
+        n = [r.number(v, f"{pw}[{j}]", MAX_COORDINATE) for j, v in enumerate(values[:3])]
+        d = r.coordinate(values[3], f"{pw}[3]")
+        length = math.sqrt(sum(c * c for c in n))
+        if not length > MIN_NORMAL_LENGTH:
+            raise DegenerateBrushError(f"has plane {i} with a zero normal.", subject=name,
+                                       hint="Give every plane an outward unit normal, or delete the plane.")
+        normals.append([c / length for c in n])
+        dists.append(d / length)
+    textures = [texture] * len(rows)
+    if "textures" in item:
+        texts = r.list(item["textures"], f"{where}.textures")
+        if len(texts) != len(rows):
+            raise r.fail(f"{where}.textures", f"has {len(texts)} names for {len(rows)} planes.",
+                         "Give one texture name per plane, in the same order.")
+        textures = [r.string(t, f"{where}.textures[{i}]", empty=True) for i, t in enumerate(texts)]
+    return brush_from_planes(normals, dists, name, contents, textures=textures, entity=entity)
 
 
 def _count_face_planes(verts: np.ndarray, faces: list[list[int]]) -> int:

@@ -156,17 +156,7 @@ def brush_from_planes(
     dists = dists / lengths
     normals = snap_normals(normals / lengths[:, None])
     _check_extent(dists, name)
-    same = np.all(np.abs(normals[:, None, :] - normals[None, :, :]) < NORMAL_EPSILON, axis=2) & (
-        np.abs(dists[:, None] - dists[None, :]) < DIST_EPSILON
-    )
-    same[np.arange(len(normals)), np.arange(len(normals))] = False
-    if same.any():
-        i, j = (int(k) for k in np.argwhere(same)[0])
-        raise DuplicatePlaneError(
-            f"has the same plane twice (faces {i} and {j}).",
-            subject=name,
-            hint="Remove the duplicate face; editors do this with 'clean up' or by re-snapping the brush.",
-        )
+    _check_no_duplicate_planes(normals, dists, name)
 
     if len(normals) <= MAX_TRIPLE_PLANES:
         verts, member = _polytope_vertices(normals, dists)
@@ -205,6 +195,21 @@ def brush_from_planes(
         )
     _check_extent(verts, name)
     return brush
+
+
+def _check_no_duplicate_planes(normals: np.ndarray, dists: np.ndarray, name: str) -> None:
+    """DuplicatePlaneError naming the first two faces on one plane (the plane table's equality)."""
+    same = np.all(np.abs(normals[:, None, :] - normals[None, :, :]) < NORMAL_EPSILON, axis=2) & (
+        np.abs(dists[:, None] - dists[None, :]) < DIST_EPSILON
+    )
+    same[np.arange(len(normals)), np.arange(len(normals))] = False
+    if same.any():
+        i, j = (int(k) for k in np.argwhere(same)[0])
+        raise DuplicatePlaneError(
+            f"has the same plane twice (faces {i} and {j}).",
+            subject=name,
+            hint="Remove the duplicate face; editors do this with 'clean up' or by re-snapping the brush.",
+        )
 
 
 def brushes_from_planes(specs) -> list[Brush]:
