@@ -1,5 +1,8 @@
 """The native compiled-level file (.bbk): a checksummed container of little-endian array sections.
 
+One idea in one module (over 600 lines): the .bbk format, written and read, with every check the
+reader makes (docs/FORMAT.md lists them rule by rule for the C loader).
+
 docs/FORMAT.md describes the file byte by byte; this module is its reference implementation.
 The same level always gives the same bytes (no timestamps, sections in a fixed order), on any
 machine.  The reader trusts nothing: every offset, size, checksum and index is checked, and any

@@ -1,5 +1,8 @@
 """Quake .map files: read them into a Scene.
 
+One idea in one module (over 600 lines): the .map format, its tokens, entities and brushes and
+their conversion to a Scene, with every error naming file, entity, brush and line.
+
 Formats read
 ------------
 * standard (id's qbsp):  ``( x y z ) ( x y z ) ( x y z ) TEXTURE xoff yoff rot xscale yscale``

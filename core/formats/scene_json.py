@@ -1,5 +1,8 @@
 """The brushbake JSON scene format (version 1): read and write.
 
+One idea in one module (over 600 lines): the .json scene format, both directions, every field
+checked with an error naming it.
+
 A scene file is one JSON object; docs/SCENE_FORMAT.md describes it field by field.  Units are
 metres, Z is up, planes are n.x = d with outward normals.
 
