@@ -305,6 +305,38 @@ CORNER_DETERMINANT = 1e-9
 #: unitless. A corner point counts as inside the other planes (n.x <= 1, normalised) up to this.
 CORNER_FEASIBLE_SLACK = 1e-9
 
+# --- crowd slices (core/compile/slices.py, core/runtime/crowd.py) ---
+
+#: m. The finest height unit a slice stores (2^-10 m, about 1 mm): slice depths are 16-bit counts
+#: of a unit 2^-k m, the finest power of two (at most this) for which the world's height, plus the
+#: avatar and two resolutions, fits in 65,535 units (docs/FORMAT.md, CRHD).  Heights are rounded
+#: outwards (solid tops up, undersides down), so the unit only ever makes the slices stricter.
+SLICE_FINEST_UNIT = 2.0 ** -10
+
+#: m. A cell's column counts a brush as present where the cell's centre lies within this of the
+#: brush grown by the avatar and the cell (its boundary included): touching a wall is blocked,
+#: which only makes the slices more conservative.  Rounding of the plane sums is ~1e-12 m.
+SLICE_TOUCH = 1e-7
+
+#: m. The box brushes are grown by for the columns is this tall (below the feet), not flat: the
+#: exact expansion (core/compile/expand.py) of some brushes by a box of zero height has coincident
+#: facets and fails (e3m4).  It lifts solid tops by this much, far below one height unit.
+SLICE_HULL_DEPTH = 1e-6
+
+#: unitless. A plane whose normal's z component is below this (in magnitude) is vertical for the
+#: column rasteriser: it bounds the column in x and y, never in z.  Axial planes are snapped to
+#: exact zeros (AXIAL_SNAP_EPSILON); a tilt of 1e-12 would put its z crossing a million km away.
+SLICE_VERTICAL_NZ = 1e-12
+
+#: cells. Most cells one slice grid may have (x times y): 2^25 cells are 64 MiB per kept slice.
+#: A finer cell on a large world is refused with the grid's size, before any work.
+MAX_SLICE_CELLS = 1 << 25
+
+#: m. How far an avatar's feet given to query --moves may be from the slices' ground under them
+#: (before) and from the slices' landing height (after) and still be the same standing position:
+#: a few height units of rounding, far below any step.
+FEET_MATCH = 4 * SLICE_FINEST_UNIT
+
 # --- the level file reader (exporters/native.py) ---
 
 #: unitless. How far a stored plane normal's length may be from 1.  Normals are made unit in

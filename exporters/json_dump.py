@@ -6,7 +6,8 @@ text and level_from_json(level_to_json(level)) equals `level` exactly.  `stats` 
 The beveled tree's arrays (bevel_node_plane, bevel_node_children, bevel_leaf_solid) are written and
 read back when the level has one, as the .bbk file's optional sections are; a dump has all three or
 none.  So are the visibility arrays (vis_leaf_cluster, vis_row_offset, vis_rows) of a level baked
-with visibility.
+with visibility, and the crowd slices (crowd_grid, crowd_size, crowd_slice_height, crowd_depth) of a
+level baked with --slices.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from .native import (
     VIS_SECTIONS,
     VERSION_MAJOR,
     VERSION_MINOR,
+    CROWD_SECTIONS,
     as_field_array,
+    crowd_arrays,
     as_name_list,
     check_level_fields,
     fields_from_level,
@@ -33,6 +36,7 @@ from .native import (
 )
 
 FORMAT_NAME = "brushbake-level"
+CROWD_FIELDS = tuple(s.field for s in CROWD_SECTIONS) + ("crowd_depth",)
 REDUMP = "Dump the level to JSON again."
 
 
@@ -77,6 +81,12 @@ def level_from_json(text: str, source_name: str = "<json>") -> CompiledLevel:
     for s in OPTIONAL_SECTIONS + VIS_SECTIONS:  # the beveled tree: all three or none (check_level_fields says which)
         if s.field in doc:
             fields[s.field] = as_field_array(doc[s.field], s, source_name, REDUMP)
+    crowd = [name for name in CROWD_FIELDS if name in doc]
+    if crowd:  # the crowd slices: all four or none
+        if len(crowd) < len(CROWD_FIELDS):
+            raise LevelFormatError(f"has {', '.join(crowd)} but not all of {', '.join(CROWD_FIELDS)}.",
+                                   subject=source_name, hint=REDUMP)
+        fields.update(crowd_arrays({name: doc[name] for name in CROWD_FIELDS}, source_name, REDUMP))
     check_level_fields(fields, subject=source_name, hint=REDUMP)
     return level_from_fields(fields)
 

@@ -22,8 +22,10 @@ import numpy as np
 
 from ..core.errors import LevelFormatError
 from ..core.runtime.level import CompiledLevel
+from ..core.model.scene import SETTING_RANGES
+from ..core.runtime.crowd import CrowdSlices
 from ..core.runtime.pvs import decompress_rows
-from ..core.tolerances import NORMAL_LENGTH_TOLERANCE
+from ..core.tolerances import MAX_COORDINATE, MAX_SLICE_CELLS, NORMAL_LENGTH_TOLERANCE, SLICE_FINEST_UNIT
 
 MAGIC = b"BRBK"
 VERSION_MAJOR = 1
@@ -111,6 +113,21 @@ VIS_SECTIONS = (
     ArraySection(b"VSRO", "vis_row_offset", "<u4", (), "visibility clusters"),
     ArraySection(b"VSRD", "vis_rows", "|u1", (), "visibility row bytes"),
 )
+
+#: sections a level may lack: the crowd slices (core/runtime/crowd.py).  Written after everything
+#: else, only when the level was baked with --slices; all four or none.  CRSD's record is one
+#: slice (nx * ny u2 depths), so it is not an ArraySection: its record size comes from CRSZ.
+CROWD_SECTIONS = (
+    ArraySection(b"CRGD", "crowd_grid", "<f8", (9,), "crowd grid"),
+    ArraySection(b"CRSZ", "crowd_size", "<u4", (4,), "crowd size"),
+    ArraySection(b"CRSH", "crowd_slice_height", "<u2", (), "crowd slices"),
+)
+CROWD_DEPTH_TAG = b"CRSD"
+#: CRGD's nine values, in order
+CROWD_GRID = ("origin_x", "origin_y", "cell", "z0", "unit", "width", "height", "step", "resolution")
+#: the setting each avatar value of CRGD must lie in the range of
+CROWD_RANGES = {"cell": "slice_cell", "width": "slice_width", "height": "slice_height", "step": "slice_step",
+                "resolution": "slice_resolution"}
 
 #: (index tag, text tag, field): a list of strings as (offset u32, length u32) records into a
 #: UTF-8 text section
@@ -223,7 +240,67 @@ def fields_from_level(level: CompiledLevel, subject: str, hint: str) -> dict:
     if len(getattr(level, "vis_row_offset", ())):  # optional: only a level baked with visibility
         for s in VIS_SECTIONS:
             fields[s.field] = as_field_array(getattr(level, s.field), s, subject, hint)
+    if getattr(level, "crowd", None) is not None:  # optional: only a level baked with --slices
+        fields.update(crowd_fields(level.crowd, subject, hint))
     return fields
+
+
+def crowd_fields(c: CrowdSlices, subject: str | None, hint: str) -> dict:
+    """The crowd slices as canonical arrays: CRGD, CRSZ, CRSH and crowd_depth (K, ny, nx) u2, the
+    depth of each cell's ground below its slice (sliceHeight - ground; sliceHeight itself where
+    there is no ground)."""
+    grid = [c.origin[0], c.origin[1], c.cell, c.z0, c.unit, c.width, c.height, c.step, c.resolution]
+    heights = np.asarray(c.slice_height, dtype=np.int64)
+    ground = np.asarray(c.ground, dtype=np.int64)
+    if ground.ndim != 3 or len(ground) != len(heights):
+        raise _fail(f"crowd ground has shape {ground.shape} for {len(heights)} slices.", subject, hint)
+    depth = heights[:, None, None] - ground
+    if depth.size and (depth.min() < 0 or depth.max() > 0xFFFF):
+        raise _fail("crowd ground lies above its slice or more than 65,535 units below it.", subject, hint)
+    f = {"crowd_grid": np.array(grid, dtype=np.float64),
+         "crowd_size": np.array([ground.shape[2], ground.shape[1], c.taken, 0], dtype=np.int64),
+         "crowd_slice_height": heights, "crowd_depth": depth}
+    return crowd_arrays(f, subject, hint)
+
+
+def crowd_arrays(f: dict, subject: str | None, hint: str) -> dict:
+    """Canonical crowd arrays from plain values (lists from a JSON dump, or arrays): CRGD and CRSZ
+    one record each, CRSH (K,), crowd_depth (K, ny, nx) u2 with nx, ny from CRSZ."""
+    out = {}
+    for s in CROWD_SECTIONS:
+        value = f[s.field]
+        if s.record:
+            try:
+                value = np.asarray(value).reshape(1, -1) if np.size(value) == s.record[0] else value
+            except (ValueError, TypeError):
+                pass  # as_field_array says what is wrong with it
+        out[s.field] = as_field_array(value, s, subject, hint).reshape(s.record if s.record else -1)
+    nx, ny = (int(v) for v in out["crowd_size"][:2])
+    if not (1 <= nx and 1 <= ny and nx * ny <= MAX_SLICE_CELLS):
+        raise _fail(f"crowd_size gives a grid of {nx} x {ny} cells; it must have 1 to {MAX_SLICE_CELLS:,} cells.",
+                    subject, hint)
+    try:
+        depth = np.asarray(f["crowd_depth"])
+    except (ValueError, TypeError) as err:
+        raise _fail(f"crowd_depth is not a numeric array ({err}).", subject, hint) from None
+    if depth.ndim != 3 or depth.shape[1:] != (ny, nx):
+        raise _fail(f"crowd_depth has shape {depth.shape}, expected (slices, {ny}, {nx}).", subject, hint)
+    out["crowd_depth"] = as_field_array(depth.reshape(len(depth), -1), _depth_section(nx * ny),
+                                        subject, hint).reshape(depth.shape)
+    return out
+
+
+def _depth_section(cells: int) -> ArraySection:
+    return ArraySection(CROWD_DEPTH_TAG, "crowd_depth", "<u2", (cells,), "crowd slices")
+
+
+def crowd_from_fields(f: dict) -> CrowdSlices:
+    g = dict(zip(CROWD_GRID, (float(v) for v in f["crowd_grid"])))
+    heights = f["crowd_slice_height"].astype(np.int64)
+    ground = (heights[:, None, None] - f["crowd_depth"].astype(np.int64)).astype(np.int32)
+    return CrowdSlices(origin=(g["origin_x"], g["origin_y"]), cell=g["cell"], z0=g["z0"], unit=g["unit"],
+                       width=g["width"], height=g["height"], step=g["step"], resolution=g["resolution"],
+                       slice_height=heights, ground=ground, taken=int(f["crowd_size"][2]))
 
 
 def level_from_fields(fields: dict) -> CompiledLevel:
@@ -238,6 +315,8 @@ def level_from_fields(fields: dict) -> CompiledLevel:
         if s.field in fields:
             array = fields[s.field]
             kwargs[s.field] = array.astype(array.dtype.newbyteorder("="), copy=True)
+    if "crowd_grid" in fields:
+        kwargs["crowd"] = crowd_from_fields(fields)
     return CompiledLevel(**kwargs)
 
 
@@ -321,6 +400,7 @@ def check_level_fields(f: dict, subject: str | None, hint: str) -> None:
         _check_tree(f, "bevel_", planes, bevel_nodes, bevel_leaves, fail)
         _check_solid_bits(f["bevel_leaf_solid"], 1, "bevel_", fail)
     _check_vis(f, leaves, fail)
+    _check_crowd(f, fail)
     _check_ranges(f["leaf_face_first"], f["leaf_face_count"], 0, refs, "leaf", "leaf_faces", fail)
     _check_indices(f["leaf_faces"], 0, faces, "leaf_faces", "a face", fail)
     _check_indices(f["leaf_cluster"], 0, leaves, "leaf_cluster", "a leaf", fail)
@@ -362,6 +442,54 @@ def _check_vis(f: dict, leaves: int, fail) -> None:
         decompress_rows(f["vis_row_offset"], f["vis_rows"], clusters)
     except ValueError as err:
         raise fail(f"has a corrupt visibility row: {err}.") from None
+
+
+def _check_crowd(f: dict, fail) -> None:
+    """The crowd sections (docs/FORMAT.md, CRGD): all four or none; a finite grid inside the
+    coordinate limit, the avatar values in their settings' ranges, a power-of-two unit; 1 to
+    MAX_SLICE_CELLS cells; 1 <= kept <= taken; slice heights strictly increasing from 1; no depth
+    below unit 0.  Linear in the sections' size."""
+    names = [s.field for s in CROWD_SECTIONS] + ["crowd_depth"]
+    present = [n for n in names if n in f]
+    if not present:
+        return
+    if len(present) < len(names):
+        missing = [n for n in names if n not in f]
+        raise fail(f"has {', '.join(present)} but no {', '.join(missing)}: the crowd slices need all of "
+                   f"{', '.join(names)}.")
+    grid, size = f["crowd_grid"], f["crowd_size"].astype(np.int64)
+    heights, depth = f["crowd_slice_height"].astype(np.int64), f["crowd_depth"]
+    if not np.all(np.isfinite(grid)):
+        raise fail("crowd_grid holds NaN or infinite values.")
+    g = dict(zip(CROWD_GRID, (float(v) for v in grid)))
+    for key, setting in CROWD_RANGES.items():
+        r = SETTING_RANGES[setting]
+        if not r.low <= g[key] <= r.high:
+            raise fail(f"crowd_grid's {key} is {g[key]!r}; it must be from {r.text()} ({r.why}).")
+    mantissa, _ = np.frexp(g["unit"])
+    if mantissa != 0.5 or not SLICE_FINEST_UNIT / 1024 <= g["unit"] <= 1024.0:
+        raise fail(f"crowd_grid's unit is {g['unit']!r}; it must be a power of two from 2^-20 to 2^10 m.")
+    nx, ny, taken = int(size[0]), int(size[1]), int(size[2])
+    if not (1 <= nx and 1 <= ny and nx * ny <= MAX_SLICE_CELLS):
+        raise fail(f"crowd_size gives a grid of {nx} x {ny} cells; it must have 1 to {MAX_SLICE_CELLS:,} cells.")
+    corner = max(abs(g["origin_x"]), abs(g["origin_y"]), abs(g["origin_x"] + nx * g["cell"]),
+                 abs(g["origin_y"] + ny * g["cell"]), abs(g["z0"]), abs(g["z0"] + 65535 * g["unit"]))
+    if corner > MAX_COORDINATE:
+        raise fail(f"the crowd grid reaches {corner!r} m from the origin; the limit is {MAX_COORDINATE:g} m.")
+    kept = len(heights)
+    if not 1 <= kept <= taken or size[3] != 0:
+        raise fail(f"crowd_size says {taken} slices taken (reserved {int(size[3])}) for {kept} kept; "
+                   "1 <= kept <= taken and reserved 0.")
+    if depth.shape != (kept, ny, nx):
+        raise fail(f"crowd_depth has shape {depth.shape}, expected ({kept}, {ny}, {nx}).")
+    if heights[0] < 1 or np.any(np.diff(heights) <= 0):
+        raise fail("crowd_slice_height must increase strictly from at least 1.")
+    deepest = depth.reshape(kept, -1).max(axis=1).astype(np.int64)
+    over = np.flatnonzero(deepest > heights)
+    if over.size:
+        k = int(over[0])
+        raise fail(f"crowd slice {k} has a depth of {int(deepest[k])} units below its height of "
+                   f"{int(heights[k])}: a depth reaches at most unit 0.")
 
 
 def _check_tree(f: dict, prefix: str, planes: int, nodes: int, leaves: int, fail) -> None:
@@ -481,6 +609,12 @@ def _encode_sections(f: dict) -> list[tuple[bytes, int, int, bytes]]:
     if "vis_row_offset" in f:
         for s in VIS_SECTIONS:
             sections.append((s.tag, s.record_size, len(f[s.field]), f[s.field].tobytes()))
+    if "crowd_grid" in f:
+        for s in CROWD_SECTIONS:
+            count = 1 if s.record else len(f[s.field])
+            sections.append((s.tag, s.record_size, count, f[s.field].tobytes()))
+        depth = f["crowd_depth"]
+        sections.append((CROWD_DEPTH_TAG, 2 * depth.shape[1] * depth.shape[2], len(depth), depth.tobytes()))
     return sections
 
 
@@ -521,7 +655,29 @@ def _decode_sections(sections: dict, subject: str) -> dict:
         if s.tag in sections:
             count, payload = _known_section(sections, s.tag, s.record_size, s.field, subject)
             f[s.field] = np.frombuffer(payload, dtype=s.dtype).reshape((count, *s.record))
+    _decode_crowd(sections, f, subject)
     return f
+
+
+def _decode_crowd(sections: dict, f: dict, subject: str) -> None:
+    """The crowd sections, when any is present (check_level_fields checks that all four are and
+    what they hold); CRGD and CRSZ are single records, CRSD's records are nx * ny depths."""
+    for s in CROWD_SECTIONS:
+        if s.tag in sections:
+            count, payload = _known_section(sections, s.tag, s.record_size, s.field, subject)
+            if s.record and count != 1:
+                raise _fail(f"section {s.tag.decode()} ({s.field}) has {count} records, expected 1.", subject)
+            f[s.field] = np.frombuffer(payload, dtype=s.dtype).reshape(s.record if s.record else -1)
+    if CROWD_DEPTH_TAG in sections:
+        if "crowd_size" not in f:
+            raise _fail("has section CRSD but no CRSZ: the crowd slices need all of CRGD, CRSZ, CRSH, CRSD.",
+                        subject)
+        nx, ny = (int(v) for v in f["crowd_size"][:2])
+        if not (1 <= nx and 1 <= ny and nx * ny <= MAX_SLICE_CELLS):
+            raise _fail(f"crowd_size gives a grid of {nx} x {ny} cells; it must have 1 to "
+                        f"{MAX_SLICE_CELLS:,} cells.", subject)
+        count, payload = _known_section(sections, CROWD_DEPTH_TAG, 2 * nx * ny, "crowd_depth", subject)
+        f["crowd_depth"] = np.frombuffer(payload, dtype="<u2").reshape(count, ny, nx)
 
 
 def _known_section(sections: dict, tag: bytes, record_size: int, what: str, subject: str):

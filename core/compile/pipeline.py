@@ -4,7 +4,7 @@
 decided by ``scene.settings``.  Stages: brushes -> plane table -> CSG union of faces (structural,
 then detail) -> structural tree -> detail faces pushed and split into the empty leaves -> flat
 arrays (:func:`compile_scene`) -> onion tree for the scene's box hulls -> bevels for plane
-shifting.  Each stage is timed and counted in level.stats for the command line's table.
+shifting -> visibility -> crowd slices (settings.slices).  Each stage is timed and counted in level.stats for the command line's table.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from .leaks import check_scene
 from .onion import compile_onion
 from .vis import bake_vis
 from .probes import builder_leaves, leaf_probes
+from .slices import SliceSettings, slice_world
 
 
 class StageProgress:
@@ -72,6 +73,8 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=()) -> Com
         weights["bevel"] = 1.0  # reports per solid cell
     if settings.vis != "none":
         weights["vis"] = 2.0
+    if settings.slices:
+        weights["slices"] = 1.0
     bar = StageProgress(progress, weights)
     level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel)
     if settings.bevels:
@@ -82,7 +85,30 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=()) -> Com
         report(1.0, "done")
     if settings.vis != "none":
         visibility_stage(scene, level, extra_points, bar.stage("vis") if progress else None, cancel)
+    if settings.slices:
+        slices_stage(scene, level, bar.stage("slices") if progress else None, cancel)
     return level
+
+
+def slices_stage(scene: Scene, level: CompiledLevel, progress=None, cancel=None) -> None:
+    """The crowd slices (core/compile/slices.py, Algorithms 2 and 3) over the bounds of what
+    avatars collide with, into level.crowd; counts and seconds for the bake table."""
+    s = scene.settings
+    t0 = time.perf_counter()
+    colliding = [b for b in scene.brushes if b.contents in (Contents.SOLID, Contents.DETAIL, Contents.CLIP)]
+    if colliding:
+        b = np.array([br.bounds for br in colliding])
+        bounds = np.array([b[:, 0].min(axis=0), b[:, 1].max(axis=0)])
+    else:
+        bounds = np.zeros((2, 3))
+    crowd = slice_world(scene.brushes, bounds, SliceSettings(s.slice_width, s.slice_height, s.slice_step,
+                                                             s.slice_cell, s.slice_resolution),
+                        progress=progress, cancel=cancel)
+    level.crowd = crowd
+    ny, nx = crowd.shape
+    level.stats.update({"slices_taken": crowd.taken, "slices_kept": crowd.kept, "slice_grid": f"{nx} x {ny}",
+                        "slice_bytes": crowd.nbytes()})
+    level.stats.setdefault("times", {})["slices"] = time.perf_counter() - t0
 
 
 def visibility_stage(scene: Scene, level: CompiledLevel, extra_points=(), progress=None, cancel=None) -> None:

@@ -70,6 +70,13 @@ class Settings:
     bevel_angle: float = 90.0  # degrees: edge bevels where a solid cell's adjacent planes differ by more
     vis: str = "fast"  # visibility: 'fast' (conservative portal flood), 'flow', 'sample' or 'none'
     allow_leak: bool = False  # bake a leaking map anyway, treated as unsealed
+    # crowd slices (core/compile/slices.py; the command line's --slices W,H,STEP[,CELL])
+    slices: bool = False  # slice the world for crowds (multi-level height maps)
+    slice_width: float = 1.0  # m, avatar width (a Quake player: 32 units)
+    slice_height: float = 1.75  # m, the smallest avatar height the slices serve (56 units)
+    slice_step: float = 0.5625  # m, the largest step up or down (18 units)
+    slice_cell: float = 0.25  # m, the grid's cell size
+    slice_resolution: float = 0.1  # m, the paper's resolution: slice spacing and head room error
 
 
 @dataclass(frozen=True)
@@ -99,10 +106,16 @@ SETTING_RANGES: dict[str, SettingRange] = {
     "max_score_faces": SettingRange(0, 100_000_000, integer=True, why="a count; 0 = all"),
     "map_scale": SettingRange(1 / 1024, 100.0, why="metres per .map unit; 0 would scale the world to nothing"),
     "bevel_angle": SettingRange(0.0, 180.0, why="an angle between planes, in degrees"),
+    "slice_width": SettingRange(0.0, 100.0, why="metres: the avatar's width"),
+    "slice_height": SettingRange(0.0625, 100.0, why="metres: the avatar's height; 0 would fit under anything"),
+    "slice_step": SettingRange(0.0, 100.0, why="metres: the largest step up or down"),
+    "slice_cell": SettingRange(0.015625, 100.0, why="metres: the grid's cell size; smaller grids grow "
+                               "as the square"),
+    "slice_resolution": SettingRange(0.0078125, 10.0, why="metres between slices; the head room error"),
 }
 SPLITTERS = ("onion", "thesis")
 VIS_MODES = ("flow", "fast", "sample", "none")
-BOOL_SETTINGS = ("onion_map_trees", "bevels", "allow_leak")
+BOOL_SETTINGS = ("onion_map_trees", "bevels", "allow_leak", "slices")
 
 
 def setting_error(name: str, value, where: str | None = None) -> str | None:

@@ -65,6 +65,8 @@ class CompiledLevel:
     vis_leaf_cluster: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # (L,) int32, -1: no row
     vis_row_offset: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))  # (C,) into vis_rows
     vis_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))  # (B,) Quake RLE rows
+    # crowd slices (core/runtime/crowd.py, core/compile/slices.py); None when baked without --slices
+    crowd: object = None  # CrowdSlices | None
     #: counts and seconds per stage, for the command line's table; never written to files
     stats: dict = field(default_factory=dict)
 

@@ -1,0 +1,290 @@
+"""Crowds on multi-level height slices (Fernandes and Deusdado, "Efficient Conservative Collision
+Detection for Populated Virtual Worlds"): the run-time side.  Z is up.
+
+A level baked with slices (core/compile/slices.py) stores, over a grid of square cells covering the
+world's XY bounds, K kept slices: slice k was taken at height sliceHeight[k] and records, per cell,
+the height of the highest solid at or below it in the cell's *column* (the cell's square grown by
+half the avatar's width on each side, so an avatar anywhere in the cell is inside it), or INVALID
+(0: nothing below, the far plane).  Heights are integers in `unit` metres above z0 (16 bits).
+
+Algorithm 1 (move): an avatar with feet f on cell A reads the slice just above its head, i (the
+lowest with sliceHeight[i] >= f + height); its ground there is slice[i][A] = f.  A step to a
+neighbouring cell B is legal when hb = slice[i][B] + height differs from hA = f + height by at most
+the avatar's step and, when hb pokes above sliceHeight[i], the slice j just above hb agrees with
+slice i at A (nothing above A stops the vertical move, the paper's test) and at B (nothing above B
+between the two slices; the paper checks A only, which lets a low ceiling over B through).
+
+Layout for the batch walk: every slice is padded with one INVALID cell on each side, so a step from
+any real cell lands on a cell of the array and the border refuses it; cells are flat indices
+(row-major, y then x) of the padded grid, ground heights int32 (K, cells) flat as slice * cells +
+cell.  Avatar against avatar: one occupancy flag per (slice, cell), keyed by the slice just above
+the head of the *smallest* avatar, which is the same for every avatar standing at that position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..tolerances import FEET_MATCH
+
+#: the ground code for 'nothing below' (the paper's INVALID, below minZ)
+INVALID = 0
+
+#: the eight neighbour directions, counter-clockwise from +x: (dx, dy)
+DIRECTIONS = np.array([(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)], dtype=np.int64)
+
+
+@dataclass
+class CrowdSlices:
+    """The kept slices of a level and the avatar they were taken for (all lengths in metres)."""
+
+    origin: tuple[float, float]  # the grid's (min x, min y) corner
+    cell: float
+    z0: float  # height of unit 0 (the far plane, below the world)
+    unit: float  # metres per height unit (a power of two)
+    width: float  # avatar width, height (the smallest served), step
+    height: float
+    step: float
+    resolution: float
+    slice_height: np.ndarray  # (K,) int64 units, strictly increasing
+    ground: np.ndarray  # (K, ny, nx) int32 units: highest solid at or below the slice, 0 = INVALID
+    taken: int = 0  # slices computed by Algorithm 3 (kept: K)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return int(self.ground.shape[1]), int(self.ground.shape[2])
+
+    @property
+    def kept(self) -> int:
+        return int(len(self.slice_height))
+
+    def units(self, metres) -> np.ndarray:
+        """Heights in metres as the nearest units (int64)."""
+        return np.rint((np.asarray(metres, dtype=np.float64) - self.z0) / self.unit).astype(np.int64)
+
+    def metres(self, units) -> np.ndarray:
+        return self.z0 + np.asarray(units, dtype=np.float64) * self.unit
+
+    def length_units(self, metres: float) -> int:
+        """A length (a step, a height) in units, rounded towards stricter: steps down, heights up."""
+        return int(np.ceil(metres / self.unit - 1e-9))
+
+    def step_units(self, metres: float) -> int:
+        return int(np.floor(metres / self.unit + 1e-9))
+
+    def padded(self) -> "PaddedSlices":
+        cache = self.__dict__.setdefault("_padded", {})
+        if "p" not in cache:
+            cache["p"] = PaddedSlices(self)
+        return cache["p"]
+
+    def nbytes(self) -> int:
+        """Bytes of the kept slices as stored (16-bit depths)."""
+        return int(self.ground.size) * 2 + 2 * self.kept
+
+
+class PaddedSlices:
+    """The slices in the batch walk's layout (module docstring).  A place is a flat key
+    slice * cells + cell; `table` holds, per place, its ground (bits 0-15) and its head room
+    sliceHeight - ground (bits 16-31), so one gather answers both halves of Algorithm 1's first
+    test for a whole batch."""
+
+    def __init__(self, s: CrowdSlices):
+        ny, nx = s.shape
+        self.s, self.nx, self.ny = s, nx + 2, ny + 2
+        self.cells = self.nx * self.ny
+        k = s.kept
+        g = np.zeros((k, self.ny, self.nx), dtype=np.uint32)
+        g[:, 1:-1, 1:-1] = s.ground
+        self.top = np.asarray(s.slice_height, dtype=np.int64)
+        room = self.top.astype(np.uint32)[:, None, None] - g
+        self.table = (g | (room << np.uint32(16))).reshape(-1)  # (K * cells,) uint32
+        #: place keys are intp: NumPy converts any other index array to intp on every gather
+        self.key_type = np.intp
+        self.cells_t = self.key_type(self.cells)
+        self.offsets = (DIRECTIONS[:, 0] + DIRECTIONS[:, 1] * self.nx).astype(self.key_type)  # neighbours
+        self.height_u = s.length_units(s.height)
+        self._canon: dict[int, np.ndarray] = {}
+
+    @property
+    def ground(self) -> np.ndarray:
+        return (self.table & np.uint32(0xFFFF)).astype(np.int64)
+
+    def canon(self, height_u: int) -> np.ndarray:
+        """(K * cells,) key type: for every place, how many slices down (<= 0) the same ground
+        (cell and height) lies in the slice just above the head of an avatar of that height
+        standing there, where an avatar that steps onto it is kept (made once per height)."""
+        if height_u not in self._canon:
+            k = len(self.top)
+            here = np.arange(k, dtype=np.int64).repeat(self.cells)
+            above = np.minimum(self.slice_above(self.ground + height_u), k - 1)
+            self._canon[height_u] = (above - here).astype(self.key_type)
+        return self._canon[height_u]
+
+    def cell_of(self, xy) -> tuple[np.ndarray, np.ndarray]:
+        """Flat padded cell of each point (N,) int64 and whether it lies on the grid."""
+        s = self.s
+        xy = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
+        with np.errstate(invalid="ignore", over="ignore"):
+            ix = np.floor((xy[:, 0] - s.origin[0]) / s.cell)
+            iy = np.floor((xy[:, 1] - s.origin[1]) / s.cell)
+        ny, nx = s.shape
+        inside = np.isfinite(ix) & np.isfinite(iy) & (ix >= 0) & (ix < nx) & (iy >= 0) & (iy < ny)
+        ix = np.where(inside, ix, -1).astype(np.int64) + 1
+        iy = np.where(inside, iy, -1).astype(np.int64) + 1
+        return iy * self.nx + ix, inside
+
+    def centre(self, cells) -> np.ndarray:
+        """(N, 2) the centres of flat padded cells."""
+        s = self.s
+        cells = np.asarray(cells, dtype=np.int64)
+        ix, iy = cells % self.nx - 1, cells // self.nx - 1
+        return np.stack([s.origin[0] + (ix + 0.5) * s.cell, s.origin[1] + (iy + 0.5) * s.cell], axis=1)
+
+    def slice_above(self, head_units) -> np.ndarray:
+        """The lowest slice with sliceHeight >= head (K when none)."""
+        return np.searchsorted(self.top, np.asarray(head_units, dtype=np.int64), side="left")
+
+    def ground_at(self, slice_index, cells) -> np.ndarray:
+        """slice[i][cell] (int64); INVALID where i is past the last slice."""
+        i = np.asarray(slice_index, dtype=np.int64)
+        ok = i < len(self.top)
+        got = self.table[np.where(ok, i, 0) * self.cells + cells] & np.uint32(0xFFFF)
+        return np.where(ok, got.astype(np.int64), INVALID)
+
+
+def legal_steps(p: PaddedSlices, ka, kb, fa, height_u, step_u):
+    """Algorithm 1 for a batch: avatars with feet fa standing at place keys ka (slice i, the
+    lowest above the head; cell A) step to kb (slice i, neighbouring cell B).  Returns (the indices
+    of the legal steps (M,), their landing feet (M,), their landing place keys (M,): in the slice
+    just above the new head).  hA - hB is fa - fb; 'hb > sliceHeight[i]' is 'head room at B below
+    the height', read from the same gather as the ground.  No loop over avatars; the only
+    searchsorted is over the risers (the legal steps whose head rises above slice i)."""
+    t = p.table[kb]
+    fb = (t & np.uint32(0xFFFF)).view(np.int32) if t.dtype == np.uint32 else t
+    ok = np.flatnonzero((fb != INVALID) & (np.abs(fb - fa) <= step_u))
+    kb, fb, t = kb[ok], fb[ok], t[ok]
+    new = kb + p.canon(height_u)[kb] * p.cells_t
+    up = np.flatnonzero((t >> np.uint32(16)) < height_u)
+    if len(up):
+        j = p.slice_above(fb[up].astype(np.int64) + height_u)
+        a, b = ka[ok[up]] % p.cells, kb[up] % p.cells
+        good = (p.ground_at(j, a) == fa[ok[up]]) & (p.ground_at(j, b) == fb[up])
+        new[up] = (j * p.cells + b).astype(new.dtype)
+        if not good.all():
+            keep = np.ones(len(ok), dtype=bool)
+            keep[up[~good]] = False
+            ok, fb, new = ok[keep], fb[keep], new[keep]
+    return ok, fb, new
+
+
+def check_moves(slices: CrowdSlices, moves, height: float | None = None, step: float | None = None) -> np.ndarray:
+    """The command line's query --moves: moves (N, 2, 3), an avatar's feet before and after one
+    step.  (N,) uint8, 1 where the slices call the step legal: both feet on the grid, the cells
+    the same or neighbours (one step), the feet before on the slices' ground (within FEET_MATCH)
+    read in the slice just above the head, Algorithm 1 legal, and the feet after at the height the
+    slices land them on (within FEET_MATCH).  `height` (>= the slices' height) and `step` default
+    to the slices' avatar."""
+    p = slices.padded()
+    m = np.asarray(moves, dtype=np.float64).reshape(-1, 2, 3)
+    height_u = slices.length_units(slices.height if height is None else max(height, slices.height))
+    step_u = slices.step_units(slices.step if step is None else step)
+    tol = int(np.ceil(FEET_MATCH / slices.unit))
+    a, ina = p.cell_of(m[:, 0, :2])
+    b, inb = p.cell_of(m[:, 1, :2])
+    with np.errstate(invalid="ignore"):
+        ok = ina & inb & np.all(np.abs(m) < 1e9, axis=(1, 2))
+    d = np.abs(np.stack([a % p.nx - b % p.nx, a // p.nx - b // p.nx], axis=1))
+    ok &= d.max(axis=1) <= 1
+    zs = np.where(ok[:, None], m[:, :, 2], slices.z0)
+    f0, f1 = slices.units(zs[:, 0]), slices.units(zs[:, 1])
+    i = p.slice_above(f0 + height_u)
+    ga = p.ground_at(i, a)
+    ok &= (i < len(p.top)) & (ga != INVALID) & (np.abs(ga - f0) <= tol)
+    i = np.where(ok, i, 0)
+    ka, kb = (i * p.cells + a).astype(p.key_type), (i * p.cells + b).astype(p.key_type)
+    legal, fb, _ = legal_steps(p, ka, kb, ga.astype(np.int32), height_u, step_u)
+    out = np.zeros(len(m), dtype=bool)
+    out[legal] = ok[legal] & (np.abs(fb.astype(np.int64) - f1[legal]) <= tol)
+    return out.astype(np.uint8)
+
+
+class Crowd:
+    """N avatars walking on a level's slices, one tick at a time, all in NumPy (no loop over
+    avatars).  Each avatar is a place key (slice * cells + cell), its feet and a direction.  Each
+    tick every avatar tries one step to the neighbouring cell it faces (legal_steps, Algorithm 1,
+    then the occupancy flag of the place it would stand on); an avatar whose step is refused turns
+    left or right at random (90 degrees, the paper's rule) and tries the new direction once in the
+    same tick, as the paper's timings include.  Two avatars aiming at the same place in one pass:
+    one wins (a scatter of avatar numbers into a claim per place, then a gather; NumPy writes
+    repeated indices in order, so the same one on every run).  Same seed, same walk."""
+
+    def __init__(self, slices: CrowdSlices, n: int, seed: int = 0, height: float | None = None,
+                 step: float | None = None):
+        self.s, self.p = slices, slices.padded()
+        p = self.p
+        self.height_u = slices.length_units(slices.height if height is None else max(height, slices.height))
+        self.step_u = slices.step_units(slices.step if step is None else step)
+        self.rng = np.random.default_rng(seed)
+        spots = standing_spots(p, self.height_u)
+        if n > len(spots):
+            raise ValueError(f"{n:,} avatars do not fit: the slices have {len(spots):,} standing places for "
+                             "this avatar; use fewer avatars or bake with a smaller cell")
+        pick = np.sort(self.rng.choice(len(spots), size=n, replace=False)) if n else np.zeros(0, np.int64)
+        self.key = spots[pick].astype(p.key_type)
+        self.feet = p.ground[self.key].astype(np.int32)
+        self.dir = self.rng.integers(0, 8, size=n).astype(np.int8)
+        self.occupied = np.zeros(len(p.table), dtype=bool)
+        self.occupied[self.key] = True
+        self.claim = np.full(len(p.table), -1, dtype=np.int32 if n < 2**31 else np.int64)
+        self.ticks = 0
+
+    def positions(self) -> np.ndarray:
+        """(N, 3) feet positions in metres: cell centres at the ground height."""
+        xy = self.p.centre(self.key % self.p.cells)
+        return np.column_stack([xy, self.s.metres(self.feet)])
+
+    def tick(self) -> int:
+        """Move every avatar one step (or turn it); returns how many moved."""
+        refused = self._try(None)
+        if len(refused):
+            turn = np.where(self.rng.integers(0, 2, size=len(refused)) == 1, 2, 6)
+            self.dir[refused] = (self.dir[refused] + turn) % 8
+            left = self._try(refused)
+        else:
+            left = refused
+        self.ticks += 1
+        return len(self.key) - len(left)
+
+    def _try(self, who) -> np.ndarray:
+        """Try the step each avatar in `who` (None: all) faces; move the winners; return the
+        avatars refused."""
+        p = self.p
+        everyone = who is None
+        ka = self.key if everyone else self.key[who]
+        kb = ka + p.offsets[self.dir if everyone else self.dir[who]]
+        ok, fb, new = legal_steps(p, ka, kb, self.feet if everyone else self.feet[who], self.height_u,
+                                  self.step_u)
+        free = ~self.occupied[new]
+        ok, fb, new = ok[free], fb[free], new[free]
+        mover = ok if everyone else who[ok]
+        self.claim[new] = mover
+        win = self.claim[new] == mover
+        ok, fb, mover, new = ok[win], fb[win], mover[win], new[win]
+        self.occupied[self.key[mover]] = False
+        self.occupied[new] = True
+        self.key[mover] = new
+        self.feet[mover] = fb
+        moved = np.zeros(len(ka), dtype=bool)
+        moved[ok] = True
+        return np.flatnonzero(~moved) if everyone else who[~moved]
+
+
+def standing_spots(p: PaddedSlices, height_u: int) -> np.ndarray:
+    """Place keys of every place an avatar of that height can stand: ground there, head under
+    the slice, and the slice the lowest above the head (so each place once)."""
+    t = p.table
+    keys = np.flatnonzero(((t & np.uint32(0xFFFF)) != INVALID) & ((t >> np.uint32(16)) >= height_u))
+    return keys[p.canon(height_u)[keys] == 0]
