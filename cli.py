@@ -5,6 +5,9 @@
     python -m brushbake query LEVEL (--points IN.npy | --segments IN.npy) -o OUT.npy
     python -m brushbake query LEVEL --segments IN.npy --shape sphere:0.5 [--impact] -o OUT.npy
     python -m brushbake query LEVEL --see PAIRS.npy -o OUT.npy
+    python -m brushbake bake SCENE -o LEVEL.bbk --slices W,H,STEP[,CELL]
+    python -m brushbake query LEVEL --moves MOVES.npy -o OUT.npy
+    python -m brushbake crowd LEVEL --avatars N --ticks T
 
 User errors (bad scenes, corrupt files, wrong arrays, outputs that cannot be written: checked
 before the work) print one paragraph and exit 1; Ctrl-C cancels cleanly (exit 130) and leaves no
@@ -154,6 +157,11 @@ def bake_table(stats: dict, times: dict, roles: dict | None = None) -> str:
             ("  avg clusters / leaves visible", f"{vs['avg_clusters_visible']:.1f} / {vs['avg_leaves_visible']:.1f}", ""),
             ("  compressed rows (bytes)", f"{vs['compressed_bytes']}", ""),
         ]
+    if s.get("slices_taken"):
+        rows += [
+            ("slices: taken / kept", f"{s['slices_taken']} / {s['slices_kept']}", f"{times.get('slices', 0):.2f}"),
+            ("  grid (cells) / bytes kept", f"{s['slice_grid']} / {s['slice_bytes']}", ""),
+        ]
     rows += [
         ("write", "", f"{times.get('write', 0):.2f}"),
         ("total", "", f"{sum(v for v in times.values()):.2f}"),
@@ -212,6 +220,15 @@ def level_table(level) -> str:
         rows.append(("visibility (PVS): clusters", str(len(level.vis_row_offset)), ""))
     else:
         rows.append(("visibility (PVS)", "none", ""))
+    c = level.crowd
+    if c is not None:
+        ny, nx = c.shape
+        rows += [("crowd slices: kept / taken", f"{c.kept} / {c.taken}", f"{nx} x {ny} cells of {c.cell:g} m"),
+                 ("  avatar width / height / step (m)", f"{c.width:g} / {c.height:g} / {c.step:g}",
+                  f"resolution {c.resolution:g} m"),
+                 ("  height unit (m) / bytes", f"{c.unit:g} / {c.nbytes()}", "")]
+    else:
+        rows.append(("crowd slices", "none", "bake with --slices"))
     rows.append(("markers", "not stored", "(.bbk keeps none)"))
     return _table(rows)
 
@@ -321,6 +338,12 @@ def cmd_bake(args) -> int:
         scene.settings.vis = args.vis
     if args.allow_leak:
         scene.settings.allow_leak = True
+    if args.slices is not None:
+        st = scene.settings
+        st.slices = True
+        st.slice_width, st.slice_height, st.slice_step = args.slices[:3]
+        if len(args.slices) == 4:
+            st.slice_cell = args.slices[3]
     files: list[tuple[Path, bytes]] = []
     pointfile = out.with_suffix(".pts")
     progress.start("bake")
@@ -459,6 +482,16 @@ def cmd_query(args) -> int:
             raise BrushbakeError("was baked without visibility (--vis none), so it has no PVS to query.",
                                  subject=args.level, hint="Bake it again with --vis flow, fast or sample.")
         result = visibility(level).can_see_points(_load_array(args.see, "point pairs", (2, 3)))
+    elif args.moves:
+        from .core.runtime.crowd import check_moves
+
+        if hull:
+            raise BrushbakeError("--moves answers from the crowd slices, baked for one avatar.",
+                                 hint="Use --moves without --hull.")
+        if level.crowd is None:
+            raise BrushbakeError("was baked without crowd slices, so it cannot judge moves.", subject=args.level,
+                                 hint="Bake it again with --slices W,H,STEP[,CELL].")
+        result = check_moves(level.crowd, _load_array(args.moves, "moves", (2, 3)))
     elif args.points:
         result = point_solid(level, _load_array(args.points, "points", (3,)), hull=hull)
     else:
@@ -467,6 +500,73 @@ def cmd_query(args) -> int:
     _save_array_atomic(args.output, result)
     print(f"wrote {args.output}: {result.shape[0]} answers")
     return EXIT_OK
+
+
+def cmd_crowd(args) -> int:
+    """`crowd LEVEL --avatars N --ticks T`: spawn N avatars on the level's slices and time T ticks
+    (core/runtime/crowd.py Crowd); one JSON object on stdout."""
+    import json
+
+    from .core.runtime.crowd import Crowd
+
+    level = read_level_file(args.level)
+    if level.crowd is None:
+        raise BrushbakeError("was baked without crowd slices, so no crowd can walk on it.", subject=args.level,
+                             hint="Bake it again with --slices W,H,STEP[,CELL].")
+    t0 = time.perf_counter()
+    crowd = Crowd(level.crowd, args.avatars, seed=args.seed)
+    spawn = time.perf_counter() - t0
+    times, moved = [], 0
+    for _ in range(args.ticks):
+        t0 = time.perf_counter()
+        moved += crowd.tick()
+        times.append(time.perf_counter() - t0)
+    ms = np.array(times) * 1e3
+    print(json.dumps({"level": args.level, "avatars": args.avatars, "ticks": args.ticks, "seed": args.seed,
+                      "ms_per_tick": round(float(ms.mean()), 3), "ms_min": round(float(ms.min()), 3),
+                      "ms_max": round(float(ms.max()), 3), "spawn_ms": round(spawn * 1e3, 3),
+                      "moved_per_tick": round(moved / args.ticks, 1), "slices_kept": level.crowd.kept}))
+    return EXIT_OK
+
+
+def _count(name: str, high: int):
+    """An argparse type: a whole number from 1 to `high`, with the range in its message."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} is {text!r}; it must be a whole number from 1 to {high:,}.")
+        if not 1 <= value <= high:
+            raise argparse.ArgumentTypeError(f"{name} is {value}; it must be from 1 to {high:,}.")
+        return value
+
+    parse.__name__ = name
+    return parse
+
+
+SLICE_FIELDS = ("slice_width", "slice_height", "slice_step", "slice_cell")
+
+
+def _slices(text: str) -> tuple[float, ...]:
+    """--slices W,H,STEP[,CELL]: three or four numbers, each checked against its setting's range."""
+    from .core.model.scene import setting_error
+
+    parts = text.split(",")
+    if len(parts) not in (3, 4):
+        raise argparse.ArgumentTypeError(f"is {text!r}; it takes W,H,STEP or W,H,STEP,CELL in metres, "
+                                         "e.g. --slices 1,1.75,0.5625,0.25")
+    values = []
+    for name, part in zip(SLICE_FIELDS, parts):
+        try:
+            value = float(part)
+        except ValueError:
+            value = part
+        problem = setting_error(name, value)
+        if problem:
+            raise argparse.ArgumentTypeError(f"{name.replace('slice_', '').upper()} {problem}")
+        values.append(value)
+    return tuple(values)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -538,6 +638,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--point", action="append", metavar="X,Y,Z",
                    help="a point that must be inside (metres, as the level), besides the scene's player starts, "
                         "lights and markers; repeatable")
+    b.add_argument("--slices", type=_slices, metavar="W,H,STEP[,CELL]",
+                   help="also slice the world for crowds (multi-level height maps) for an avatar W wide and H "
+                        f"tall stepping up or down STEP, on a grid of CELL (metres; W {_range('slice_width')}, H "
+                        f"{_range('slice_height')}, STEP {_range('slice_step')}, CELL {_range('slice_cell')}, "
+                        "default 0.25)")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress and no table")
     b.set_defaults(func=cmd_bake)
 
@@ -552,12 +657,22 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--segments", help="(N,2,3) array: answers (N,7) [fraction, point xyz, normal xyz]")
     g.add_argument("--see", help="(N,2,3) point pairs: answers (N,) uint8, 1 = the PVS lets the first point's "
                                  "leaf see the second's")
+    g.add_argument("--moves", help="(N,2,3) an avatar's feet before and after one step: answers (N,) uint8, "
+                                   "1 = the crowd slices call the step legal")
     q.add_argument("--hull", help="hull name (default: the point hull)")
     q.add_argument("--shape", help="plane shifting through the beveled tree: sphere:R, cylinder:R,H (reference "
                                    "point at the base centre), box:HX,HY,HZ (centred) or hull:POINTS.npy")
     q.add_argument("--impact", action="store_true", help="with --shape: append the impact point on the shape (N,10)")
     q.add_argument("-o", "--output", required=True, help=".npy file to write")
     q.set_defaults(func=cmd_query)
+
+    c = sub.add_parser("crowd", help="walk N avatars on a level's crowd slices for T ticks; prints JSON timings")
+    c.add_argument("level")
+    c.add_argument("--avatars", type=_count("avatars", 100_000_000), required=True,
+                   help="how many avatars (1 to 100,000,000; at most the level's standing places)")
+    c.add_argument("--ticks", type=_count("ticks", 1_000_000), required=True, help="how many ticks (1 to 1,000,000)")
+    c.add_argument("--seed", type=int, default=0, help="random seed for spawning and turning (default 0)")
+    c.set_defaults(func=cmd_crowd)
     return p
 
 

@@ -609,10 +609,10 @@ def _encode_sections(f: dict) -> list[tuple[bytes, int, int, bytes]]:
     if "vis_row_offset" in f:
         for s in VIS_SECTIONS:
             sections.append((s.tag, s.record_size, len(f[s.field]), f[s.field].tobytes()))
-    if "crowd_grid" in f:
-        for s in CROWD_SECTIONS:
-            count = 1 if s.record else len(f[s.field])
-            sections.append((s.tag, s.record_size, count, f[s.field].tobytes()))
+    for s in CROWD_SECTIONS:  # all four when the level has slices (check_level_fields saw to it)
+        if s.field in f:
+            sections.append((s.tag, s.record_size, 1 if s.record else len(f[s.field]), f[s.field].tobytes()))
+    if "crowd_depth" in f:
         depth = f["crowd_depth"]
         sections.append((CROWD_DEPTH_TAG, 2 * depth.shape[1] * depth.shape[2], len(depth), depth.tobytes()))
     return sections

@@ -37,6 +37,7 @@ KINDS = {
     "coords": 0.15,     # class 3: huge .map / .json numbers and far-moved brushes (load only)
     "options": 0.20,    # class 4: bake settings from the command line and .json scenes
     "degenerate": 0.02,  # class 5: tiny brushes with repeated planes, baked with box hulls
+    "crowd": 0.05,      # issue 13: .bbk / .json dumps whose crowd slices (CRGD, CRSZ, CRSH, CRSD) are forged
 }
 
 TREES = ("", "onion_", "bevel_")
@@ -375,8 +376,74 @@ def case_degenerate(rng: np.random.Generator) -> str:
     return f"k=1e{int(math.floor(math.log10(k)))}"
 
 
+# --------------------------------------------------------------------------------------------
+# Issue 13: forged crowd slices
+
+
+@lru_cache(maxsize=1)
+def crowd_fields() -> dict:
+    """The small room and a slab across it (two levels: two kept slices) baked with crowd slices
+    (no box hulls: the forgeries are of the slices)."""
+    from brushbake.core.compile.pipeline import bake_scene
+    from brushbake.core.formats.mapfile import load_map_text
+
+    text = BASE_MAP % "\n".join(_box(lo, hi) for lo, hi in ROOM_BRUSHES + [((0, -48, 80), (128, 64, 88))])
+    scene = load_map_text(text, "room.map", strict=True)
+    scene.settings.vis, scene.settings.bevels, scene.settings.slices = "none", False, True
+    return native.fields_from_level(bake_scene(scene), "base", native.COMPILER_BUG)
+
+
+CROWD_KEYS = ("crowd_grid", "crowd_size", "crowd_slice_height", "crowd_depth")
+
+
+def forge_crowd(rng: np.random.Generator) -> tuple[str, dict]:
+    """One forgery of the crowd sections: a value, a shape, a missing section, or a valid change."""
+    f = _copy(crowd_fields())
+    key = str(rng.choice(CROWD_KEYS))
+    what = str(rng.choice(["value", "value", "drop", "truncate", "grow", "valid_shift"]))
+    a = f[key]
+    if what == "value":
+        flat = a.reshape(-1)
+        specials = [0, 1, -1, 2, 7, 65535, 2**31, 2**32 - 1, 1e9, -1e9] if a.dtype.kind in "iu" else \
+            [np.nan, np.inf, -np.inf, 0.0, -1.0, 1e-300, 0.003, 1e6, 1.0, 0.5]
+        value = rng.choice(specials)
+        info = np.iinfo(a.dtype) if a.dtype.kind in "iu" else None
+        if info is not None:
+            value = int(np.clip(int(value), info.min, info.max))
+        flat[int(rng.integers(0, len(flat)))] = value
+    elif what == "drop":
+        f.pop(key)
+    elif what == "truncate" and a.ndim and len(a) > 1:
+        f[key] = a[:-1]
+    elif what == "grow" and key in ("crowd_slice_height", "crowd_depth"):
+        f[key] = np.concatenate([a, a[-1:]])
+    elif what == "valid_shift":  # the grid moved: still a valid level (accepted)
+        f["crowd_grid"][:2] += float(rng.uniform(-10, 10))
+    return f"{what} {key}", f
+
+
+def case_crowd(rng: np.random.Generator) -> str:
+    from brushbake.core.runtime.crowd import Crowd, check_moves
+    from brushbake.exporters.json_dump import level_from_json
+
+    what, fields = forge_crowd(rng)
+    if rng.random() < 0.2:
+        level = level_from_json(json_unchecked(fields), "forged.json")
+    else:
+        level = native.level_from_bytes(pack_unchecked(fields), "forged.bbk")
+    from brushbake.cli import level_table
+
+    level_table(level)
+    lo, hi = np.asarray(level.world_bounds)
+    moves = lo + rng.random((64, 2, 3)) * (hi - lo)
+    check_moves(level.crowd, moves)
+    crowd = Crowd(level.crowd, 16, seed=int(rng.integers(0, 1000)))
+    crowd.tick()
+    return what
+
+
 CASES = {"tree": case_tree, "hull": case_hull, "coords": case_coords, "options": case_options,
-         "degenerate": case_degenerate}
+         "degenerate": case_degenerate, "crowd": case_crowd}
 
 
 def run_case(kind: str, seed: int) -> tuple[str, str]:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import BrushbakeError
 from ..tolerances import FEET_MATCH
 
 #: the ground code for 'nothing below' (the paper's INVALID, below minZ)
@@ -230,8 +231,9 @@ class Crowd:
         self.rng = np.random.default_rng(seed)
         spots = standing_spots(p, self.height_u)
         if n > len(spots):
-            raise ValueError(f"{n:,} avatars do not fit: the slices have {len(spots):,} standing places for "
-                             "this avatar; use fewer avatars or bake with a smaller cell")
+            raise BrushbakeError(f"{n:,} avatars do not fit: the slices have {len(spots):,} standing places for "
+                                 "this avatar.", subject="crowd",
+                                 hint="Use fewer avatars, or bake with a smaller CELL in --slices W,H,STEP,CELL.")
         pick = np.sort(self.rng.choice(len(spots), size=n, replace=False)) if n else np.zeros(0, np.int64)
         self.key = spots[pick].astype(p.key_type)
         self.feet = p.ground[self.key].astype(np.int32)
