@@ -357,3 +357,33 @@ COLLINEAR_SINE = 1e-12
 #: shorter than this is not trusted and skipped (core/compile/pvs_winding.py): that only adds
 #: visibility.  A thousand times FLOW_PLANE_EPSILON.
 FLOW_MIN_NORMAL = FLOW_PLANE_EPSILON * 1e3
+
+# --- lightmaps (core/compile/lm_charts.py, lm_direct.py, lm_radiosity.py, lightmap.py) ---
+
+#: luxels. A face's extent within this of a luxel grid line is taken as on it, so a face 4 m
+#: long at 0.5 m luxels gets 8 luxels and not 9 from a rounding of 1e-15.
+LUXEL_GRID_SLACK = 1e-6
+
+#: m. A luxel's sample point is moved at least this far inside every edge of its face (luxels
+#: whose centre lies off the face or under a touching brush are moved, not sampled there).
+LUXEL_INSET = 1e-3
+
+#: m. Sample points are lifted this far off their face before shadow rays start, far above
+#: TOUCH_EPSILON (1e-7 m) so a ray never starts on its own face, far below a luxel (0.5 m).
+LUXEL_LIFT = 1e-3
+
+#: lightmap units (1 = the texture as painted). A light whose unshadowed contribution to a luxel
+#: is below this (a tenth of one 8-bit step in linear light) casts no ray there; a patch shooting
+#: less than this to a receiver casts none either.  Inverse-square light never reaches zero, so
+#: some cut is needed; this one is invisible in an 8-bit page.
+LIGHT_CUTOFF = 0.1 / 255.0
+
+#: unitless. The radiosity's progressive refinement stops when the unshot power (sum over patches
+#: of area x unshot radiance, brightest channel) falls below this fraction of the power emitted
+#: and reflected at first (Settings.light_threshold's default).
+BOUNCE_THRESHOLD = 1e-3
+
+#: lightmap units. A patch's shot to one receiver below this casts no ray.  Far below
+#: LIGHT_CUTOFF: a receiver sums thousands of shooters' small shots over the bounces, and a cut
+#: near LIGHT_CUTOFF lost 3% of a closed room's light (the furnace test).
+BOUNCE_CUTOFF = 0.01 / 255.0

@@ -26,6 +26,7 @@ from .bsp import SplitterSettings, TreeBuilder, flatten_tree, world_box
 from .csg import FaceList, brush_plane_ids, union_faces
 from .leaks import check_scene
 from .onion import compile_onion
+from .lightmap import bake_light
 from .vis import bake_vis
 from .probes import builder_leaves, leaf_probes
 from .slices import SliceSettings, slice_world
@@ -65,6 +66,8 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=()) -> Com
     portals, the leak check (from the scene's markers and lights and `extra_points`, points the
     user names) and the PVS by that method.  A leaking map raises LeakError unless
     ``settings.allow_leak``; the leak report is left in ``level.stats['leak_report']`` either way.
+    With ``settings.light``, lightmaps last (core/compile/lightmap.py; a cancel during its bounces
+    keeps the light so far).
     progress(fraction, message) and cancel() as for compile_scene."""
     settings = scene.settings
     check_settings(settings, where=f"scene {scene.name!r}")
@@ -75,6 +78,8 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=()) -> Com
         weights["vis"] = 2.0
     if settings.slices:
         weights["slices"] = 1.0
+    if settings.light:
+        weights["light"] = 6.0
     bar = StageProgress(progress, weights)
     level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel)
     if settings.bevels:
@@ -87,6 +92,10 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=()) -> Com
         visibility_stage(scene, level, extra_points, bar.stage("vis") if progress else None, cancel)
     if settings.slices:
         slices_stage(scene, level, bar.stage("slices") if progress else None, cancel)
+    if settings.light:
+        t0 = time.perf_counter()
+        bake_light(level, scene, progress=bar.stage("light") if progress else None, cancel=cancel)
+        level.stats.setdefault("times", {})["light"] = time.perf_counter() - t0
     return level
 
 

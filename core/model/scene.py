@@ -33,6 +33,18 @@ class Light:
     #: Quake's 'light' value (300 by default): brightness at the light, falling off linearly
     #: to zero at `intensity` units; stored unscaled so a .map round trip is lossless.
     intensity: float = 300.0
+    #: 'point', 'spot', 'sun' or 'surface' (faces whose texture is `texture` emit); see
+    #: core/model/light_units.py for the units and the Quake rule
+    kind: str = "point"
+    #: Blender's units: watts (point, spot), W/m^2 (sun), emission strength (surface); None:
+    #: converted from `intensity` by the Quake rule
+    power: float | None = None
+    #: spot and sun: the direction the light shines in (unit)
+    direction: tuple[float, float, float] = (0.0, 0.0, -1.0)
+    spot_size: float = 45.0  # degrees, the cone's full angle (Blender's Spot Size)
+    spot_blend: float = 0.15  # Blender's Spot Blend, 0..1
+    radius: float = 0.0  # m: point and spot lights' size (soft shadows); sun: angular diameter in degrees
+    texture: str = ""  # surface lights: the texture name whose faces emit
 
 
 @dataclass
@@ -77,6 +89,13 @@ class Settings:
     slice_step: float = 0.5625  # m, the largest step up or down (18 units)
     slice_cell: float = 0.25  # m, the grid's cell size
     slice_resolution: float = 0.1  # m, the paper's resolution: slice spacing and head room error
+    light: bool = False  # bake lightmaps (core/compile/lightmap.py) after visibility
+    luxel: float = 0.5  # m, side of a lightmap luxel (Quake's 16 units)
+    patch: int = 4  # luxels per radiosity patch side (4: Quake 2's 64 units)
+    bounces: int = 8  # radiosity rounds of progressive refinement after direct light
+    light_threshold: float = 1e-3  # stop bouncing when unshot power falls below this fraction
+    reflectance: float = 0.5  # diffuse reflectance of every face (no materials yet)
+    light_samples: int = 8  # shadow rays per luxel for lights with a radius (soft shadows)
 
 
 @dataclass(frozen=True)
@@ -112,10 +131,16 @@ SETTING_RANGES: dict[str, SettingRange] = {
     "slice_cell": SettingRange(0.015625, 100.0, why="metres: the grid's cell size; smaller grids grow "
                                "as the square"),
     "slice_resolution": SettingRange(0.0078125, 10.0, why="metres between slices; the head room error"),
+    "luxel": SettingRange(1 / 64, 16.0, why="metres per lightmap luxel"),
+    "patch": SettingRange(1, 64, integer=True, why="luxels per radiosity patch side"),
+    "bounces": SettingRange(0, 1000, integer=True, why="a count of light bounces"),
+    "light_threshold": SettingRange(0.0, 1.0, why="a fraction of the light's power"),
+    "reflectance": SettingRange(0.0, 0.9375, why="a diffuse albedo; 1 or more would never converge"),
+    "light_samples": SettingRange(1, 256, integer=True, why="shadow rays per luxel"),
 }
 SPLITTERS = ("onion", "thesis")
 VIS_MODES = ("flow", "fast", "sample", "none")
-BOOL_SETTINGS = ("onion_map_trees", "bevels", "allow_leak", "slices")
+BOOL_SETTINGS = ("onion_map_trees", "bevels", "allow_leak", "slices", "light")
 
 
 def setting_error(name: str, value, where: str | None = None) -> str | None:

@@ -67,6 +67,13 @@ class CompiledLevel:
     vis_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))  # (B,) Quake RLE rows
     # crowd slices (core/runtime/crowd.py, core/compile/slices.py); None when baked without --slices
     crowd: object = None  # CrowdSlices | None
+    # lightmaps (core/compile/lightmap.py, docs/FORMAT.md 'LM' sections); all empty (luxel 0) when
+    # the level was baked without light
+    lm_luxel: float = 0.0  # m per luxel
+    lm_pages: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0, 3), np.float32))  # (K, S, S, 3) linear RGB
+    lm_face_page: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # (F,) page of each face's chart
+    lm_face_rect: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int32))  # (F, 4) x, y, w, h texels
+    lm_vertex_uv: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))  # (V, 2) lightmap UV per vertex
     #: counts and seconds per stage, for the command line's table; never written to files
     stats: dict = field(default_factory=dict)
 
@@ -111,6 +118,10 @@ class CompiledLevel:
     @property
     def has_vis(self) -> bool:
         return len(self.vis_row_offset) > 0
+
+    @property
+    def has_light(self) -> bool:
+        return self.lm_luxel > 0
 
     def bevel_tree(self) -> Tree:
         """The beveled point tree for plane shifting; the plain point tree when there is none."""

@@ -1,0 +1,207 @@
+"""Direct light at sample points: point, spot and sun lights, shadow rays in batches.
+
+For each light, the sample points (luxels and patch centres, lifted off their faces) it may
+light are those of the clusters its own cluster can see (the PVS: a light hidden from a cluster
+adds nothing there, and costs no ray), facing it, inside a spot's cone, and getting more than
+LIGHT_CUTOFF unshadowed.  Their shadow rays (point to light; sun: point toward the sun, out of
+the world or into a sky brush) go through the point tree in batches of RAY_BATCH segments
+(core/runtime/trace.py find_first_transitions: the lock-step walk).  Lights with a radius (or a
+sun with an angle) cast `samples` rays per point to a fixed spiral of points on the light's disk
+seen from the point: soft shadow edges.  Values are in lightmap units (core/model/light_units.py).
+
+Sums are np.add.at in the order the rays were made: the same scene gives the same bits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..detmath import dot, matmul, norm
+from ..errors import check_cancel
+from ..geometry import cross3
+from ..model.light_units import POINT_VALUE_PER_WATT, light_power
+from ..runtime.trace import RAY_E, RAY_E2S, find_first_transitions
+from ..tolerances import LIGHT_CUTOFF
+
+#: segments per call of the batch walk (its rate rises up to ~40,000 a batch)
+RAY_BATCH = 1 << 16
+#: golden angle (radians) of the sample spiral
+GOLDEN_ANGLE = math.pi * (3.0 - math.sqrt(5.0))
+
+
+@dataclass
+class SourceLight:
+    """A point, spot or sun light ready to shine: power already in lightmap units."""
+
+    name: str
+    kind: str  # 'point', 'spot' or 'sun'
+    position: np.ndarray  # (3,)
+    rgb: np.ndarray  # (3,) value at 1 m square to the light (point, spot); W/m^2 / pi (sun)
+    direction: np.ndarray  # (3,) unit, where it shines
+    cos_half: float = -1.0  # spot: cos(size / 2)
+    smooth: float = 0.0  # spot: blend * (1 - cos_half)
+    radius: float = 0.0  # m (point, spot); sun: tan of half its angle
+    cluster: int = -1  # PVS cluster of its position (-1: sees everything)
+
+
+def source_lights(scene, map_scale: float) -> list[SourceLight]:
+    """The scene's point, spot and sun lights in lightmap units (surface lights are patches)."""
+    out = []
+    for light in scene.lights:
+        if light.kind == "surface":
+            continue
+        power = light_power(light, map_scale)
+        color = np.asarray(light.color, dtype=np.float64)
+        d = np.asarray(light.direction, dtype=np.float64)
+        length = float(norm(d))
+        d = d / length if length > 0 else np.array([0.0, 0.0, -1.0])
+        if light.kind == "sun":
+            radius = math.tan(math.radians(min(max(light.radius, 0.0), 179.0)) / 2.0)
+            out.append(SourceLight(light.name, "sun", np.asarray(light.position, float), color * power / math.pi, d,
+                                   radius=radius))
+            continue
+        src = SourceLight(light.name, light.kind, np.asarray(light.position, float), color * power * POINT_VALUE_PER_WATT,
+                          d, radius=max(float(light.radius), 0.0))
+        if light.kind == "spot":
+            src.cos_half = math.cos(math.radians(min(max(light.spot_size, 0.0), 180.0)) / 2.0)
+            src.smooth = min(max(light.spot_blend, 0.0), 1.0) * (1.0 - src.cos_half)
+        out.append(src)
+    return out
+
+
+def disk_offsets(samples: int) -> np.ndarray:
+    """(S, 2) points of the unit disk on a golden-angle spiral (one point, the centre, if S = 1)."""
+    if samples <= 1:
+        return np.zeros((1, 2))
+    k = np.arange(samples)
+    r = np.sqrt((k + 0.5) / samples)
+    a = k * GOLDEN_ANGLE
+    return np.stack([r * np.cos(a), r * np.sin(a)], axis=1)
+
+
+def perpendicular_basis(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two unit vectors perpendicular to each unit row of w (and to each other)."""
+    ref = np.zeros_like(w)
+    steep = np.abs(w[:, 2]) >= 0.7
+    ref[steep, 0] = 1.0
+    ref[~steep, 2] = 1.0
+    a = cross3(ref, w)
+    a = a / norm(a, axis=1)[:, None]
+    return a, cross3(w, a)
+
+
+def spot_factor(light: SourceLight, to_point: np.ndarray) -> np.ndarray:
+    """Blender's spot cone for unit vectors from the light to the points."""
+    c = dot(to_point, light.direction[None, :])
+    if light.smooth <= 0:
+        return (c > light.cos_half).astype(np.float64)
+    t = np.clip((c - light.cos_half) / light.smooth, 0.0, 1.0)
+    return t * t * (3.0 - 2.0 * t)
+
+
+class RayBatcher:
+    """Collects shadow rays (point index, start, end, value) and traces them RAY_BATCH at a time;
+    clear rays add their value to out[point].  `sky` (list of (normals, dists) brushes): a ray
+    stopped by one of them counts as clear (sunlight through the sky)."""
+
+    def __init__(self, level, out: np.ndarray, sky=(), counters: dict | None = None):
+        self.tree, self.out, self.sky = level.point_tree(), out, list(sky)
+        self.counters = counters if counters is not None else {}
+        self.parts: list = []
+        self.size = 0
+
+    def add(self, index, start, end, value, sun: bool = False) -> None:
+        if len(index):
+            self.parts.append((index, start, end, value, sun))
+            self.size += len(index)
+            if self.size >= RAY_BATCH:
+                self.flush()
+
+    def flush(self) -> None:
+        if not self.parts:
+            return
+        index = np.concatenate([p[0] for p in self.parts])
+        start = np.concatenate([p[1] for p in self.parts])
+        end = np.concatenate([p[2] for p in self.parts])
+        value = np.concatenate([p[3] for p in self.parts])
+        sun = np.concatenate([np.full(len(p[0]), p[4]) for p in self.parts])
+        self.parts, self.size = [], 0
+        kind, t, _ = find_first_transitions(self.tree, start, end)
+        clear = kind == RAY_E
+        if self.sky and sun.any():
+            stopped = np.flatnonzero(sun & (kind == RAY_E2S))
+            if len(stopped):
+                beyond = start[stopped] + (t[stopped, None] + 1e-6) * (end[stopped] - start[stopped])
+                clear[stopped] = self._in_sky(beyond)
+        self.counters["rays"] = self.counters.get("rays", 0) + len(index)
+        np.add.at(self.out, index[clear], value[clear])
+
+    def _in_sky(self, points: np.ndarray) -> np.ndarray:
+        inside = np.zeros(len(points), dtype=bool)
+        for normals, dists in self.sky:
+            inside |= np.all(matmul(points, np.asarray(normals, dtype=np.float64).T) - np.asarray(dists)[None, :] < 0, axis=1)
+        return inside
+
+
+def direct_light(level, lights: list[SourceLight], points: np.ndarray, normals: np.ndarray, clusters: np.ndarray,
+                 see, samples: int = 8, sky=(), far: float = 1e4, progress=None, cancel=None,
+                 counters: dict | None = None) -> np.ndarray:
+    """(N, 3) direct light at the points (lifted sample points with their faces' normals).
+    see(cluster, clusters) -> bool mask is the PVS test (None: every cluster sees every other)."""
+    out = np.zeros((len(points), 3))
+    rays = RayBatcher(level, out, sky, counters)
+    offsets = disk_offsets(samples)
+    for k, light in enumerate(lights):
+        check_cancel(cancel)
+        candidates = np.arange(len(points))
+        if see is not None and light.kind != "sun":
+            candidates = candidates[see(light.cluster, clusters)]
+        if light.kind == "sun":
+            _sun(light, points, normals, candidates, offsets, far, rays)
+        else:
+            _point(light, points, normals, candidates, offsets, rays)
+        if progress is not None:
+            progress((k + 1) / max(len(lights), 1), f"light {k + 1}/{len(lights)}")
+    rays.flush()
+    return out
+
+
+def _point(light: SourceLight, points, normals, candidates, offsets, rays: RayBatcher) -> None:
+    to_light = light.position[None, :] - points[candidates]
+    d2 = dot(to_light, to_light)
+    d = np.sqrt(d2)
+    ok = d > 0
+    w = np.where(ok[:, None], to_light / np.where(ok, d, 1.0)[:, None], 0.0)
+    cos_r = dot(w, normals[candidates])
+    factor = np.where(ok, cos_r / np.where(ok, d2, 1.0), 0.0)
+    if light.kind == "spot":
+        factor = factor * spot_factor(light, -w)
+    value = factor[:, None] * light.rgb[None, :]
+    keep = (cos_r > 0) & (value.max(axis=1) >= LIGHT_CUTOFF)
+    idx, w, value = candidates[keep], w[keep], value[keep]
+    if light.radius > 0 and len(offsets) > 1:
+        a, b = perpendicular_basis(w)
+        for ox, oy in offsets.tolist():
+            ends = light.position[None, :] + light.radius * (ox * a + oy * b)
+            rays.add(idx, points[idx], ends, value / len(offsets))
+    else:
+        rays.add(idx, points[idx], np.broadcast_to(light.position, (len(idx), 3)).copy(), value)
+
+
+def _sun(light: SourceLight, points, normals, candidates, offsets, far: float, rays: RayBatcher) -> None:
+    w = -light.direction
+    cos_r = dot(normals[candidates], w[None, :])
+    value = cos_r[:, None] * light.rgb[None, :]
+    keep = (cos_r > 0) & (value.max(axis=1) >= LIGHT_CUTOFF)
+    idx, value = candidates[keep], value[keep]
+    if light.radius > 0 and len(offsets) > 1:
+        a, b = perpendicular_basis(w[None, :])
+        for ox, oy in offsets.tolist():
+            d = w + light.radius * (ox * a[0] + oy * b[0])
+            d = d / float(norm(d))
+            rays.add(idx, points[idx], points[idx] + far * d[None, :], value / len(offsets), sun=True)
+    else:
+        rays.add(idx, points[idx], points[idx] + far * w[None, :], value, sun=True)

@@ -1,0 +1,53 @@
+"""Light sources in Blender's units, and the rule that turns a Quake light into one.
+
+A lightmap value is what a white diffuse surface reflects: the radiance E / pi of the irradiance
+E falling on it (1 renders a texture as painted; Cycles' Diffuse Direct + Indirect passes with
+Color off bake the same quantity).  Each kind of light gives it as Blender (Cycles) does:
+
+- point and spot lights of P watts (Blender's 'Power'): an intensity of P / (4 pi) W/sr, so a face
+  at d metres, at angle theta, gets irradiance P cos(theta) / (4 pi d^2) and
+  value = P cos(theta) / (4 pi^2 d^2)  (POINT_VALUE_PER_WATT = 1 / (4 pi^2); measured: Cycles in
+  the bpy wheel bakes 6.31 under 1000 W at 2 m, against 6.33 by this rule, and 1 / pi under a
+  sun of strength 1).  Spot
+  lights multiply by Blender's cone: smoothstep((cos a - cos(size / 2)) / (blend (1 - cos(size / 2)))),
+  a the angle from the spot's axis.  A light's radius (Blender's 'Radius', soft shadows) is
+  sampled by several shadow rays per luxel.
+- sun lights of S W/m^2 (Blender's 'Strength'): irradiance S cos(theta), value S cos(theta) / pi.
+- surface lights: faces whose texture is named (the ericw-tools '_surface' idea) emit radiance S,
+  Blender's Emission Strength, in every direction: they shoot as patches in the radiosity.
+
+A Quake light (the 'light' key, 300 by default, linear falloff to zero at that many units) has no
+watts.  The rule: the point light whose value on a face square to it at 128 units (4 m at the
+default 1/32 m per unit) is V / 255 (so 'light 255' is full white there), falling off with the
+inverse square like every Blender light:  P = 4 pi^2 (128 * map_scale)^2 V / 255  watts (a
+'light 300' is 743 W).
+"""
+
+from __future__ import annotations
+
+import math
+
+#: lightmap value per watt of a point light at 1 m, square to it (see above)
+POINT_VALUE_PER_WATT = 1.0 / (4.0 * math.pi ** 2)
+#: the distance in Quake units where a converted Quake light gives V / 255
+QUAKE_REFERENCE_UNITS = 128.0
+#: Quake's full brightness
+QUAKE_FULL = 255.0
+
+LIGHT_KINDS = ("point", "spot", "sun", "surface")
+
+
+def quake_light_watts(value: float, map_scale: float) -> float:
+    """Watts of the point light that stands for a Quake light of `value` (the rule above)."""
+    d = QUAKE_REFERENCE_UNITS * map_scale
+    return value / QUAKE_FULL * d * d / POINT_VALUE_PER_WATT
+
+
+def light_power(light, map_scale: float) -> float:
+    """The light's power in Blender's units for its kind: watts (point, spot), W/m^2 (sun),
+    emission strength (surface); a light with no power given is converted from its Quake value."""
+    if light.power is not None:
+        return float(light.power)
+    if light.kind in ("point", "spot"):
+        return quake_light_watts(light.intensity, map_scale)
+    return float(light.intensity) / QUAKE_FULL  # sun and surface: Quake's value, 255 = 1
