@@ -162,6 +162,18 @@ def bake_table(stats: dict, times: dict, roles: dict | None = None) -> str:
             ("slices: taken / kept", f"{s['slices_taken']} / {s['slices_kept']}", f"{times.get('slices', 0):.2f}"),
             ("  grid (cells) / bytes kept", f"{s['slice_grid']} / {s['slice_bytes']}", ""),
         ]
+    if s.get("light"):
+        lt = s["light"]
+        rows += [
+            ("light: faces / luxels / patches", f"{lt['faces']} / {lt['luxels']} / {lt['patches']}",
+             f"{times.get('light', 0):.2f}"),
+            ("  pages (texels a side)", f"{lt['pages']} ({lt['page_size']})", f"{lt['charts_seconds']:.2f}"),
+            ("  direct: shadow rays", f"{lt['direct_rays']}", f"{lt['direct_seconds']:.2f}"),
+        ]
+        rows += [(f"  bounce {r['round']}: shooters / rays" if r["round"] else "  surface lights: shooters / rays",
+                  f"{r['shooters']} / {r['rays']}", f"{r['seconds']:.2f}") for r in lt["bounce_rounds"]]
+        if lt["cancelled"]:
+            rows.append(("  cancelled: bounces kept", f"{lt['bounces_done']}", ""))
     rows += [
         ("write", "", f"{times.get('write', 0):.2f}"),
         ("total", "", f"{sum(v for v in times.values()):.2f}"),
@@ -218,6 +230,10 @@ def level_table(level) -> str:
         rows.append(("bevels (plane shifting)", "none", "baked with --no-bevels"))
     if level.has_vis:
         rows.append(("visibility (PVS): clusters", str(len(level.vis_row_offset)), ""))
+    if level.has_light:
+        pages = level.lm_pages
+        rows.append(("lightmap: pages x texels a side, luxel (m)",
+                     f"{pages.shape[0]} x {pages.shape[1]}, {level.lm_luxel:g}", ""))
     else:
         rows.append(("visibility (PVS)", "none", ""))
     c = level.crowd
@@ -344,6 +360,7 @@ def cmd_bake(args) -> int:
         st.slice_width, st.slice_height, st.slice_step = args.slices[:3]
         if len(args.slices) == 4:
             st.slice_cell = args.slices[3]
+    apply_light_options(scene.settings, args)
     files: list[tuple[Path, bytes]] = []
     pointfile = out.with_suffix(".pts")
     progress.start("bake")
@@ -369,15 +386,34 @@ def cmd_bake(args) -> int:
     files.insert(0, (out, level_to_bytes(level)))
     if args.json:
         files.insert(1, (Path(args.json), level_to_json(level).encode("utf-8")))
+    if args.png and level.has_light:
+        from .exporters.png import lightmap_png_files
+
+        files[1 + bool(args.json):1 + bool(args.json)] = lightmap_png_files(level, out)
     write_outputs(files)  # all or none: nothing is written when anything fails
     if report is not None and not report.leaks and pointfile.is_file():
         pointfile.unlink()  # a chain left by an earlier, leaking bake would point at a hole now closed
     times["write"] = time.perf_counter() - t0
     if not args.quiet:
         print(bake_table(level.stats, times, roles))
-    print(f"wrote {out}" + (f" and {args.json}" if args.json else "")
+    pngs = [str(path) for path, _ in files if path.suffix == ".png"]
+    print(f"wrote {out}" + (f" and {args.json}" if args.json else "") + (f" and {', '.join(pngs)}" if pngs else "")
           + (f" and {pointfile}" if report is not None and report.leaks else ""))
     return EXIT_OK
+
+
+LIGHT_OPTIONS = ("luxel", "patch", "bounces", "reflectance", "light_samples", "light_threshold")
+
+
+def apply_light_options(settings, args) -> None:
+    """--light and its settings (each given one also turns light on; --no-light turns it off)."""
+    given = [name for name in LIGHT_OPTIONS if getattr(args, name) is not None]
+    for name in given:
+        setattr(settings, name, getattr(args, name))
+    if args.light or given or args.png:
+        settings.light = True
+    if args.no_light:
+        settings.light = False
 
 
 def parse_point(text: str) -> tuple[float, float, float]:
@@ -643,6 +679,22 @@ def build_parser() -> argparse.ArgumentParser:
                         f"tall stepping up or down STEP, on a grid of CELL (metres; W {_range('slice_width')}, H "
                         f"{_range('slice_height')}, STEP {_range('slice_step')}, CELL {_range('slice_cell')}, "
                         "default 0.25)")
+    b.add_argument("--light", action="store_true",
+                   help="bake lightmaps after visibility: direct light and radiosity bounces (docs/USER_GUIDE.md)")
+    b.add_argument("--no-light", action="store_true", help="no lightmaps, even if the scene's settings ask for them")
+    b.add_argument("--luxel", type=_setting("luxel"), help=f"metres per luxel ({_range('luxel')}; default 0.5)")
+    b.add_argument("--patch", type=_setting("patch"),
+                   help=f"luxels per radiosity patch side ({_range('patch')}; default 4)")
+    b.add_argument("--bounces", type=_setting("bounces"), help=f"radiosity bounces ({_range('bounces')}; default 8)")
+    b.add_argument("--reflectance", type=_setting("reflectance"),
+                   help=f"diffuse reflectance of every face ({_range('reflectance')}; default 0.5)")
+    b.add_argument("--light-samples", type=_setting("light_samples"),
+                   help=f"shadow rays per luxel for lights with a radius ({_range('light_samples')}; default 8)")
+    b.add_argument("--light-threshold", type=_setting("light_threshold"),
+                   help=f"stop bouncing below this fraction of unshot power ({_range('light_threshold')}; "
+                        "default 0.001)")
+    b.add_argument("--png", action="store_true",
+                   help="also write each lightmap page as LEVEL.lmK.png (8-bit sRGB; implies --light)")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress and no table")
     b.set_defaults(func=cmd_bake)
 

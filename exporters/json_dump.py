@@ -23,6 +23,7 @@ from .native import (
     NAME_SECTIONS,
     OPTIONAL_SECTIONS,
     VIS_SECTIONS,
+    LIGHT_SECTIONS,
     VERSION_MAJOR,
     VERSION_MINOR,
     CROWD_SECTIONS,
@@ -78,7 +79,7 @@ def level_from_json(text: str, source_name: str = "<json>") -> CompiledLevel:
         if not isinstance(value, list):
             raise LevelFormatError(f"{name} must be a list of strings.", subject=source_name, hint=REDUMP)
         fields[name] = as_name_list(value, name, source_name, REDUMP)
-    for s in OPTIONAL_SECTIONS + VIS_SECTIONS:  # the beveled tree: all three or none (check_level_fields says which)
+    for s in OPTIONAL_SECTIONS + VIS_SECTIONS + LIGHT_SECTIONS:  # the beveled tree: all three or none (check_level_fields says which)
         if s.field in doc:
             fields[s.field] = as_field_array(doc[s.field], s, source_name, REDUMP)
     crowd = [name for name in CROWD_FIELDS if name in doc]

@@ -128,6 +128,20 @@ CROWD_GRID = ("origin_x", "origin_y", "cell", "z0", "unit", "width", "height", "
 #: the setting each avatar value of CRGD must lie in the range of
 CROWD_RANGES = {"cell": "slice_cell", "width": "slice_width", "height": "slice_height", "step": "slice_step",
                 "resolution": "slice_resolution"}
+#: sections a level may lack: the lightmap (core/compile/lightmap.py).  Written after everything
+#: else, only when the level was baked with light; all six or none.  lm_luxel and lm_page_shape
+#: are single records; the pages are stored texel by texel (K * S * S records, page by page, row by
+#: row from V = 0); fields_from_level / level_from_fields reshape them.
+LIGHT_SECTIONS = (
+    ArraySection(b"LMLX", "lm_luxel", "<f8", (), "lightmap header"),
+    ArraySection(b"LMPS", "lm_page_shape", "<u4", (2,), "lightmap header"),
+    ArraySection(b"LMPG", "lm_pages", "<f4", (3,), "lightmap texels"),
+    ArraySection(b"LMFP", "lm_face_page", "<i4", (), "faces"),
+    ArraySection(b"LMFR", "lm_face_rect", "<i4", (4,), "faces"),
+    ArraySection(b"LMUV", "lm_vertex_uv", "<f8", (2,), "vertices"),
+)
+#: largest page side a reader accepts (texels)
+MAX_LIGHT_PAGE = 16384
 
 #: (index tag, text tag, field): a list of strings as (offset u32, length u32) records into a
 #: UTF-8 text section
@@ -242,6 +256,15 @@ def fields_from_level(level: CompiledLevel, subject: str, hint: str) -> dict:
             fields[s.field] = as_field_array(getattr(level, s.field), s, subject, hint)
     if getattr(level, "crowd", None) is not None:  # optional: only a level baked with --slices
         fields.update(crowd_fields(level.crowd, subject, hint))
+    if getattr(level, "lm_luxel", 0.0):  # optional: only a level baked with light
+        pages = np.asarray(level.lm_pages)
+        if pages.ndim != 4 or pages.shape[1] != pages.shape[2] or pages.shape[3] != 3:
+            raise _fail(f"lm_pages has shape {pages.shape}, expected (pages, side, side, 3).", subject, hint)
+        values = {"lm_luxel": [level.lm_luxel], "lm_page_shape": [[pages.shape[1], pages.shape[0]]],
+                  "lm_pages": pages.reshape(-1, 3), "lm_face_page": level.lm_face_page,
+                  "lm_face_rect": level.lm_face_rect, "lm_vertex_uv": level.lm_vertex_uv}
+        for s in LIGHT_SECTIONS:
+            fields[s.field] = as_field_array(values[s.field], s, subject, hint)
     return fields
 
 
@@ -317,6 +340,12 @@ def level_from_fields(fields: dict) -> CompiledLevel:
             kwargs[s.field] = array.astype(array.dtype.newbyteorder("="), copy=True)
     if "crowd_grid" in fields:
         kwargs["crowd"] = crowd_from_fields(fields)
+    if "lm_luxel" in fields:
+        side, count = (int(v) for v in fields["lm_page_shape"][0])
+        kwargs["lm_luxel"] = float(fields["lm_luxel"][0])
+        kwargs["lm_pages"] = fields["lm_pages"].astype(np.float32).reshape(count, side, side, 3)
+        for name in ("lm_face_page", "lm_face_rect", "lm_vertex_uv"):
+            kwargs[name] = fields[name].astype(fields[name].dtype.newbyteorder("="), copy=True)
     return CompiledLevel(**kwargs)
 
 
@@ -401,6 +430,7 @@ def check_level_fields(f: dict, subject: str | None, hint: str) -> None:
         _check_solid_bits(f["bevel_leaf_solid"], 1, "bevel_", fail)
     _check_vis(f, leaves, fail)
     _check_crowd(f, fail)
+    _check_light(f, faces, verts, fail)
     _check_ranges(f["leaf_face_first"], f["leaf_face_count"], 0, refs, "leaf", "leaf_faces", fail)
     _check_indices(f["leaf_faces"], 0, faces, "leaf_faces", "a face", fail)
     _check_indices(f["leaf_cluster"], 0, leaves, "leaf_cluster", "a leaf", fail)
@@ -490,6 +520,49 @@ def _check_crowd(f: dict, fail) -> None:
         k = int(over[0])
         raise fail(f"crowd slice {k} has a depth of {int(deepest[k])} units below its height of "
                    f"{int(heights[k])}: a depth reaches at most unit 0.")
+def _check_light(f: dict, faces: int, verts: int, fail) -> None:
+    """The lightmap sections: all six or none; one luxel size > 0; one page shape (side 1 to
+    MAX_LIGHT_PAGE) whose pages hold exactly the texels stored; texels finite and >= 0; a page
+    (or -1: no chart) per face, each chart's rectangle inside its page (all zero without a page);
+    a finite UV per vertex."""
+    present = [s.field for s in LIGHT_SECTIONS if s.field in f]
+    if not present:
+        return
+    if len(present) < len(LIGHT_SECTIONS):
+        missing = [s.field for s in LIGHT_SECTIONS if s.field not in f]
+        raise fail(f"has {', '.join(present)} but no {', '.join(missing)}: the lightmap needs all of "
+                   f"{', '.join(s.field for s in LIGHT_SECTIONS)}.")
+    for name in ("lm_luxel", "lm_page_shape"):
+        if len(f[name]) != 1:
+            raise fail(f"{name} has {len(f[name])} records, expected 1.")
+    luxel = float(f["lm_luxel"][0])
+    if not (np.isfinite(luxel) and luxel > 0):
+        raise fail(f"lm_luxel is {luxel!r}; a luxel is a positive size in metres.")
+    side, count = (int(v) for v in f["lm_page_shape"][0])
+    if not 1 <= side <= MAX_LIGHT_PAGE:
+        raise fail(f"lm_page_shape says pages of {side} texels; a side is 1 to {MAX_LIGHT_PAGE}.")
+    if count * side * side != len(f["lm_pages"]):
+        raise fail(f"lm_pages holds {len(f['lm_pages'])} texels but {count} pages of {side} x {side} need "
+                   f"{count * side * side}.")
+    if not np.all(np.isfinite(f["lm_pages"])) or (len(f["lm_pages"]) and f["lm_pages"].min() < 0):
+        raise fail("lm_pages holds NaN, infinite or negative light.")
+    for name, n, what in (("lm_face_page", faces, "faces"), ("lm_face_rect", faces, "faces"),
+                          ("lm_vertex_uv", verts, "vertices")):
+        if len(f[name]) != n:
+            raise fail(f"{name} has {len(f[name])} entries but the level has {n} {what}.")
+    _check_indices(f["lm_face_page"], -1, count, "lm_face_page", "a lightmap page (or -1)", fail)
+    rect = f["lm_face_rect"].astype(np.int64)
+    charted = f["lm_face_page"] >= 0
+    inside = ((rect[:, 0] >= 0) & (rect[:, 1] >= 0) & (rect[:, 2] >= 1) & (rect[:, 3] >= 1)
+              & (rect[:, 0] + rect[:, 2] <= side) & (rect[:, 1] + rect[:, 3] <= side))
+    bad = np.flatnonzero(charted & ~inside)
+    if len(bad):
+        raise fail(f"lm_face_rect of face {int(bad[0])} ({rect[bad[0]].tolist()}) leaves its {side}-texel page.")
+    bad = np.flatnonzero(~charted & np.any(rect != 0, axis=1))
+    if len(bad):
+        raise fail(f"lm_face_rect of face {int(bad[0])} is not zero, but the face has no lightmap page.")
+    if not np.all(np.isfinite(f["lm_vertex_uv"])):
+        raise fail("lm_vertex_uv holds NaN or infinite values.")
 
 
 def _check_tree(f: dict, prefix: str, planes: int, nodes: int, leaves: int, fail) -> None:
@@ -615,6 +688,9 @@ def _encode_sections(f: dict) -> list[tuple[bytes, int, int, bytes]]:
     if "crowd_depth" in f:
         depth = f["crowd_depth"]
         sections.append((CROWD_DEPTH_TAG, 2 * depth.shape[1] * depth.shape[2], len(depth), depth.tobytes()))
+    if "lm_luxel" in f:
+        for s in LIGHT_SECTIONS:
+            sections.append((s.tag, s.record_size, len(f[s.field]), f[s.field].tobytes()))
     return sections
 
 
@@ -651,7 +727,7 @@ def _decode_sections(sections: dict, subject: str) -> dict:
             f[s.field] = np.frombuffer(payload, dtype=s.dtype).reshape((count, *s.record))
         else:
             f[s.field] = np.zeros((0, *s.record), dtype=s.dtype)
-    for s in VIS_SECTIONS:  # all three or none: check_level_fields says which is missing
+    for s in VIS_SECTIONS + LIGHT_SECTIONS:  # all or none: check_level_fields says which is missing
         if s.tag in sections:
             count, payload = _known_section(sections, s.tag, s.record_size, s.field, subject)
             f[s.field] = np.frombuffer(payload, dtype=s.dtype).reshape((count, *s.record))

@@ -226,7 +226,9 @@ def store_light(level, charts: Charts, pages: np.ndarray) -> None:
     level.lm_pages = pages
     level.lm_face_page = charts.face_page.astype(np.int32)
     size = charts.grid_size + 2 * PADDING
-    level.lm_face_rect = np.concatenate([charts.chart_origin, size], axis=1).astype(np.int32)
+    rect = np.concatenate([charts.chart_origin, size], axis=1).astype(np.int32)
+    rect[charts.face_page < 0] = 0  # no chart: no rectangle
+    level.lm_face_rect = rect
     level.lm_vertex_uv = np.asarray(charts.vertex_uv, dtype=np.float64)
 
 

@@ -507,6 +507,12 @@ class _MapParser:
 # Building the scene
 
 
+def _mangle_direction(mangle) -> tuple[float, float, float]:
+    """Quake's 'mangle' (yaw, pitch, roll in degrees; pitch up positive) as a unit direction."""
+    yaw, pitch = (np.radians(float(v)) for v in mangle[:2])
+    return (float(np.cos(yaw) * np.cos(pitch)), float(np.sin(yaw) * np.cos(pitch)), float(np.sin(pitch)))
+
+
 def _floats(value: str) -> list[float] | None:
     try:
         out = [float(v) for v in value.split()]
@@ -573,7 +579,30 @@ class _Builder:
             if max(c) > 1.0:  # 0-255 -> 0-1
                 c = tuple(v / 255.0 for v in c)
             color = c
-        return Light(name=name, position=self.origin(entity), color=tuple(float(v) for v in color), intensity=float(intensity))
+        light = Light(name=name, position=self.origin(entity), color=tuple(float(v) for v in color), intensity=float(intensity))
+        self.light_kind(entity, light)
+        return light
+
+    def light_kind(self, entity: MapEntity, light: Light) -> None:
+        """ericw-tools' keys (docs/USER_GUIDE.md, 'Light'): '_surface' TEX makes the faces with
+        that texture emit (a surface light); '_sun' 1 makes a sun shining along 'mangle' (yaw pitch
+        in degrees; default straight down); otherwise 'mangle' makes a spot light of '_cone' degrees
+        (the cone's full angle, default 10).  Power follows the Quake rule (core/model/light_units.py)."""
+        props = entity.properties
+        if props.get("_surface"):
+            light.kind, light.texture = "surface", props["_surface"].strip()
+            return
+        sun = _floats(props.get("_sun", "0"))
+        if sun and sun[0] != 0:
+            light.kind = "sun"
+            light.direction = _mangle_direction(self.vector(entity, "mangle", 3, (0.0, -90.0, 0.0)))
+            return
+        if "mangle" in props:
+            light.kind = "spot"
+            light.direction = _mangle_direction(self.vector(entity, "mangle", 3, (0.0, -90.0, 0.0)))
+            cone = _floats(props.get("_cone", "10"))
+            light.spot_size = float(cone[0]) if cone and 0 < cone[0] <= 180 else 10.0
+            light.spot_blend = 0.0
 
     def marker(self, entity: MapEntity, name: str) -> Marker:
         angle = 0.0

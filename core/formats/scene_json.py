@@ -46,6 +46,7 @@ from ..errors import (
     check_cancel,
 )
 from ..model.hulls import MAX_HULL_EXTENT
+from ..model.light_units import LIGHT_KINDS
 from ..model.scene import DetailMesh, Hull, Light, Marker, Scene, Settings, setting_error
 from ..tolerances import DEGENERATE_FACE_AREA, MAX_COORDINATE, MIN_NORMAL_LENGTH, PLANE_COUNT_DECIMALS
 
@@ -405,7 +406,8 @@ def _read_detail_meshes(r: "_Reader", data: Any, scene: Scene) -> None:
 def _read_lights(r: "_Reader", data: Any, scene: Scene) -> None:
     for i, item in enumerate(r.list(data.get("lights", []), "lights")):
         where = _label(item, f"lights[{i}]", "light")
-        r.obj(item, where, ("position",), ("name", "color", "intensity"))
+        r.obj(item, where, ("position",), ("name", "color", "intensity", "type", "power", "direction", "spot_size",
+                                           "spot_blend", "radius", "texture"))
         lname = r.string(item["name"], f"{where}.name") if "name" in item else f"light{i}"
         where = f"light {lname!r}"
         light = Light(lname, r.vec3(item["position"], f"{where}.position"))
@@ -417,7 +419,37 @@ def _read_lights(r: "_Reader", data: Any, scene: Scene) -> None:
             light.color = color
         if "intensity" in item:
             light.intensity = r.number(item["intensity"], f"{where}.intensity")
+        _read_light_kind(r, item, where, light)
         scene.lights.append(light)
+
+
+def _read_light_kind(r: "_Reader", item: dict, where: str, light: Light) -> None:
+    """The light's kind and Blender units (docs/SCENE_FORMAT.md, core/model/light_units.py)."""
+    if "type" in item:
+        kind = r.string(item["type"], f"{where}.type")
+        if kind not in LIGHT_KINDS:
+            raise r.fail(f"{where}.type", f"is {kind!r}; it must be one of {', '.join(LIGHT_KINDS)}.",
+                         "Use point, spot, sun or surface.")
+        light.kind = kind
+    for key, low, high, unit in (("power", 0.0, 1e9, "watts, W/m^2 or emission strength"),
+                                 ("spot_size", 0.0, 180.0, "degrees"), ("spot_blend", 0.0, 1.0, "0 to 1"),
+                                 ("radius", 0.0, 1e4, "metres (sun: degrees)")):
+        if key in item:
+            value = r.number(item[key], f"{where}.{key}")
+            if not low <= value <= high:
+                raise r.fail(f"{where}.{key}", f"is {value!r}; it must be from {low:g} to {high:g} ({unit}).",
+                             "docs/SCENE_FORMAT.md lists the light fields.")
+            setattr(light, key, float(value))
+    if "direction" in item:
+        d = r.vec3(item["direction"], f"{where}.direction", coordinate=False)
+        if float(norm(np.asarray(d, dtype=np.float64))) == 0.0:
+            raise r.fail(f"{where}.direction", "is the zero vector.", "Give the direction the light shines in.")
+        light.direction = d
+    if "texture" in item:
+        light.texture = r.string(item["texture"], f"{where}.texture")
+    if light.kind == "surface" and not light.texture:
+        raise r.fail(f"{where}.texture", "is missing: a surface light names the texture whose faces emit.",
+                     "Add \"texture\": the name of the emitting faces' texture.")
 
 
 def _read_markers(r: "_Reader", data: Any, scene: Scene) -> None:
@@ -666,6 +698,7 @@ def scene_to_dict(scene: Scene) -> dict:
                 "position": _v(li.position, f"light {li.name!r}"),
                 "color": _v(li.color, f"light {li.name!r}"),
                 "intensity": _f(li.intensity, f"light {li.name!r}"),
+                **_light_kind_dict(li),
             }
             for li in scene.lights
         ],
@@ -725,3 +758,20 @@ def save_scene_json(scene: Scene, path: str | os.PathLike) -> None:
         except OSError:
             pass
         raise
+
+
+def _light_kind_dict(li: Light) -> dict:
+    """The light fields that differ from a Quake point light's defaults (so old scenes keep
+    their bytes)."""
+    out: dict = {}
+    default = Light(li.name, li.position)
+    if li.kind != default.kind:
+        out["type"] = li.kind
+    if li.power is not None:
+        out["power"] = _f(li.power, f"light {li.name!r}")
+    for key in ("direction", "spot_size", "spot_blend", "radius", "texture"):
+        value = getattr(li, key)
+        if value != getattr(default, key):
+            out[key] = _v(value, f"light {li.name!r}") if key == "direction" else (
+                value if key == "texture" else _f(value, f"light {li.name!r}"))
+    return out

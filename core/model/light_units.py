@@ -19,7 +19,8 @@ Color off bake the same quantity).  Each kind of light gives it as Blender (Cycl
 A Quake light (the 'light' key, 300 by default, linear falloff to zero at that many units) has no
 watts.  The rule: the point light whose value on a face square to it at 128 units (4 m at the
 default 1/32 m per unit) is V / 255 (so 'light 255' is full white there), falling off with the
-inverse square like every Blender light:  P = 4 pi^2 (128 * map_scale)^2 V / 255  watts (a
+inverse square like every Blender light (a Quake sun, '_sun 1', gives V / 255 on a face square to
+it, S = pi V / 255; a surface light radiance V / 255):  P = 4 pi^2 (128 * map_scale)^2 V / 255  watts (a
 'light 300' is 743 W).
 """
 
@@ -50,4 +51,6 @@ def light_power(light, map_scale: float) -> float:
         return float(light.power)
     if light.kind in ("point", "spot"):
         return quake_light_watts(light.intensity, map_scale)
-    return float(light.intensity) / QUAKE_FULL  # sun and surface: Quake's value, 255 = 1
+    if light.kind == "sun":  # V / 255 of full white on a face square to it
+        return math.pi * float(light.intensity) / QUAKE_FULL
+    return float(light.intensity) / QUAKE_FULL  # surface: radiance V / 255

@@ -212,7 +212,7 @@ def assert_levels_equal(a: CompiledLevel, b: CompiledLevel) -> None:
         "plane_normals plane_dists node_plane node_children leaf_solid leaf_cluster leaf_bounds "
         "leaf_face_first leaf_face_count leaf_faces face_plane face_first_vertex face_num_vertices "
         "face_brush face_flags vertices hull_boxes world_bounds"
-    ).split() + list(ONION_FIELDS) + list(BEVEL_FIELDS) + list(VIS_FIELDS):
+    ).split() + list(ONION_FIELDS) + list(BEVEL_FIELDS) + list(VIS_FIELDS) + list(LIGHT_FIELDS):
         x, y = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
         assert x.shape == y.shape, name
         assert x.dtype == y.dtype, name
@@ -269,6 +269,29 @@ def replace_section(sections, tag: bytes, payload: bytes, rcount=None, rsize=Non
             p = payload
         out.append((t, s, c, p))
     return out
+
+
+LIGHT_FIELDS = ("lm_luxel", "lm_pages", "lm_face_page", "lm_face_rect", "lm_vertex_uv")
+
+
+def with_random_light(level: CompiledLevel, seed: int) -> CompiledLevel:
+    """`level` with a random lightmap: 1-3 pages of 1-64 texels, each face on a page (or none,
+    -1) with a rectangle inside it, random light and UVs."""
+    rng = np.random.default_rng(seed)
+    side, count = int(rng.integers(1, 65)), int(rng.integers(1, 4))
+    faces, verts = len(level.face_plane), len(level.vertices)
+    level.lm_luxel = float(rng.uniform(0.1, 2.0))
+    level.lm_pages = rng.uniform(0, 4, (count, side, side, 3)).astype(np.float32)
+    level.lm_face_page = rng.integers(-1, count, faces).astype(np.int32)
+    w = rng.integers(1, side + 1, faces)
+    h = rng.integers(1, side + 1, faces)
+    x = (rng.random(faces) * (side - w + 1)).astype(np.int64)
+    y = (rng.random(faces) * (side - h + 1)).astype(np.int64)
+    rect = np.stack([x, y, w, h], axis=1).astype(np.int32)
+    rect[level.lm_face_page < 0] = 0
+    level.lm_face_rect = rect
+    level.lm_vertex_uv = rng.uniform(0, 1, (verts, 2))
+    return level
 
 
 def with_random_vis(level: CompiledLevel, seed: int) -> CompiledLevel:
