@@ -11,7 +11,7 @@ Nothing outside addon/ may import bpy: core/ and exporters/ run headless.
 
 import bpy
 
-from . import operators, overlays, panels, properties
+from . import crowd, operators, overlays, panels, properties
 
 _modules = (properties, operators, overlays, panels)
 """Submodules whose ``classes`` are registered, in this order."""
@@ -26,11 +26,13 @@ def register() -> None:
         bpy.utils.register_class(cls)
     properties.register_scene_pointer()
     operators.register_menus()
+    crowd.register_handler()  # a crowd saved with a .blend plays again after a restart
 
 
 def unregister() -> None:
     """Undo :func:`register` exactly: draw handler, menus, scene pointer, then the classes in reverse."""
     overlays.unregister_handler()
+    crowd.unregister_handler()
     operators.unregister_menus()
     properties.unregister_scene_pointer()
     for cls in reversed(classes):

@@ -132,7 +132,9 @@ def core_settings(settings) -> Settings:
     return Settings(splitter=settings.splitter, split_weight=settings.split_weight,
                     max_candidates=settings.max_candidates, map_scale=settings.map_scale,
                     bevels=settings.use_bevels, bevel_angle=settings.bevel_angle,
-                    vis=settings.vis_mode if settings.use_vis else "none", allow_leak=settings.allow_leak)
+                    vis=settings.vis_mode if settings.use_vis else "none", allow_leak=settings.allow_leak,
+                    slices=settings.use_slices, slice_width=settings.slice_width, slice_height=settings.slice_height,
+                    slice_step=settings.slice_step, slice_cell=settings.slice_cell)
 
 
 def scene_from_objects(objects, settings, name: str = "blender", depsgraph=None) -> Scene:

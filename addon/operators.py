@@ -18,7 +18,7 @@ from ..core.errors import BrushbakeError, CancelledError
 from ..core.runtime.shift import hit_check, parse_shape
 from ..core.runtime.trace import trace_hull
 from ..core.units import QUAKE_UNIT
-from . import bake, bridge, overlays, preview, storage, visibility
+from . import bake, bridge, crowd, overlays, preview, storage, visibility
 from .properties import PRESET_ITEMS, ROLES
 
 TRACE_MARKER = "brushbake trace hit"
@@ -464,6 +464,33 @@ class BRUSHBAKE_OT_make_preview(Operator):
         return {"FINISHED"}
 
 
+class BRUSHBAKE_OT_spawn_crowd(Operator):
+    """Spawn avatars on the bake's crowd slices as a point cloud that walks one step a frame on the timeline"""
+
+    bl_idname = "brushbake.spawn_crowd"
+    bl_label = "Spawn Crowd"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and context.mode == "OBJECT" and storage.has_bake(context.scene)
+
+    def execute(self, context):
+        scene = context.scene
+        settings = scene.brushbake
+        try:
+            level = storage.load_level(scene)
+            if level.crowd is None:
+                raise BrushbakeError("The bake has no crowd slices.", hint="Tick Crowd slices and bake again.")
+            obj = crowd.spawn_crowd(scene, level, settings.crowd_avatars, settings.crowd_seed, settings.crowd_frames)
+        except BrushbakeError as err:
+            return _fail(self, scene, err)
+        scene.frame_set(scene.frame_start)
+        self.report({"INFO"}, f"'{obj.name}': {settings.crowd_avatars} avatars on {level.crowd.kept} slices; "
+                              f"play frames {scene.frame_start}-{scene.frame_end}")
+        return {"FINISHED"}
+
+
 def menu_import(self, context):
     self.layout.operator(BRUSHBAKE_OT_import_map.bl_idname, text="Quake map for brushbake (.map)")
 
@@ -482,6 +509,7 @@ classes: tuple[type, ...] = (
     BRUSHBAKE_OT_trace,
     BRUSHBAKE_OT_make_preview,
     BRUSHBAKE_OT_frame_leak,
+    BRUSHBAKE_OT_spawn_crowd,
 )
 
 

@@ -13,7 +13,9 @@ made from the compiled level alone, so the same arrays feed the viewport, the pr
   ``tri_leaf`` holds the bevel *node* of each triangle there.
 * :func:`trace_overlay`: the last trace, its hit point and normal.
 
-Later overlays (portals, bevel planes, lightmaps, slices) add a function here and an item to
+* addon/crowd.py slices_overlay: the crowd slices' standing places and blocked cells.
+
+Later overlays (portals, lightmaps) add a function here and an item to
 properties.OVERLAYS; :func:`geometry_for` picks by that item.  The draw handler only draws.  gpu is
 imported inside the drawing functions: the geometry functions run anywhere, even without a GPU.
 """
@@ -262,6 +264,10 @@ def geometry_for(scene) -> OverlayGeometry:
             geom = hull_surface_overlay(level, hull)
         elif settings.overlay == "BEVELS":
             geom = bevel_overlay(level)
+        elif settings.overlay == "SLICES":
+            from .crowd import slices_overlay  # crowd imports this module
+
+            geom = slices_overlay(level)
         elif settings.overlay == "VISIBLE":
             from .visibility import visible_cells_overlay  # visibility imports this module
 

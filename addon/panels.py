@@ -110,6 +110,15 @@ class BRUSHBAKE_PT_bake(BrushbakeSubPanel, Panel):
         sub.enabled = settings.use_vis
         sub.prop(settings, "vis_mode", text="")
         sub.prop(settings, "allow_leak")
+        layout.prop(settings, "use_slices")
+        col = layout.column(align=True)
+        col.enabled = settings.use_slices
+        row = col.row(align=True)
+        row.prop(settings, "slice_width")
+        row.prop(settings, "slice_height")
+        row = col.row(align=True)
+        row.prop(settings, "slice_step")
+        row.prop(settings, "slice_cell")
         layout.operator("brushbake.bake", icon="MOD_BUILD")
         if bpy.data.objects.get("brushbake leak") is not None:
             layout.operator("brushbake.frame_leak", icon="ERROR")
@@ -135,6 +144,12 @@ class BRUSHBAKE_PT_previews(BrushbakeSubPanel, Panel):
         box.prop(settings, "trace_hull", text="Hull or shape")
         box.prop(settings, "trace_distance")
         box.operator("brushbake.trace", icon="CURSOR")
+        box = layout.box()
+        row = box.row(align=True)
+        row.prop(settings, "crowd_avatars")
+        row.prop(settings, "crowd_frames")
+        box.prop(settings, "crowd_seed")
+        box.operator("brushbake.spawn_crowd", icon="COMMUNITY")
 
 
 class BRUSHBAKE_PT_export(BrushbakeSubPanel, Panel):

@@ -65,6 +65,8 @@ OVERLAYS = (
     ("BEVELS", "Bevel planes", "Where the bevel planes for plane shifting touch the solid cells"),
     ("TRACE", "Last trace", "The last trace from the 3D cursor, its hit point and normal"),
     ("VISIBLE", "Seen from cursor", "The leaves the PVS lets the 3D cursor's leaf see (bake with Visibility)"),
+    ("SLICES", "Crowd slices", "Where avatars can stand (green, by slice) and where they cannot (red); bake with "
+               "Crowd slices"),
 )
 
 
@@ -152,6 +154,33 @@ class BRUSHBAKE_PG_settings(PropertyGroup):
         name="Allow leak", default=False,
         description="Bake a leaking map anyway, treated as unsealed (the leak is still drawn)",
     )
+    use_slices: BoolProperty(  # type: ignore[valid-type]
+        name="Crowd slices", default=False,
+        description="Also slice the world for crowds: multi-level height maps (the command line's --slices)",
+    )
+    slice_width: FloatProperty(  # type: ignore[valid-type]
+        name="Width", default=1.0, min=_RANGES["slice_width"].low, max=_RANGES["slice_width"].high, unit="LENGTH",
+        description="Avatar width (metres)",
+    )
+    slice_height: FloatProperty(  # type: ignore[valid-type]
+        name="Height", default=1.75, min=_RANGES["slice_height"].low, max=_RANGES["slice_height"].high,
+        unit="LENGTH", description="The smallest avatar height the slices serve (metres)",
+    )
+    slice_step: FloatProperty(  # type: ignore[valid-type]
+        name="Step", default=0.5625, min=_RANGES["slice_step"].low, max=_RANGES["slice_step"].high, unit="LENGTH",
+        description="The largest step an avatar takes up or down (metres)",
+    )
+    slice_cell: FloatProperty(  # type: ignore[valid-type]
+        name="Cell", default=0.25, min=_RANGES["slice_cell"].low, max=_RANGES["slice_cell"].high, unit="LENGTH",
+        description="The slices' grid cell (metres)",
+    )
+    crowd_avatars: IntProperty(  # type: ignore[valid-type]
+        name="Avatars", default=500, min=1, max=10_000_000, description="How many avatars Spawn Crowd places",
+    )
+    crowd_frames: IntProperty(  # type: ignore[valid-type]
+        name="Frames", default=250, min=1, max=1_000_000, description="Frames the crowd walks, one tick a frame",
+    )
+    crowd_seed: IntProperty(name="Seed", default=0, min=0, description="Seed of the crowd's spawn and turns")  # type: ignore[valid-type]
     map_scale: FloatProperty(  # type: ignore[valid-type]
         name="Map scale", default=QUAKE_UNIT, min=_RANGES["map_scale"].low, max=_RANGES["map_scale"].high, precision=5,
         description="Metres per .map unit when importing (1/32: a 56-unit Quake player is 1.75 m)",

@@ -207,7 +207,8 @@ def scenario_settings(args) -> dict:
     scene = bpy.context.scene
     rna = type(scene.brushbake).bl_rna.properties
     out["ranges"] = {name: [rna[name].hard_min, rna[name].hard_max]
-                     for name in ("split_weight", "max_candidates", "bevel_angle", "map_scale")}
+                     for name in ("split_weight", "max_candidates", "bevel_angle", "map_scale", "slice_width",
+                                  "slice_height", "slice_step", "slice_cell")}
     floor, pillar = floor_and_pillar(bpy)
     select(bpy, [floor, pillar])
     scene.brushbake.bevel_angle = float("nan")
@@ -699,6 +700,63 @@ def scenario_visibility(args) -> dict:
     select(bpy, walls + [marker])
     out["bake_sealed_again"] = call(bpy.ops.brushbake.bake)
     out["sealed_again_leak_object"] = bpy.data.objects.get(visibility.LEAK_OBJECT) is not None
+    return out
+
+
+def scenario_crowd(args) -> dict:
+    """Issue 13 in Blender: a floor, a bridge over it and a wall, baked with Crowd slices; the slice
+    overlay shows places on both levels and the wall blocked; Spawn Crowd makes a point cloud that
+    the timeline moves one tick a frame, forward and backward, as the library walks it."""
+    bpy = setup()
+    from brushbake.addon import crowd, overlays, storage
+    from brushbake.core.runtime.crowd import Crowd
+
+    out: dict = {}
+    scene = bpy.context.scene
+    settings = scene.brushbake
+    out["defaults"] = [settings.use_slices, settings.slice_width, settings.slice_height, settings.slice_step,
+                       settings.slice_cell]
+    out["poll_before_bake"] = bpy.ops.brushbake.spawn_crowd.poll()
+    objects = [box(bpy, "floor", (0, 0, -0.2), (10, 6, 0)), box(bpy, "bridge", (3, 0, 3.0), (7, 6, 3.2)),
+               box(bpy, "wall", (8.45, 0, 0), (8.6, 6, 2.5))]
+    select(bpy, objects)
+    out["bake_plain"] = call(bpy.ops.brushbake.bake)
+    out["spawn_without_slices"] = call(bpy.ops.brushbake.spawn_crowd)
+    out["status_without_slices"] = settings.status
+    settings.use_slices = True
+    select(bpy, objects)
+    out["bake"] = call(bpy.ops.brushbake.bake)
+    level = storage.load_level(scene)
+    c = level.crowd
+    out["kept"], out["taken"] = c.kept, c.taken
+    settings.overlay = "SLICES"
+    geom = overlays.geometry_for(scene)
+    out["overlay_triangles"] = geom.num_triangles
+    out["standing_heights"] = sorted({round(float(v), 1) for v in geom.tri_positions[:, 2]})
+    lines = geom.line_positions.reshape(-1, 2, 3)
+    out["refused_heights"] = sorted({round(float(v), 1) for v in lines[:, 0, 2]})
+    floor_x = lines[(np.abs(lines[:, 0, 2]) < 0.1) & (lines[:, 0, 0] == lines[:, 1, 0]), 0, 0]
+    out["refused_floor_x"] = sorted({round(float(v), 2) for v in floor_x})
+    settings.crowd_avatars, settings.crowd_frames, settings.crowd_seed = 300, 40, 7
+    scene.frame_start = 1
+    out["spawn"] = call(bpy.ops.brushbake.spawn_crowd)
+    obj = bpy.data.objects.get(crowd.CROWD_OBJECT)
+    out["type"] = obj.type if obj else None
+    out["points"] = len(obj.data.points) if obj else 0
+    out["frame_end"] = scene.frame_end
+    reference = Crowd(c, 300, seed=7)
+    seen = {}
+    for frame in (1, 2, 12, 5, 12, 40):
+        scene.frame_set(frame)
+        want = Crowd(c, 300, seed=7)
+        for _ in range(frame - 1):
+            want.tick()
+        got = crowd.crowd_positions(obj)
+        seen[frame] = float(np.abs(got - want.positions().astype(np.float32)).max())
+    out["frame_errors"] = seen
+    out["moved"] = float(np.abs(crowd.crowd_positions(obj) - reference.positions().astype(np.float32)).max())
+    out["levels_used"] = sorted({round(float(v), 1) for v in crowd.crowd_positions(obj)[:, 2]})
+    out["undo_spawn"] = "UNDO" in bpy.types.BRUSHBAKE_OT_spawn_crowd.bl_options
     return out
 
 

@@ -306,3 +306,26 @@ def test_visibility_in_blender(tmp_path):
     assert r["frame"] == ["FINISHED"] and r["framed"] in ("floor", "ceiling", "south", "north")
     assert r["bake_allowed"] == ["FINISHED"] and r["allowed_has_vis"] and r["allowed_leak_object"]
     assert r["bake_sealed_again"] == ["FINISHED"] and not r["sealed_again_leak_object"]
+
+
+def test_crowd_in_blender(tmp_path):
+    """Issue 13 point 5: a bake with Crowd slices; the slice overlay shows where avatars stand on
+    both levels (floor and bridge) and the wall as blocked; Spawn Crowd makes a point cloud that
+    the timeline moves one tick a frame, forward and backward, exactly as the library walks it."""
+    r = run_scenario(tmp_path, "crowd")
+    assert "error" not in r, r.get("error")
+    assert r["defaults"] == [False, 1.0, 1.75, 0.5625, 0.25]
+    assert r["poll_before_bake"] is False
+    assert r["bake_plain"] == ["FINISHED"] and r["spawn_without_slices"][0] == "ERROR"
+    assert "no crowd slices" in r["spawn_without_slices"][1] and "no crowd slices" in r["status_without_slices"]
+    assert r["bake"] == ["FINISHED"] and r["kept"] == 2
+    assert r["overlay_triangles"] > 100
+    assert 0.0 in r["standing_heights"] and 3.2 in r["standing_heights"]
+    assert {0.0, 2.5, 3.2} <= set(r["refused_heights"])  # floor by the wall, the wall's top, the bridge's edges
+    assert 7.75 in r["refused_floor_x"] and 9.25 in r["refused_floor_x"]  # the wall's grown footprint
+    assert r["spawn"] == ["FINISHED"] and r["type"] == "POINTCLOUD" and r["points"] == 300
+    assert r["frame_end"] == 40
+    assert all(err < 1e-5 for err in r["frame_errors"].values()), r["frame_errors"]
+    assert r["moved"] > 1.0
+    assert 0.0 in r["levels_used"] and 3.2 in r["levels_used"]
+    assert r["undo_spawn"]
