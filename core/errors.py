@@ -63,6 +63,10 @@ class LeakError(BrushbakeError):
         super().__init__(report.message() + ".", hint=hint)
 
 
+class InvalidCameraError(BrushbakeError):
+    """A camera for the camera queries (core/runtime/camera.py) that is malformed or out of range."""
+
+
 class UnknownHullError(BrushbakeError):
     """A query for a hull the level does not have; the message lists the hulls it has."""
 

@@ -214,6 +214,30 @@ FLOW_CLIP_MARGIN = 1e-6
 #: this is not trusted as a separator and skipped (skipping only adds visibility).
 FLOW_PLANE_EPSILON = 1e-9
 
+# --- Camera queries (core/runtime/camera.py, cull.py, portal_walk.py) ---
+
+#: m. Camera culling is conservative: a box or a portal vertex this far outside a frustum plane
+#: still counts as inside, and every side plane the portal walk builds from the eye through a
+#: clipped portal edge is moved this far outward.  Rounding in the clipped vertices is ~1e-12 m at
+#: the coordinates of a level, so 1e-6 m keeps six orders of margin and draws nothing measurable
+#: more (docs/CAMERA.md, 'Conservative at every portal edge').
+CULL_MARGIN = 1e-6
+
+#: m. The portal walk: an eye within this of a portal's plane cannot build side planes through the
+#: portal (they would be the portal's own plane); the walk passes the portal with the frustum it
+#: has, unnarrowed (widening only).
+CULL_EYE_EPSILON = 1e-6
+
+#: The portal walk (view-plane coordinates x' = lateral / depth, dimensionless): every support
+#: value of a projected portal is widened by this, relatively and absolutely (s + slack * (1 + |s|)).
+#: Projection rounds at ~1e-16 relative, and a vertex's ~1e-12 m over a depth of at least a
+#: millimetre is 1e-9; 1e-7 covers both with room, and at 100 m is a hundredth of a millimetre.
+CULL_SUPPORT_SLACK = 1e-7
+
+#: m. The .bbk reader: a culling portal's vertex may lie this far off its plane (the compiler puts
+#: them within ~1e-12 m; anything further is a corrupt file, whose walk would be meaningless).
+CULL_PORTAL_ON_PLANE = 1e-4
+
 # --- movement (core/runtime/move.py: Quake III's collide-and-slide) ---
 
 #: m. After a hit the character stops this far from the hit plane, measured along its normal

@@ -6,8 +6,8 @@ text and level_from_json(level_to_json(level)) equals `level` exactly.  `stats` 
 The beveled tree's arrays (bevel_node_plane, bevel_node_children, bevel_leaf_solid) are written and
 read back when the level has one, as the .bbk file's optional sections are; a dump has all three or
 none.  So are the visibility arrays (vis_leaf_cluster, vis_row_offset, vis_rows) of a level baked
-with visibility, and the crowd slices (crowd_grid, crowd_size, crowd_slice_height, crowd_depth) of a
-level baked with --slices.
+with visibility and its culling portals (cull_*), and the crowd slices (crowd_grid, crowd_size,
+crowd_slice_height, crowd_depth) of a level baked with --slices.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from .native import (
     OPTIONAL_SECTIONS,
     VIS_SECTIONS,
     LIGHT_SECTIONS,
+    CULL_SECTIONS,
     VERSION_MAJOR,
     VERSION_MINOR,
     CROWD_SECTIONS,
@@ -79,7 +80,7 @@ def level_from_json(text: str, source_name: str = "<json>") -> CompiledLevel:
         if not isinstance(value, list):
             raise LevelFormatError(f"{name} must be a list of strings.", subject=source_name, hint=REDUMP)
         fields[name] = as_name_list(value, name, source_name, REDUMP)
-    for s in OPTIONAL_SECTIONS + VIS_SECTIONS + LIGHT_SECTIONS:  # the beveled tree: all three or none (check_level_fields says which)
+    for s in OPTIONAL_SECTIONS + VIS_SECTIONS + LIGHT_SECTIONS + CULL_SECTIONS:  # the beveled tree: all three or none (check_level_fields says which)
         if s.field in doc:
             fields[s.field] = as_field_array(doc[s.field], s, source_name, REDUMP)
     crowd = [name for name in CROWD_FIELDS if name in doc]

@@ -25,7 +25,9 @@ from ..core.runtime.level import CompiledLevel
 from ..core.model.scene import SETTING_RANGES
 from ..core.runtime.crowd import CrowdSlices
 from ..core.runtime.pvs import decompress_rows
-from ..core.tolerances import MAX_COORDINATE, MAX_SLICE_CELLS, NORMAL_LENGTH_TOLERANCE, SLICE_FINEST_UNIT
+from ..core.detmath import dot
+from ..core.tolerances import (CULL_PORTAL_ON_PLANE, MAX_COORDINATE, MAX_SLICE_CELLS, NORMAL_LENGTH_TOLERANCE,
+                               SLICE_FINEST_UNIT)
 
 MAGIC = b"BRBK"
 VERSION_MAJOR = 1
@@ -114,6 +116,19 @@ VIS_SECTIONS = (
     ArraySection(b"VSRD", "vis_rows", "|u1", (), "visibility row bytes"),
 )
 
+#: sections a level may lack: the portals between visibility clusters, for the camera queries'
+#: portal walk (core/runtime/cull.py; docs/FORMAT.md 'How an engine culls').  Written after the
+#: visibility sections, only with them; all six or none.
+CULL_SECTIONS = (
+    ArraySection(b"CQNC", "cull_num_clusters", "<i4", (), "culling header"),
+    ArraySection(b"CQPC", "cull_portal_clusters", "<i4", (2,), "culling portals"),
+    ArraySection(b"CQPL", "cull_portal_plane", "<i4", (), "culling portals"),
+    ArraySection(b"CQPF", "cull_portal_first", "<i4", (), "culling portals"),
+    ArraySection(b"CQPN", "cull_portal_count", "<i4", (), "culling portals"),
+    ArraySection(b"CQPV", "cull_portal_vertices", "<f8", (3,), "culling portal vertices"),
+)
+#: most vertices a culling portal may have (a reader's bound on the work of one clip)
+MAX_CULL_PORTAL_VERTICES = 64
 #: sections a level may lack: the crowd slices (core/runtime/crowd.py).  Written after everything
 #: else, only when the level was baked with --slices; all four or none.  CRSD's record is one
 #: slice (nx * ny u2 depths), so it is not an ArraySection: its record size comes from CRSZ.
@@ -254,6 +269,9 @@ def fields_from_level(level: CompiledLevel, subject: str, hint: str) -> dict:
     if len(getattr(level, "vis_row_offset", ())):  # optional: only a level baked with visibility
         for s in VIS_SECTIONS:
             fields[s.field] = as_field_array(getattr(level, s.field), s, subject, hint)
+        if len(getattr(level, "cull_num_clusters", ())):  # the culling portals, with the PVS only
+            for s in CULL_SECTIONS:
+                fields[s.field] = as_field_array(getattr(level, s.field), s, subject, hint)
     if getattr(level, "crowd", None) is not None:  # optional: only a level baked with --slices
         fields.update(crowd_fields(level.crowd, subject, hint))
     if getattr(level, "lm_luxel", 0.0):  # optional: only a level baked with light
@@ -334,7 +352,7 @@ def level_from_fields(fields: dict) -> CompiledLevel:
         kwargs[s.field] = array.astype(array.dtype.newbyteorder("="), copy=True)
     for _, _, name in NAME_SECTIONS:
         kwargs[name] = list(fields[name])
-    for s in OPTIONAL_SECTIONS + VIS_SECTIONS:
+    for s in OPTIONAL_SECTIONS + VIS_SECTIONS + CULL_SECTIONS:
         if s.field in fields:
             array = fields[s.field]
             kwargs[s.field] = array.astype(array.dtype.newbyteorder("="), copy=True)
@@ -431,6 +449,7 @@ def check_level_fields(f: dict, subject: str | None, hint: str) -> None:
     _check_vis(f, leaves, fail)
     _check_crowd(f, fail)
     _check_light(f, faces, verts, fail)
+    _check_cull(f, planes, fail)
     _check_ranges(f["leaf_face_first"], f["leaf_face_count"], 0, refs, "leaf", "leaf_faces", fail)
     _check_indices(f["leaf_faces"], 0, faces, "leaf_faces", "a face", fail)
     _check_indices(f["leaf_cluster"], 0, leaves, "leaf_cluster", "a leaf", fail)
@@ -565,6 +584,56 @@ def _check_light(f: dict, faces: int, verts: int, fail) -> None:
         raise fail("lm_vertex_uv holds NaN or infinite values.")
 
 
+def _check_cull(f: dict, planes: int, fail) -> None:
+    """The culling portals: all six sections or none, and only with the PVS; one header record
+    equal to the number of visibility clusters; each portal joins two different clusters, lies on a
+    plane of the table, and has 3 to MAX_CULL_PORTAL_VERTICES finite vertices inside CQPV, each
+    within CULL_PORTAL_ON_PLANE of its plane."""
+    present = [s.field for s in CULL_SECTIONS if s.field in f]
+    if not present:
+        return
+    if len(present) < len(CULL_SECTIONS):
+        missing = [s.field for s in CULL_SECTIONS if s.field not in f]
+        raise fail(f"has {', '.join(present)} but no {', '.join(missing)}: the culling portals need all of "
+                   f"{', '.join(s.field for s in CULL_SECTIONS)}.")
+    if "vis_row_offset" not in f:
+        raise fail("has culling portals but no visibility sections; they number the PVS's clusters.")
+    clusters = len(f["vis_row_offset"])
+    header = f["cull_num_clusters"]
+    if len(header) != 1 or int(header[0]) != clusters:
+        raise fail(f"cull_num_clusters is {header.tolist()}, expected [{clusters}] (the visibility clusters).")
+    count = len(f["cull_portal_plane"])
+    for field in ("cull_portal_clusters", "cull_portal_first", "cull_portal_count"):
+        if len(f[field]) != count:
+            raise fail(f"{field} has {len(f[field])} entries but cull_portal_plane has {count}: both count the "
+                       "culling portals.")
+    pair = f["cull_portal_clusters"].reshape(-1, 2)
+    _check_indices(pair.ravel(), 0, clusters, "cull_portal_clusters", "a visibility cluster", fail)
+    same = np.flatnonzero(pair[:, 0] == pair[:, 1])
+    if same.size:
+        raise fail(f"culling portal {int(same[0])} joins cluster {int(pair[same[0], 0])} to itself.")
+    _check_indices(f["cull_portal_plane"], 0, planes, "cull_portal_plane", "a plane", fail)
+    verts = f["cull_portal_vertices"].reshape(-1, 3)
+    if not np.all(np.isfinite(verts)):
+        raise fail("cull_portal_vertices holds NaN or infinite values.")
+    first, num = f["cull_portal_first"], f["cull_portal_count"]
+    _check_ranges(first, num, 3, len(verts), "culling portal", "cull_portal_vertices", fail)
+    big = np.flatnonzero(num > MAX_CULL_PORTAL_VERTICES)
+    if big.size:
+        raise fail(f"culling portal {int(big[0])} has {int(num[big[0]])} vertices; at most "
+                   f"{MAX_CULL_PORTAL_VERTICES} are allowed.")
+    if count:
+        owner = np.repeat(np.arange(count), num.astype(np.int64))
+        pos = np.arange(len(owner)) - np.repeat(np.cumsum(num, dtype=np.int64) - num, num.astype(np.int64))
+        v = verts[np.repeat(first.astype(np.int64), num.astype(np.int64)) + pos]
+        plane = f["cull_portal_plane"].astype(np.int64)[owner]
+        off = np.abs(dot(v, f["plane_normals"][plane]) - f["plane_dists"][plane])
+        if np.any(off > CULL_PORTAL_ON_PLANE):
+            k = int(owner[np.argmax(off > CULL_PORTAL_ON_PLANE)])
+            raise fail(f"culling portal {k} has a vertex {float(off.max()):.3g} m off its plane "
+                       f"(at most {CULL_PORTAL_ON_PLANE:g} m).")
+
+
 def _check_tree(f: dict, prefix: str, planes: int, nodes: int, leaves: int, fail) -> None:
     """Prove that the node graph is a tree, in time linear in its size (FORMAT.md, "The tree's
     shape"): node planes in range; each child a later node or an existing leaf (so no cycles);
@@ -682,6 +751,9 @@ def _encode_sections(f: dict) -> list[tuple[bytes, int, int, bytes]]:
     if "vis_row_offset" in f:
         for s in VIS_SECTIONS:
             sections.append((s.tag, s.record_size, len(f[s.field]), f[s.field].tobytes()))
+    if "cull_num_clusters" in f:
+        for s in CULL_SECTIONS:
+            sections.append((s.tag, s.record_size, len(f[s.field]), f[s.field].tobytes()))
     for s in CROWD_SECTIONS:  # all four when the level has slices (check_level_fields saw to it)
         if s.field in f:
             sections.append((s.tag, s.record_size, 1 if s.record else len(f[s.field]), f[s.field].tobytes()))
@@ -727,7 +799,7 @@ def _decode_sections(sections: dict, subject: str) -> dict:
             f[s.field] = np.frombuffer(payload, dtype=s.dtype).reshape((count, *s.record))
         else:
             f[s.field] = np.zeros((0, *s.record), dtype=s.dtype)
-    for s in VIS_SECTIONS + LIGHT_SECTIONS:  # all or none: check_level_fields says which is missing
+    for s in VIS_SECTIONS + LIGHT_SECTIONS + CULL_SECTIONS:  # all or none: check_level_fields says which is missing
         if s.tag in sections:
             count, payload = _known_section(sections, s.tag, s.record_size, s.field, subject)
             f[s.field] = np.frombuffer(payload, dtype=s.dtype).reshape((count, *s.record))

@@ -129,6 +129,26 @@ def store_vis(level, result: VisResult) -> None:
     level.stats["vis"] = dict(result.stats, mode=result.mode, compressed_bytes=int(len(rows)))
 
 
+def store_cull_portals(level, portals, outside=None) -> None:
+    """The portals between the level's visibility clusters, for the camera queries' portal walk
+    (core/runtime/cull.py): level.cull_* (.bbk sections CQNC, CQPC, CQPL, CQPF, CQPN, CQPV).  Clusters
+    are numbered as compute_vis numbers them (kept clusters densely, in order), so portal q joins
+    vis clusters cull_portal_clusters[q] and its plane faces from the first into the second."""
+    _, _, new_of = inner_directed_portals(portals, outside)
+    cl = np.asarray(portals.clusters, dtype=np.int64).reshape(-1, 2)
+    new_of = np.concatenate([new_of, [-1]])  # the outside of the world box
+    inner = np.flatnonzero(np.all(new_of[cl] >= 0, axis=1))
+    first = np.asarray(portals.first_vertex, dtype=np.int64)[inner]
+    count = np.asarray(portals.num_vertices, dtype=np.int64)[inner]
+    pos = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+    level.cull_num_clusters = np.array([int(np.count_nonzero(new_of >= 0))], dtype=np.int32)
+    level.cull_portal_clusters = new_of[cl[inner]].astype(np.int32).reshape(-1, 2)
+    level.cull_portal_plane = np.asarray(portals.plane, dtype=np.int32)[inner]
+    level.cull_portal_first = (np.cumsum(count) - count).astype(np.int32)
+    level.cull_portal_count = count.astype(np.int32)
+    level.cull_portal_vertices = np.asarray(portals.vertices, dtype=np.float64)[np.repeat(first, count) + pos].reshape(-1, 3)
+
+
 def bake_vis(level, mode: str = DEFAULT_VIS_MODE, portals=None, outside=None, progress=None, cancel=None) -> VisResult:
     """The bake's visibility stage: portals (built here unless given), the clusters outside a
     sealed map left out (`outside`; by default those the void reaches, unless it reaches every
@@ -147,5 +167,6 @@ def bake_vis(level, mode: str = DEFAULT_VIS_MODE, portals=None, outside=None, pr
     t1 = time.perf_counter()
     result = compute_vis(level, portals, mode, outside=outside, progress=progress, cancel=cancel)
     store_vis(level, result)
+    store_cull_portals(level, portals, outside)
     times["vis"] = time.perf_counter() - t1
     return result

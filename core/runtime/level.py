@@ -74,6 +74,15 @@ class CompiledLevel:
     lm_face_page: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # (F,) page of each face's chart
     lm_face_rect: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int32))  # (F, 4) x, y, w, h texels
     lm_vertex_uv: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))  # (V, 2) lightmap UV per vertex
+    # the portals between visibility clusters, for the camera queries' portal walk
+    # (core/runtime/cull.py, docs/CAMERA.md); all empty when absent (a level baked without
+    # visibility, or by a brushbake before the CQ sections)
+    cull_num_clusters: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # (1,) == C when present
+    cull_portal_clusters: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int32))  # (Q, 2) vis clusters
+    cull_portal_plane: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # (Q,) from [:, 0] into [:, 1]
+    cull_portal_first: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # (Q,) into cull_portal_vertices
+    cull_portal_count: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # (Q,) >= 3
+    cull_portal_vertices: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))  # (V, 3) float64
     #: counts and seconds per stage, for the command line's table; never written to files
     stats: dict = field(default_factory=dict)
 
@@ -122,6 +131,10 @@ class CompiledLevel:
     @property
     def has_light(self) -> bool:
         return self.lm_luxel > 0
+
+    @property
+    def has_cull_portals(self) -> bool:
+        return len(self.cull_num_clusters) == 1
 
     def bevel_tree(self) -> Tree:
         """The beveled point tree for plane shifting; the plain point tree when there is none."""
