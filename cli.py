@@ -8,6 +8,8 @@
     python -m brushbake bake SCENE -o LEVEL.bbk --slices W,H,STEP[,CELL]
     python -m brushbake query LEVEL --moves MOVES.npy -o OUT.npy
     python -m brushbake crowd LEVEL --avatars N --ticks T
+    python -m brushbake query LEVEL --cameras CAMS.npy --cull pvs|frustum|portal --seen PTS.npy -o OUT.npy
+    python -m brushbake query LEVEL --cameras CAMS.npy --cull MODE --stats -o OUT.json
 
 User errors (bad scenes, corrupt files, wrong arrays, outputs that cannot be written: checked
 before the work) print one paragraph and exit 1; Ctrl-C cancels cleanly (exit 130) and leaves no
@@ -440,8 +442,8 @@ def cmd_info(args) -> int:
     return EXIT_OK
 
 
-def _shape(tail: tuple[int, ...]) -> str:
-    return "(" + ", ".join(["N", *map(str, tail)]) + ")"
+def _shape(tail: tuple) -> str:
+    return "(" + ", ".join(["N", *("K" if t is None else str(t) for t in tail)]) + ")"
 
 
 def _load_array(path: str, what: str, shape_tail: tuple[int, ...]) -> np.ndarray:
@@ -459,7 +461,8 @@ def _load_array(path: str, what: str, shape_tail: tuple[int, ...]) -> np.ndarray
             subject=path,
             hint=f"Save an array of shape {_shape(shape_tail)} with numpy.save.",
         ) from None
-    if not isinstance(arr, np.ndarray) or arr.ndim != 1 + len(shape_tail) or arr.shape[1:] != shape_tail:
+    if not isinstance(arr, np.ndarray) or arr.ndim != 1 + len(shape_tail) or any(
+            want is not None and got != want for got, want in zip(arr.shape[1:], shape_tail)):
         raise BrushbakeError(
             f"holds an array of shape {getattr(arr, 'shape', '?')}; {what} must have shape {_shape(shape_tail)}.",
             subject=path,
@@ -481,8 +484,63 @@ def _save_array_atomic(path: str, arr: np.ndarray) -> None:
     write_outputs([(Path(path), buf.getvalue())])
 
 
+def _query_cameras(args, level, hull: int) -> int:
+    """--cameras: what each camera draws in the --cull mode: --seen points answered (N, K) uint8, or
+    --stats per camera as JSON."""
+    import json
+
+    from .core.runtime.camera import as_cameras
+    from .core.runtime.cull import cull
+
+    if hull:
+        raise BrushbakeError("--cameras answers for the eye (the point tree), which does not depend on a hull.",
+                             hint="Use --cameras without --hull.")
+    cams = as_cameras(_load_array(args.cameras, "cameras", (8,)), subject=args.cameras)
+    seen = None
+    if args.seen:
+        seen = _load_array(args.seen, "points seen", (None, 3))
+        if len(seen) != len(cams):
+            raise BrushbakeError(f"holds points for {len(seen)} cameras but {args.cameras} has {len(cams)}.",
+                                 subject=args.seen, hint="Give an (N, K, 3) array: K points for each of the N cameras.")
+    result = cull(level, cams, args.cull)
+    if seen is not None:
+        answers = result.points_drawn(seen)
+        _save_array_atomic(args.output, answers)
+        print(f"wrote {args.output}: {answers.shape[0]} cameras x {answers.shape[1]} points ({args.cull})")
+        return EXIT_OK
+    per = result.seconds / max(len(cams), 1)
+    leaves, clusters, faces = result.leaf_counts(), result.cluster_counts(), result.face_counts()
+    doc = {"mode": args.cull, "cameras": len(cams), "seconds": result.seconds, "faces_total": int(len(level.face_plane)),
+           "per_camera": [{"leaves": int(leaves[i]), "clusters": int(clusters[i]), "faces": int(faces[i]),
+                           "seconds": per, "fallback": bool(result.overflow[i])} for i in range(len(cams))]}
+    write_outputs([(Path(args.output), (json.dumps(doc, indent=1) + "\n").encode("utf-8"))])
+    print(f"wrote {args.output}: {len(cams)} cameras ({args.cull}), {faces.mean() if len(cams) else 0:.1f} faces "
+          f"drawn on average of {len(level.face_plane)}")
+    return EXIT_OK
+
+
+def _check_camera_options(args) -> None:
+    """--cull, --seen and --stats belong to --cameras, which needs --cull and one of the two."""
+    if not args.cameras:
+        for flag, value in (("--cull", args.cull), ("--seen", args.seen), ("--stats", args.stats)):
+            if value:
+                raise BrushbakeError(f"{flag} goes with --cameras CAMS.npy.",
+                                     hint="query LEVEL --cameras CAMS.npy --cull pvs|frustum|portal "
+                                          "(--seen PTS.npy | --stats) -o OUT")
+        return
+    if not args.cull:
+        raise BrushbakeError("--cameras needs --cull pvs, frustum or portal.",
+                             hint="query LEVEL --cameras CAMS.npy --cull portal --seen PTS.npy -o OUT.npy")
+    if bool(args.seen) == bool(args.stats):
+        raise BrushbakeError("--cameras needs exactly one of --seen PTS.npy (answers (N, K) uint8) and --stats "
+                             "(answers JSON).", hint="query LEVEL --cameras CAMS.npy --cull portal --stats -o OUT.json")
+    if args.shape or args.impact:
+        raise BrushbakeError("--shape and --impact go with --segments, not --cameras.")
+
+
 def cmd_query(args) -> int:
     from .core.runtime.query import point_solid, segment_hits
+    _check_camera_options(args)
     check_outputs([("-o", Path(args.output))], Path(args.level), default_name="answers.npy")
     level = read_level_file(args.level)
     hull = 0
@@ -528,6 +586,8 @@ def cmd_query(args) -> int:
             raise BrushbakeError("was baked without crowd slices, so it cannot judge moves.", subject=args.level,
                                  hint="Bake it again with --slices W,H,STEP[,CELL].")
         result = check_moves(level.crowd, _load_array(args.moves, "moves", (2, 3)))
+    elif args.cameras:
+        return _query_cameras(args, level, hull)
     elif args.points:
         result = point_solid(level, _load_array(args.points, "points", (3,)), hull=hull)
     else:
@@ -711,6 +771,16 @@ def build_parser() -> argparse.ArgumentParser:
                                  "leaf see the second's")
     g.add_argument("--moves", help="(N,2,3) an avatar's feet before and after one step: answers (N,) uint8, "
                                    "1 = the crowd slices call the step legal")
+    g.add_argument("--cameras", help="(N,8) cameras: x, y, z, yaw, pitch, hfov, aspect, far (metres, degrees; "
+                                     "pitch in [-90, 90], hfov in [1, 179], aspect in [0.05, 20], far in "
+                                     "[0.001, 200000]); with --cull and --seen or --stats")
+    q.add_argument("--cull", choices=("pvs", "frustum", "portal"),
+                   help="with --cameras: what a view draws by the PVS, the PVS and the frustum, or portals")
+    q.add_argument("--seen", help="with --cameras: (N,K,3) points, K for each camera: answers (N,K) uint8, 1 = the "
+                                  "leaf holding the point is drawn (0 in solid)")
+    q.add_argument("--stats", action="store_true",
+                   help="with --cameras: write JSON (-o OUT.json): per camera leaves, clusters and faces drawn, "
+                        "and the query's time")
     q.add_argument("--hull", help="hull name (default: the point hull)")
     q.add_argument("--shape", help="plane shifting through the beveled tree: sphere:R, cylinder:R,H (reference "
                                    "point at the base centre), box:HX,HY,HZ (centred) or hull:POINTS.npy")

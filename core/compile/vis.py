@@ -126,7 +126,18 @@ def store_vis(level, result: VisResult) -> None:
     level.vis_leaf_cluster = result.leaf_cluster.astype(np.int32)
     level.vis_row_offset = offsets
     level.vis_rows = rows
+    clear_cull_portals(level)  # numbered by the rows they came with: bake_vis stores them anew
     level.stats["vis"] = dict(result.stats, mode=result.mode, compressed_bytes=int(len(rows)))
+
+
+def clear_cull_portals(level) -> None:
+    """Drop the culling portals (a level whose PVS is replaced must not keep the old ones)."""
+    level.cull_num_clusters = np.zeros(0, dtype=np.int32)
+    level.cull_portal_clusters = np.zeros((0, 2), dtype=np.int32)
+    level.cull_portal_plane = np.zeros(0, dtype=np.int32)
+    level.cull_portal_first = np.zeros(0, dtype=np.int32)
+    level.cull_portal_count = np.zeros(0, dtype=np.int32)
+    level.cull_portal_vertices = np.zeros((0, 3))
 
 
 def store_cull_portals(level, portals, outside=None) -> None:

@@ -71,7 +71,7 @@ def _refuse(cams, bad, what, subject, col=None):
 def camera_basis(cams: np.ndarray):
     """(eye, forward, right, up, tan_h, tan_v): (N, 3) x4 and (N,) x2 for (N, 8) cameras."""
     cams = np.asarray(cams, dtype=np.float64).reshape(-1, 8)
-    yaw, pitch = np.radians(cams[:, 3]), np.radians(cams[:, 4])
+    yaw, pitch = np.radians(np.mod(cams[:, 3], 360.0)), np.radians(cams[:, 4])  # a full turn: the same basis
     cy, sy, cp, sp = np.cos(yaw), np.sin(yaw), np.cos(pitch), np.sin(pitch)
     forward = np.stack([cp * cy, cp * sy, sp], axis=1)
     right = np.stack([sy, -cy, np.zeros_like(cy)], axis=1)

@@ -43,6 +43,8 @@ def empty_level() -> CompiledLevel:
 ONION_FIELDS = ("onion_node_plane", "onion_node_children", "onion_leaf_solid")
 BEVEL_FIELDS = ("bevel_node_plane", "bevel_node_children", "bevel_leaf_solid")
 VIS_FIELDS = ("vis_leaf_cluster", "vis_row_offset", "vis_rows")
+CULL_FIELDS = ("cull_num_clusters", "cull_portal_clusters", "cull_portal_plane", "cull_portal_first",
+               "cull_portal_count", "cull_portal_vertices")
 
 
 def with_onion(level: CompiledLevel, node_plane, node_children, leaf_solid) -> CompiledLevel:
@@ -212,7 +214,7 @@ def assert_levels_equal(a: CompiledLevel, b: CompiledLevel) -> None:
         "plane_normals plane_dists node_plane node_children leaf_solid leaf_cluster leaf_bounds "
         "leaf_face_first leaf_face_count leaf_faces face_plane face_first_vertex face_num_vertices "
         "face_brush face_flags vertices hull_boxes world_bounds"
-    ).split() + list(ONION_FIELDS) + list(BEVEL_FIELDS) + list(VIS_FIELDS) + list(LIGHT_FIELDS):
+    ).split() + list(ONION_FIELDS) + list(BEVEL_FIELDS) + list(VIS_FIELDS) + list(LIGHT_FIELDS) + list(CULL_FIELDS):
         x, y = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
         assert x.shape == y.shape, name
         assert x.dtype == y.dtype, name
@@ -307,4 +309,37 @@ def with_random_vis(level: CompiledLevel, seed: int) -> CompiledLevel:
     see = see | see.T | np.eye(clusters, dtype=bool)
     offsets, rows = compress_rows(pack_bits(see))
     level.vis_leaf_cluster, level.vis_row_offset, level.vis_rows = leaf_cluster, offsets, rows
+    return level
+
+
+def with_random_cull(level: CompiledLevel, seed: int, portals: int | None = None) -> CompiledLevel:
+    """`level` (with a PVS) with random culling portals: convex polygons (3 to 8 vertices, a
+    regular polygon around a random point) on random planes of its table, between random pairs of
+    distinct clusters (none when it has one cluster)."""
+    rng = np.random.default_rng(seed)
+    clusters = len(level.vis_row_offset)
+    count = int(rng.integers(0, 12)) if portals is None else portals
+    if clusters < 2:
+        count = 0
+    planes = len(level.plane_dists)
+    plane = rng.integers(0, planes, count).astype(np.int32)
+    pair = np.stack([rng.integers(0, clusters, count), rng.integers(0, clusters, count)], axis=1)
+    pair[:, 1] = np.where(pair[:, 1] == pair[:, 0], (pair[:, 0] + 1) % max(clusters, 1), pair[:, 1])
+    nverts = rng.integers(3, 9, count)
+    verts = []
+    for i in range(count):
+        n, d = level.plane_normals[plane[i]], level.plane_dists[plane[i]]
+        t = np.cross(n, [1.0, 0, 0] if abs(n[0]) < 0.9 else [0, 1.0, 0])
+        t /= np.linalg.norm(t)
+        b = np.cross(n, t)
+        centre = n * d + rng.uniform(-2, 2) * t + rng.uniform(-2, 2) * b
+        ang = np.arange(nverts[i]) * 2 * np.pi / nverts[i]
+        r = rng.uniform(0.1, 2)
+        verts.append(centre + r * (np.cos(ang)[:, None] * t + np.sin(ang)[:, None] * b))
+    level.cull_num_clusters = np.array([clusters], dtype=np.int32)
+    level.cull_portal_clusters = pair.astype(np.int32).reshape(-1, 2)
+    level.cull_portal_plane = plane
+    level.cull_portal_first = (np.cumsum(nverts) - nverts).astype(np.int32)
+    level.cull_portal_count = nverts.astype(np.int32)
+    level.cull_portal_vertices = np.concatenate(verts).reshape(-1, 3) if verts else np.zeros((0, 3))
     return level
