@@ -536,6 +536,9 @@ def _check_camera_options(args) -> None:
                              "(answers JSON).", hint="query LEVEL --cameras CAMS.npy --cull portal --stats -o OUT.json")
     if args.shape or args.impact:
         raise BrushbakeError("--shape and --impact go with --segments, not --cameras.")
+    if args.backend == "c":
+        raise BrushbakeError("--cameras is answered by the NumPy run-time only (the C run-time has no camera "
+                             "query yet).", hint="Use --cameras without --backend c.")
 
 
 def cmd_query(args) -> int:
@@ -565,7 +568,11 @@ def cmd_query(args) -> int:
             print(f"warning: {args.level} has no beveled tree (it was baked with --no-bevels); the shape is swept "
                   "through the plain point tree, where it can stop short near outside corners and edges. "
                   "Bake again without --no-bevels for exact answers.", file=sys.stderr)
-        result = shift_hits(level.bevel_tree(), shape, seg[:, 0], seg[:, 1], impact=args.impact)
+        if args.backend == "c" and type(shape).__name__ == "ConvexHull":
+            raise BrushbakeError("--backend c sweeps spheres, cylinders and boxes; hull:POINTS.npy is NumPy only.",
+                                 hint="Use --backend numpy for a convex hull shape.")
+        target = level if args.backend == "c" else level.bevel_tree()
+        result = shift_hits(target, shape, seg[:, 0], seg[:, 1], impact=args.impact, backend=args.backend)
     elif args.see:
         from .core.runtime.pvs import visibility
 
@@ -575,9 +582,13 @@ def cmd_query(args) -> int:
         if not level.has_vis:
             raise BrushbakeError("was baked without visibility (--vis none), so it has no PVS to query.",
                                  subject=args.level, hint="Bake it again with --vis flow, fast or sample.")
-        result = visibility(level).can_see_points(_load_array(args.see, "point pairs", (2, 3)))
+        result = visibility(level).can_see_points(_load_array(args.see, "point pairs", (2, 3)), backend=args.backend)
     elif args.moves:
         from .core.runtime.crowd import check_moves
+
+        if args.backend == "c":
+            raise BrushbakeError("--moves is answered by the NumPy run-time only (the C run-time has no crowd "
+                                 "slices yet).", hint="Use --moves without --backend c.")
 
         if hull:
             raise BrushbakeError("--moves answers from the crowd slices, baked for one avatar.",
@@ -589,10 +600,10 @@ def cmd_query(args) -> int:
     elif args.cameras:
         return _query_cameras(args, level, hull)
     elif args.points:
-        result = point_solid(level, _load_array(args.points, "points", (3,)), hull=hull)
+        result = point_solid(level, _load_array(args.points, "points", (3,)), hull=hull, backend=args.backend)
     else:
         seg = _load_array(args.segments, "segments", (2, 3))
-        result = segment_hits(level, seg[:, 0], seg[:, 1], hull=hull)
+        result = segment_hits(level, seg[:, 0], seg[:, 1], hull=hull, backend=args.backend)
     _save_array_atomic(args.output, result)
     print(f"wrote {args.output}: {result.shape[0]} answers")
     return EXIT_OK
@@ -785,6 +796,9 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--shape", help="plane shifting through the beveled tree: sphere:R, cylinder:R,H (reference "
                                    "point at the base centre), box:HX,HY,HZ (centred) or hull:POINTS.npy")
     q.add_argument("--impact", action="store_true", help="with --shape: append the impact point on the shape (N,10)")
+    q.add_argument("--backend", choices=("numpy", "c"), default="numpy",
+                   help="numpy (default, the reference) or c: the C run-time in runtime_c/, built with the system's "
+                        "C compiler on first use (an error where there is none); the same answers")
     q.add_argument("-o", "--output", required=True, help=".npy file to write")
     q.set_defaults(func=cmd_query)
 

@@ -82,3 +82,7 @@ def check_cancel(cancel) -> None:
     """Raise CancelledError when the long work's cancel() callback (None: never) returns True."""
     if cancel is not None and cancel():
         raise CancelledError()
+
+
+class BackendUnavailableError(BrushbakeError):
+    """The C run-time (runtime_c/) cannot be built or loaded here: no C compiler, or no sources."""

@@ -163,8 +163,14 @@ class Visibility:
         out[ok] = ((self.bits[aa, bb >> 3] >> (bb & 7).astype(np.uint8)) & 1).astype(bool)
         return out
 
-    def can_see_points(self, pairs) -> np.ndarray:
-        """(N, 2, 3) point pairs -> (N,) uint8: 1 where the first point's leaf may see the second's."""
+    def can_see_points(self, pairs, backend: str = "numpy") -> np.ndarray:
+        """(N, 2, 3) point pairs -> (N,) uint8: 1 where the first point's leaf may see the second's.
+        backend "c": the C run-time (core/runtime/cruntime.py), the same answers."""
+        if backend != "numpy":
+            from .cruntime import c_level, check_backend
+
+            check_backend(backend)
+            return c_level(self.level).can_see_points(pairs)
         p = np.asarray(pairs, dtype=np.float64).reshape(-1, 2, 3)
         ca = self.clusters_of_points(p[:, 0])
         cb = self.clusters_of_points(p[:, 1])

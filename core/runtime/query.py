@@ -21,16 +21,31 @@ from .trace import solid_open_batch, trace_hulls
 from .tree import as_tree
 
 
-def point_leaves(level, points) -> np.ndarray:
+def point_leaves(level, points, backend: str = "numpy") -> np.ndarray:
     """(N,) int64 leaf of the point tree holding each point (a point on a plane goes to the
-    front side): Tree.locate."""
+    front side): Tree.locate.  backend "c": the C run-time (core/runtime/cruntime.py), same answers."""
+    if _c(backend):
+        from .cruntime import c_level
+
+        return c_level(level).point_leaves(points)
     return as_tree(level).locate(points)[0]
 
 
-def point_solid(level, points, hull: int = 0) -> np.ndarray:
+def _c(backend: str) -> bool:
+    """Is the C run-time asked for?  (ValueError for a backend that is neither numpy nor c.)"""
+    if backend not in ("numpy", "c"):
+        raise ValueError(f"backend must be 'numpy' or 'c', not {backend!r}")
+    return backend == "c"
+
+
+def point_solid(level, points, hull: int = 0, backend: str = "numpy") -> np.ndarray:
     """(N,) uint8: 1 where the point is solid for the hull (0 = the point hull); for a box hull
     the point is the character's reference point.  A point on a plane is solid only if it is
-    solid on both sides (open solids, see the module docstring)."""
+    solid on both sides (open solids, see the module docstring).  backend "c": the C run-time."""
+    if _c(backend):
+        from .cruntime import c_level
+
+        return c_level(level).point_solid(points, hull)
     tree = as_tree(level, hull)
     bit = 1 << int(hull)
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
@@ -42,15 +57,15 @@ def point_solid(level, points, hull: int = 0) -> np.ndarray:
     return out
 
 
-def segment_hits(level, starts, ends, hull: int = 0) -> np.ndarray:
+def segment_hits(level, starts, ends, hull: int = 0, backend: str = "numpy") -> np.ndarray:
     """First solid hit of each segment, packed as the command line writes it: an (N, 7) float64
     array [fraction, x, y, z, nx, ny, nz] (core/runtime/results.py Hits.packed).
 
     fraction is 1.0 (point = end, normal 0) where nothing is hit and 0.0 (normal 0) where the start
     is already solid.  The walk is find_first_transitions (core/runtime/trace.py); box hulls also
-    get its robustness retry for starts resting on a surface.
+    get its robustness retry for starts resting on a surface.  backend "c": the C run-time.
     """
-    return trace_hulls(level, starts, ends, hull=hull, retry=hull != 0).packed()
+    return trace_hulls(level, starts, ends, hull=hull, retry=hull != 0, backend=backend).packed()
 
 
 def leaves_back_to_front(level: CompiledLevel, viewpoint) -> np.ndarray:

@@ -268,7 +268,7 @@ def hit_check(tree, shape: Shape, v0, v1) -> Hit:
     return shift_tree(tree).hit_check(shape, v0, v1)
 
 
-def hit_checks(tree, shape: Shape, starts, ends, offsets: np.ndarray | None = None) -> Hits:
+def hit_checks(tree, shape: Shape, starts, ends, offsets: np.ndarray | None = None, backend: str = "numpy") -> Hits:
     """HitCheck for many swept shapes at once, in NumPy.
 
     Every segment walks the tree in lock step with its own stack of (node, t0, t1, entry plane),
@@ -276,7 +276,18 @@ def hit_checks(tree, shape: Shape, starts, ends, offsets: np.ndarray | None = No
     to the segment's best hit so far, and pushes the far child's shifted part, then the near
     child's (popped first).  Returns Hits (core/runtime/results.py) with impact points and the
     nodes each segment visited.
+
+    backend "c": the C run-time (core/runtime/cruntime.py) sweeps the shape through the level's
+    beveled tree (its point tree when it has none): `tree` is then the level itself.  Points,
+    spheres, cylinders and boxes (not ConvexHull); the same answers.
     """
+    if backend != "numpy":
+        from .cruntime import c_level, check_backend
+
+        check_backend(backend)
+        if isinstance(tree, Tree) or offsets is not None:
+            raise ValueError("the C backend sweeps through a level's beveled tree: pass the level, no offsets")
+        return c_level(tree).shift(shape, starts, ends)
     s = np.asarray(starts, dtype=np.float64).reshape(-1, 3)
     e = np.asarray(ends, dtype=np.float64).reshape(-1, 3)
     n = len(s)
@@ -359,7 +370,8 @@ def hit_checks(tree, shape: Shape, starts, ends, offsets: np.ndarray | None = No
     return Hits(t, point, normal, np.where(ok, best_plane, -1), start_solid, hit, impact, visited)
 
 
-def shift_hits(tree, shape: Shape, starts, ends, impact: bool = False) -> np.ndarray:
+def shift_hits(tree, shape: Shape, starts, ends, impact: bool = False, backend: str = "numpy") -> np.ndarray:
     """hit_checks packed as the command line writes it: (N, 7) [fraction, point xyz, normal xyz],
-    or (N, 10) with the impact point on the shape appended when `impact` is True."""
-    return hit_checks(tree, shape, starts, ends).packed(impact)
+    or (N, 10) with the impact point on the shape appended when `impact` is True.  backend "c":
+    `tree` is the level (see hit_checks)."""
+    return hit_checks(tree, shape, starts, ends, backend=backend).packed(impact)

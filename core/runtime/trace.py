@@ -508,10 +508,19 @@ def solid_open_batch(arrays, leaf_solid, points, codes, bit: int) -> np.ndarray:
     return solid
 
 
-def trace_hulls(level, starts, ends, hull: int = 0, retry: bool = True) -> Hits:
+def trace_hulls(level, starts, ends, hull: int = 0, retry: bool = True, backend: str = "numpy") -> Hits:
     """Swept traces of a hull's reference point through the level's tree for that hull (point
     tree for hull 0, onion tree for box hulls; or a Tree as given).  With `retry`, a start found
-    solid gets the robustness retry (module docstring)."""
+    solid gets the robustness retry (module docstring).  backend "c": the C run-time
+    (core/runtime/cruntime.py; a level, not a Tree), the same answers."""
+    if backend != "numpy":
+        from .cruntime import c_level, check_backend
+
+        check_backend(backend)
+        if isinstance(level, Tree):
+            raise ValueError("the C backend traces a level (CompiledLevel), not a Tree")
+        level.collision_tree(hull)  # the typed UnknownHullError, as the NumPy path gives
+        return c_level(level).trace(starts, ends, hull=hull, retry=retry)
     tree = as_tree(level, hull)
     s = np.asarray(starts, dtype=np.float64).reshape(-1, 3)
     e = np.asarray(ends, dtype=np.float64).reshape(-1, 3)

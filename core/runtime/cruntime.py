@@ -1,0 +1,259 @@
+"""The C run-time (runtime_c/brushbake.c) from Python, through ctypes: the `backend="c"` of the
+batch queries.
+
+The shared library is built from the two C files with the system's C compiler the first time it
+is needed (or ahead of time with `python -m brushbake.core.runtime.cruntime`), into a cache
+folder: $BRUSHBAKE_C_CACHE, else $XDG_CACHE_HOME/brushbake, else ~/.cache/brushbake.  Its name
+carries a hash of the sources and flags, so a changed source is rebuilt and two versions never
+mix.  The compiler is $CC, else cc, gcc or clang.  Without a compiler (Blender on most desktops)
+BackendUnavailableError says so, and the NumPy run-time answers as always: it stays the
+reference and the default.
+
+The C answers are the NumPy answers (tests/core/test_cruntime.py compares them on every sample
+scene and map): same hit and kind, the same t to the bit where the Python computes in the same
+order (it does for traces, points and plane shifting; -ffp-contract=off keeps the compiler from
+fusing multiply-adds).  The C loader checks the file as exporters/native.py does.
+
+Only the standard library (ctypes, hashlib, subprocess) and NumPy; nothing of compile/ or formats/.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import BackendUnavailableError, LevelFormatError, UnknownHullError
+from .results import Hits
+
+#: where the C sources live: runtime_c/ at the top of the package (the repository's root)
+SOURCE_DIR = Path(__file__).resolve().parents[2] / "runtime_c"
+SOURCES = ("brushbake.c", "brushbake.h")
+#: -ffp-contract=off: no fused multiply-adds, so products round as NumPy's do
+CFLAGS = ("-std=c99", "-O2", "-ffp-contract=off", "-fPIC", "-shared")
+BACKENDS = ("numpy", "c")
+
+#: brushbake.h's bbk_hit, one record per answer
+HIT_DTYPE = np.dtype([("fraction", "<f8"), ("point", "<f8", (3,)), ("normal", "<f8", (3,)), ("impact", "<f8", (3,)),
+                      ("plane", "<i4"), ("start_solid", "<i4"), ("hit", "<i4"), ("nodes_visited", "<i4")])
+SHAPE_KINDS = {"Point": 0, "Sphere": 1, "Cylinder": 2, "Box": 3}
+
+ERR_NO_HULL, ERR_NO_VIS = 23, 24  # brushbake.h's BBK_ERR_NO_HULL, BBK_ERR_NO_VIS
+
+
+class _Shape(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int32), ("reserved", ctypes.c_int32), ("radius", ctypes.c_double),
+                ("height", ctypes.c_double), ("half", ctypes.c_double * 3)]
+
+
+_LIBRARY = None
+
+
+def cache_dir() -> Path:
+    if os.environ.get("BRUSHBAKE_C_CACHE"):
+        return Path(os.environ["BRUSHBAKE_C_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "brushbake"
+
+
+def _compiler() -> str | None:
+    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def _unavailable(why: str) -> BackendUnavailableError:
+    return BackendUnavailableError(f"the C run-time is not available: {why}.",
+                                   hint="Use --backend numpy (the default), or install a C compiler (cc, gcc or "
+                                        "clang) so brushbake can build runtime_c/brushbake.c.")
+
+
+def library_path() -> Path:
+    """The shared library for the current sources, built when missing."""
+    try:
+        text = b"".join((SOURCE_DIR / name).read_bytes() for name in SOURCES)
+    except OSError:
+        raise _unavailable(f"its sources are not in {SOURCE_DIR}") from None
+    digest = hashlib.sha256(text + " ".join(CFLAGS).encode()).hexdigest()[:16]
+    suffix = ".dylib" if sys.platform == "darwin" else ".dll" if os.name == "nt" else ".so"
+    target = cache_dir() / f"libbrushbake-{digest}{suffix}"
+    if target.exists():
+        return target
+    cc = _compiler()
+    if cc is None:
+        raise _unavailable("no C compiler was found (looked for $CC, cc, gcc and clang)")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=".libbrushbake-", suffix=suffix, dir=target.parent)
+        os.close(fd)
+    except OSError as err:
+        raise _unavailable(f"cannot write to the cache folder {target.parent} ({err.strerror})") from None
+    try:
+        run = subprocess.run([cc, *CFLAGS, "-o", temp, str(SOURCE_DIR / "brushbake.c"), "-lm"],
+                             capture_output=True, text=True, timeout=300)
+        if run.returncode != 0:
+            first = (run.stderr.strip().splitlines() or ["no message"])[0]
+            raise _unavailable(f"{os.path.basename(cc)} failed to build it ({first})")
+        os.replace(temp, target)
+    except (OSError, subprocess.SubprocessError) as err:
+        raise _unavailable(f"the compiler could not run ({err})") from None
+    finally:
+        if os.path.exists(temp):
+            os.unlink(temp)
+    return target
+
+
+def library() -> ctypes.CDLL:
+    """The loaded C run-time (built on first use); BackendUnavailableError where it cannot be."""
+    global _LIBRARY
+    if _LIBRARY is None:
+        path = library_path()
+        try:
+            lib = ctypes.CDLL(str(path))
+        except OSError as err:
+            raise _unavailable(f"{path} cannot be loaded ({err})") from None
+        _declare(lib)
+        _LIBRARY = lib
+    return _LIBRARY
+
+
+def available() -> bool:
+    try:
+        library()
+    except BackendUnavailableError:
+        return False
+    return True
+
+
+def _declare(lib) -> None:
+    p, size, u32, i32 = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint32, ctypes.c_int
+    lib.bbk_load.argtypes = [ctypes.c_char_p, size, ctypes.POINTER(p), ctypes.c_char_p, size]
+    lib.bbk_free.argtypes = [p]
+    lib.bbk_free.restype = None
+    lib.bbk_error_name.argtypes = [i32]
+    lib.bbk_error_name.restype = ctypes.c_char_p
+    lib.bbk_point_leaf_many.argtypes = [p, size, p, p]
+    lib.bbk_point_solid_many.argtypes = [p, u32, size, p, p]
+    lib.bbk_trace_many.argtypes = [p, u32, size, p, i32, p]
+    lib.bbk_shift_trace_many.argtypes = [p, ctypes.POINTER(_Shape), size, p, p]
+    lib.bbk_can_see_points_many.argtypes = [p, size, p, p]
+
+
+class CLevel:
+    """A level loaded into the C run-time (from its .bbk bytes).  Queries take NumPy arrays and
+    answer as the NumPy run-time's batch queries do."""
+
+    def __init__(self, data: bytes, name: str = "<bytes>", hull_names=()):
+        self._lib = library()
+        self._handle = ctypes.c_void_p()
+        message = ctypes.create_string_buffer(512)
+        self._data = bytes(data)
+        code = self._lib.bbk_load(self._data, len(self._data), ctypes.byref(self._handle), message, len(message))
+        if code != 0:
+            reason = message.value.decode("utf-8", "replace") or self._lib.bbk_error_name(code).decode()
+            raise LevelFormatError(f"the C loader rejects it: {reason} (code {code}).", subject=name,
+                                   hint="Rebake the level.")
+        self.hull_names = list(hull_names)
+
+    def __del__(self):
+        handle = getattr(self, "_handle", None)
+        if handle:
+            self._lib.bbk_free(handle)
+            self._handle = None
+
+    def _check(self, code: int, hull: int | None = None) -> None:
+        if code == 0:
+            return
+        if code == ERR_NO_HULL:
+            names = ", ".join(f"{i} {n}" for i, n in enumerate(self.hull_names))
+            raise UnknownHullError(f"has no hull {hull!r}; its hulls are: {names}.", subject="level",
+                                   hint="Query one of those, or rebake the level with the hull you need.")
+        name = self._lib.bbk_error_name(code).decode()
+        raise ValueError(f"the C run-time refused the query: {name} (code {code})")
+
+    @staticmethod
+    def _rows(a, tail: tuple) -> np.ndarray:
+        return np.ascontiguousarray(np.asarray(a, dtype=np.float64).reshape((-1, *tail)))
+
+    def point_leaves(self, points) -> np.ndarray:
+        pts = self._rows(points, (3,))
+        out = np.zeros(len(pts), dtype=np.int32)
+        self._check(self._lib.bbk_point_leaf_many(self._handle, len(pts), pts.ctypes.data, out.ctypes.data))
+        return out.astype(np.int64)
+
+    def point_solid(self, points, hull: int = 0) -> np.ndarray:
+        pts = self._rows(points, (3,))
+        out = np.zeros(len(pts), dtype=np.uint8)
+        self._check(self._lib.bbk_point_solid_many(self._handle, _hull(hull), len(pts), pts.ctypes.data,
+                                                   out.ctypes.data), hull)
+        return out
+
+    def _hits(self, raw: np.ndarray, impact: bool) -> Hits:
+        plane = raw["plane"].astype(np.int64)
+        return Hits(raw["fraction"].copy(), raw["point"].copy(), raw["normal"].copy(), plane,
+                    raw["start_solid"] != 0, raw["hit"] != 0, raw["impact"].copy() if impact else None,
+                    raw["nodes_visited"].astype(np.int64) if impact else None)
+
+    def trace(self, starts, ends, hull: int = 0, retry: bool = True) -> Hits:
+        seg = self._segments(starts, ends)
+        raw = np.zeros(len(seg), dtype=HIT_DTYPE)
+        self._check(self._lib.bbk_trace_many(self._handle, _hull(hull), len(seg), seg.ctypes.data, int(bool(retry)),
+                                             raw.ctypes.data), hull)
+        return self._hits(raw, impact=False)
+
+    def shift(self, shape, starts, ends) -> Hits:
+        kind = SHAPE_KINDS.get(type(shape).__name__)
+        if kind is None:
+            raise ValueError(f"the C run-time sweeps points, spheres, cylinders and boxes, not a {type(shape).__name__}")
+        c_shape = _Shape(kind, 0, float(getattr(shape, "radius", 0.0)), float(getattr(shape, "height", 0.0)),
+                         (ctypes.c_double * 3)(*[float(v) for v in getattr(shape, "half", (0.0, 0.0, 0.0))]))
+        seg = self._segments(starts, ends)
+        raw = np.zeros(len(seg), dtype=HIT_DTYPE)
+        self._check(self._lib.bbk_shift_trace_many(self._handle, ctypes.byref(c_shape), len(seg), seg.ctypes.data,
+                                                   raw.ctypes.data))
+        return self._hits(raw, impact=True)
+
+    def can_see_points(self, pairs) -> np.ndarray:
+        p = self._rows(pairs, (2, 3))
+        out = np.zeros(len(p), dtype=np.uint8)
+        self._check(self._lib.bbk_can_see_points_many(self._handle, len(p), p.ctypes.data, out.ctypes.data))
+        return out
+
+    def _segments(self, starts, ends) -> np.ndarray:
+        s, e = self._rows(starts, (3,)), self._rows(ends, (3,))
+        return np.ascontiguousarray(np.stack([s, e], axis=1))
+
+
+def _hull(hull) -> int:
+    hull = int(hull)
+    return hull if 0 <= hull < 2**32 else 2**32 - 1  # the C answers 'no such hull' for out of range
+
+
+def c_level(level) -> CLevel:
+    """The level in the C run-time, loaded once and kept with the level (while its arrays are the
+    same objects).  The bytes are the level's .bbk bytes (exporters.native.level_to_bytes: the
+    one place that writes the format; imported here, lazily, only for the C backend)."""
+    if isinstance(level, CLevel):
+        return level
+    from ...exporters.native import level_to_bytes  # the .bbk bytes the C loader reads
+
+    fields = [v for k, v in vars(level).items() if isinstance(v, np.ndarray)]
+    return level.cached("c_level", lambda: CLevel(level_to_bytes(level), "level", level.hull_names), *fields)
+
+
+def check_backend(backend: str) -> str:
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    return backend
+
+
+if __name__ == "__main__":  # build ahead of time: python -m brushbake.core.runtime.cruntime
+    print(library_path())

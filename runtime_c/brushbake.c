@@ -1,0 +1,1348 @@
+/* brushbake.c -- the brushbake level run-time in plain C99 (see brushbake.h).
+ *
+ * The loader follows docs/FORMAT.md ("What a reader checks") rule for rule, as exporters/native.py
+ * does; the queries follow core/runtime/ (tree.py, trace.py, shift.py, pvs.py) operation for
+ * operation.  Nothing here allocates after bbk_load, and no walk recurses deeper than the tree
+ * (which the loader proves is at most BBK_MAX_TREE_DEPTH nodes deep).
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "brushbake.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* tolerances, the values of core/tolerances.py */
+#define TOUCH_EPSILON 1e-7          /* a point within it of a plane is on the plane */
+#define SHIFT_CONTACT_EPSILON 1e-7  /* plane shifting: a start touching a shifted plane */
+#define RETRY_BACKOFF 1e-3          /* the retry of a start found solid */
+#define RETRY_SLACK 1e-9
+#define RETRY_SLACK_ABS 1e-12
+#define NORMAL_LENGTH_TOLERANCE 1e-6
+#define SUPPORT_MIN_LENGTH 1e-300
+#define CYLINDER_HORIZONTAL_EPSILON 1e-12
+
+#define STACK_SIZE (BBK_MAX_TREE_DEPTH + 4)
+
+/* ---------------------------------------------------------------------------------------------
+ * The level in memory */
+
+typedef struct tree {
+    const int32_t *plane;     /* (n) */
+    const int32_t *children;  /* (n, 2): front, back */
+    const uint32_t *solid;    /* (l) */
+    uint32_t n, l;
+    int32_t root;             /* 0, or -1 (leaf 0) when there are no nodes */
+} tree;
+
+typedef struct piece {        /* the open walk's pieces along a segment */
+    double t;
+    int32_t plane;
+    int32_t solid;
+} piece;
+
+struct bbk_level {
+    uint8_t *file;            /* the copied file, 8-aligned */
+    uint16_t version_major, version_minor;
+    uint32_t planes, faces, vertices, brushes, hulls, leaf_faces, max_depth;
+    const double *normals, *dists;
+    tree point, onion, bevel;
+    const int32_t *leaf_cluster;
+    const double *hull_boxes, *world;
+    const uint32_t *hull_index;  /* (hulls, 2): offset, length into hull_text */
+    const uint8_t *hull_text;
+    const int32_t *vis_leaf_cluster;
+    const uint32_t *vis_row_offset;
+    const uint8_t *vis_rows;
+    uint32_t clusters, row_bytes;
+    uint64_t vis_bytes;
+    piece *pieces;            /* scratch of the open walk */
+    size_t pieces_cap;
+    uint8_t *row;             /* scratch: one decompressed PVS row */
+};
+
+/* ---------------------------------------------------------------------------------------------
+ * Little helpers */
+
+static uint32_t le32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint64_t le64(const uint8_t *p) { return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32; }
+
+static void crc_table(uint32_t table[256]) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1u ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        table[i] = c;
+    }
+}
+static uint32_t crc_update(const uint32_t table[256], uint32_t crc, const uint8_t *p, uint64_t n) {
+    crc = ~crc;
+    for (uint64_t i = 0; i < n; i++) crc = table[(crc ^ p[i]) & 0xFFu] ^ (crc >> 8);
+    return ~crc;
+}
+
+static int fail(char *message, size_t size, int code, const char *format, ...) {
+    if (message && size) {
+        va_list args;
+        va_start(args, format);
+        vsnprintf(message, size, format, args);
+        va_end(args);
+    }
+    return code;
+}
+
+static int is_finite(double x) { return x - x == 0.0; }
+
+/* Python's max(a, b) and min(a, b): the first unless the second is strictly beyond it */
+static double py_max(double a, double b) { return b > a ? b : a; }
+static double py_min(double a, double b) { return b < a ? b : a; }
+
+/* ---------------------------------------------------------------------------------------------
+ * Sections */
+
+enum {
+    S_PLNN, S_PLND, S_NODP, S_NODC, S_LFSD, S_LFCL, S_LFBB, S_LFFF, S_LFFC, S_LFFI, S_FCPL, S_FCFV,
+    S_FCNV, S_FCBR, S_FCFL, S_VERT, S_ONNP, S_ONNC, S_ONLS, S_HULB, S_WBND, S_BRSN, S_BRST, S_HULN,
+    S_HULT, S_REQUIRED, S_BVNP = S_REQUIRED, S_BVNC, S_BVLS, S_VSLC, S_VSRO, S_VSRD, S_KNOWN
+};
+
+static const struct { char tag[5]; uint32_t record_size, element_size; } KNOWN[S_KNOWN] = {
+    {"PLNN", 24, 8}, {"PLND", 8, 8}, {"NODP", 4, 4}, {"NODC", 8, 4}, {"LFSD", 4, 4}, {"LFCL", 4, 4},
+    {"LFBB", 48, 8}, {"LFFF", 4, 4}, {"LFFC", 4, 4}, {"LFFI", 4, 4}, {"FCPL", 4, 4}, {"FCFV", 4, 4},
+    {"FCNV", 4, 4}, {"FCBR", 4, 4}, {"FCFL", 4, 4}, {"VERT", 24, 8}, {"ONNP", 4, 4}, {"ONNC", 8, 4},
+    {"ONLS", 4, 4}, {"HULB", 48, 8}, {"WBND", 48, 8}, {"BRSN", 8, 4}, {"BRST", 1, 1}, {"HULN", 8, 4},
+    {"HULT", 1, 1}, {"BVNP", 4, 4}, {"BVNC", 8, 4}, {"BVLS", 4, 4}, {"VSLC", 4, 4}, {"VSRO", 4, 4},
+    {"VSRD", 1, 1},
+};
+
+typedef struct entry {
+    uint32_t tag, record_size, crc;
+    uint64_t count, offset, size;
+} entry;
+
+typedef struct section {
+    int present;
+    uint64_t count, offset, size;
+} section;
+
+static int cmp_span(const void *a, const void *b) {
+    const entry *x = (const entry *)a, *y = (const entry *)b;
+    if (x->offset != y->offset) return x->offset < y->offset ? -1 : 1;
+    if (x->size != y->size) return x->size < y->size ? -1 : 1;
+    return 0;
+}
+static int cmp_tag(const void *a, const void *b) {
+    uint32_t x = ((const entry *)a)->tag, y = ((const entry *)b)->tag;
+    return x < y ? -1 : x > y;
+}
+
+static int valid_tag(const uint8_t *t) {
+    for (int i = 0; i < 4; i++)
+        if (!((t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= '0' && t[i] <= '9'))) return 0;
+    return 1;
+}
+
+static int zero_bytes(const uint8_t *p, uint64_t start, uint64_t stop) {
+    for (uint64_t i = start; i < stop; i++)
+        if (p[i]) return 0;
+    return 1;
+}
+
+/* Strict UTF-8, as Python decodes it (no overlongs, surrogates or code points past U+10FFFF). */
+static int valid_utf8(const uint8_t *s, uint64_t n) {
+    uint64_t i = 0;
+    while (i < n) {
+        uint8_t c = s[i];
+        int more;
+        uint8_t lo = 0x80, hi = 0xBF;
+        if (c < 0x80) { i++; continue; }
+        if (c >= 0xC2 && c <= 0xDF) more = 1;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            more = 2;
+            if (c == 0xE0) lo = 0xA0;
+            if (c == 0xED) hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            more = 3;
+            if (c == 0xF0) lo = 0x90;
+            if (c == 0xF4) hi = 0x8F;
+        } else return 0;
+        if (n - i - 1 < (uint64_t)more) return 0;
+        if (s[i + 1] < lo || s[i + 1] > hi) return 0;
+        for (int k = 2; k <= more; k++)
+            if (s[i + k] < 0x80 || s[i + k] > 0xBF) return 0;
+        i += 1 + (uint64_t)more;
+    }
+    return 1;
+}
+
+static int host_big_endian(void) {
+    const uint16_t one = 1;
+    return *(const uint8_t *)&one == 0;
+}
+
+static void swap_elements(uint8_t *p, uint64_t bytes, uint32_t size) {
+    if (size < 2) return;
+    for (uint64_t i = 0; i + size <= bytes; i += size)
+        for (uint32_t a = 0, b = size - 1; a < b; a++, b--) {
+            uint8_t t = p[i + a];
+            p[i + a] = p[i + b];
+            p[i + b] = t;
+        }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The container: header, table, sections (FORMAT.md "What a reader checks", rules 1-5) */
+
+typedef struct loader {
+    const uint8_t *data;
+    uint64_t size;
+    char *msg;
+    size_t msg_size;
+    section sec[S_KNOWN];
+    uint32_t crc[256];
+} loader;
+
+static int check_header(loader *ld, uint32_t *header_size, uint32_t *entry_size, uint32_t *count) {
+    const uint8_t *d = ld->data;
+    uint64_t size = ld->size;
+    uint64_t m = size < 4 ? size : 4;
+    if (memcmp(d, "BRBK", (size_t)m) != 0)
+        return fail(ld->msg, ld->msg_size, BBK_ERR_MAGIC, "is not a brushbake level: it does not start with BRBK");
+    if (size < 8) return fail(ld->msg, ld->msg_size, BBK_ERR_TRUNCATED, "is truncated: not even the header is complete");
+    if (le16(d + 4) != BBK_FORMAT_MAJOR)
+        return fail(ld->msg, ld->msg_size, BBK_ERR_VERSION, "uses format version %u.%u; this loader reads %u.x",
+                    le16(d + 4), le16(d + 6), BBK_FORMAT_MAJOR);
+    if (size < 40) return fail(ld->msg, ld->msg_size, BBK_ERR_TRUNCATED, "is truncated: not even the header is complete");
+    uint32_t flags = le32(d + 8);
+    *header_size = le32(d + 12);
+    *entry_size = le32(d + 16);
+    *count = le32(d + 20);
+    uint64_t file_size = le64(d + 24);
+    uint32_t crc = le32(d + 32);
+    if (*header_size < 40 || *entry_size < 40 || *header_size % 8 || *entry_size % 8)
+        return fail(ld->msg, ld->msg_size, BBK_ERR_HEADER, "has a corrupt header (header size %u, entry size %u)",
+                    *header_size, *entry_size);
+    uint64_t table_end = (uint64_t)*header_size + (uint64_t)*count * *entry_size;
+    if (table_end > size)
+        return fail(ld->msg, ld->msg_size, BBK_ERR_TRUNCATED, "is truncated or its header is corrupt: its table "
+                    "would end at %llu", (unsigned long long)table_end);
+    static const uint8_t zero4[4] = {0, 0, 0, 0};
+    uint32_t c = crc_update(ld->crc, 0, d, 32);
+    c = crc_update(ld->crc, c, zero4, 4);
+    c = crc_update(ld->crc, c, d + 36, table_end - 36);
+    if (c != crc) return fail(ld->msg, ld->msg_size, BBK_ERR_CHECKSUM, "is corrupt: the header checksum does not match");
+    if (file_size != size)
+        return fail(ld->msg, ld->msg_size, BBK_ERR_TRUNCATED, "%s: the header says %llu bytes, the file has %llu",
+                    file_size > size ? "is truncated" : "has extra bytes at the end",
+                    (unsigned long long)file_size, (unsigned long long)size);
+    if (size % 8) return fail(ld->msg, ld->msg_size, BBK_ERR_HEADER, "is not a multiple of 8 bytes long");
+    if (flags & 0xFFFFu)
+        return fail(ld->msg, ld->msg_size, BBK_ERR_FLAGS, "needs features (flags 0x%x) this loader does not know", flags);
+    return BBK_OK;
+}
+
+static int check_table(loader *ld) {
+    uint32_t header_size = 0, entry_size = 0, count = 0;
+    int err = check_header(ld, &header_size, &entry_size, &count);
+    if (err) return err;
+    const uint8_t *d = ld->data;
+    uint64_t table_end = (uint64_t)header_size + (uint64_t)count * entry_size;
+    entry *e = (entry *)malloc(count ? count * sizeof *e : 1);
+    if (!e) return fail(ld->msg, ld->msg_size, BBK_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < count && !err; i++) {
+        const uint8_t *p = d + header_size + (uint64_t)i * entry_size;
+        entry *x = &e[i];
+        x->tag = le32(p);
+        x->record_size = le32(p + 4);
+        x->count = le64(p + 8);
+        x->offset = le64(p + 16);
+        x->size = le64(p + 24);
+        x->crc = le32(p + 32);
+        if (!valid_tag(p))
+            err = fail(ld->msg, ld->msg_size, BBK_ERR_TABLE, "section table entry %u has a bad tag", i);
+        else if ((x->count && x->record_size > UINT64_MAX / x->count) ? 1 : (x->record_size * x->count != x->size))
+            err = fail(ld->msg, ld->msg_size, BBK_ERR_TABLE, "section %.4s's records do not fill its size", (const char *)p);
+        else if (x->offset % 8 || x->offset < table_end || x->size > ld->size || x->offset > ld->size - x->size)
+            err = fail(ld->msg, ld->msg_size, BBK_ERR_TABLE, "section %.4s lies outside the data area", (const char *)p);
+    }
+    if (!err) {  /* each tag once */
+        qsort(e, count, sizeof *e, cmp_tag);
+        for (uint32_t i = 1; i < count && !err; i++)
+            if (e[i].tag == e[i - 1].tag)
+                err = fail(ld->msg, ld->msg_size, BBK_ERR_TABLE, "the section table repeats a tag");
+    }
+    if (!err) {  /* no overlaps, zero padding (before any checksum: their work is then the file's size) */
+        qsort(e, count, sizeof *e, cmp_span);
+        uint64_t end = table_end;
+        for (uint32_t i = 0; i < count && !err; i++) {
+            if (e[i].offset < end)
+                err = fail(ld->msg, ld->msg_size, BBK_ERR_LAYOUT, "a section overlaps the table or another section");
+            else if (!zero_bytes(d, end, e[i].offset))
+                err = fail(ld->msg, ld->msg_size, BBK_ERR_LAYOUT, "padding bytes are not zero");
+            else end = e[i].offset + e[i].size;
+        }
+        if (!err && !zero_bytes(d, end, ld->size))
+            err = fail(ld->msg, ld->msg_size, BBK_ERR_LAYOUT, "padding bytes are not zero");
+    }
+    for (uint32_t i = 0; i < count && !err; i++) {
+        if (crc_update(ld->crc, 0, d + e[i].offset, e[i].size) != e[i].crc)
+            err = fail(ld->msg, ld->msg_size, BBK_ERR_CHECKSUM, "is corrupt: a section checksum does not match");
+        for (int k = 0; k < S_KNOWN && !err; k++)
+            if (e[i].tag == le32((const uint8_t *)KNOWN[k].tag)) {
+                section *s = &ld->sec[k];
+                if (e[i].record_size != KNOWN[k].record_size)
+                    err = fail(ld->msg, ld->msg_size, BBK_ERR_RECORD, "section %s has %u-byte records, expected %u",
+                               KNOWN[k].tag, e[i].record_size, KNOWN[k].record_size);
+                s->present = 1;
+                s->count = e[i].count;
+                s->offset = e[i].offset;
+                s->size = e[i].size;
+            }
+    }
+    free(e);
+    if (err) return err;
+    for (int k = 0; k < S_REQUIRED; k++)
+        if (!ld->sec[k].present)
+            return fail(ld->msg, ld->msg_size, BBK_ERR_MISSING, "the required section %s is missing", KNOWN[k].tag);
+    if (ld->sec[S_WBND].count != 1)
+        return fail(ld->msg, ld->msg_size, BBK_ERR_RECORD, "section WBND has %llu records, expected 1",
+                    (unsigned long long)ld->sec[S_WBND].count);
+    int bevel = ld->sec[S_BVNP].present + ld->sec[S_BVNC].present + ld->sec[S_BVLS].present;
+    if (bevel != 0 && bevel != 3)
+        return fail(ld->msg, ld->msg_size, BBK_ERR_MISSING, "has only some of the beveled tree's sections BVNP, BVNC, BVLS");
+    int vis = ld->sec[S_VSLC].present + ld->sec[S_VSRO].present + ld->sec[S_VSRD].present;
+    if (vis != 0 && vis != 3)
+        return fail(ld->msg, ld->msg_size, BBK_ERR_MISSING, "has only some of the visibility sections VSLC, VSRO, VSRD");
+    return BBK_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The meaning (FORMAT.md "What a reader checks", rule 6; exporters/native.py check_level_fields) */
+
+typedef struct checker {
+    char *msg;
+    size_t msg_size;
+    const uint8_t *file;
+    const section *sec;
+    uint32_t *refs;           /* scratch: max(N + L) counters */
+    int32_t *frontier;        /* scratch: max(N) + 1 entries */
+} checker;
+
+#define AT(ck, k) ((const void *)((ck)->file + (ck)->sec[k].offset))
+
+static int check_indices(const checker *ck, int k, int64_t low, int64_t high, const char *what) {
+    const int32_t *v = (const int32_t *)AT(ck, k);
+    for (uint64_t i = 0; i < ck->sec[k].count; i++)
+        if (v[i] < low || v[i] >= high)
+            return fail(ck->msg, ck->msg_size, BBK_ERR_INDEX, "%s[%llu] is %d, not in [%lld, %lld)", what,
+                        (unsigned long long)i, v[i], (long long)low, (long long)high);
+    return BBK_OK;
+}
+
+static int check_ranges(const checker *ck, int first_k, int count_k, int64_t min_count, uint64_t size,
+                        const char *owner) {
+    const int32_t *first = (const int32_t *)AT(ck, first_k), *count = (const int32_t *)AT(ck, count_k);
+    for (uint64_t i = 0; i < ck->sec[first_k].count; i++)
+        if (first[i] < 0 || count[i] < min_count || (int64_t)first[i] + count[i] > (int64_t)size)
+            return fail(ck->msg, ck->msg_size, BBK_ERR_INDEX, "%s %llu's range lies outside its array", owner,
+                        (unsigned long long)i);
+    return BBK_OK;
+}
+
+static int check_solid_bits(const checker *ck, int k, uint32_t hulls) {
+    const uint32_t *v = (const uint32_t *)AT(ck, k);
+    if (hulls >= 32) return BBK_OK;
+    for (uint64_t i = 0; i < ck->sec[k].count; i++)
+        if (v[i] >> hulls)
+            return fail(ck->msg, ck->msg_size, BBK_ERR_HULLS, "%s[%llu] sets solid bits of hulls beyond the %u there are",
+                        KNOWN[k].tag, (unsigned long long)i, hulls);
+    return BBK_OK;
+}
+
+/* FORMAT.md "The tree's shape": children later nodes or existing leaves, every node but the root
+ * and every leaf referenced exactly once, at most BBK_MAX_TREE_DEPTH nodes deep.  O(N + L). */
+static int check_tree(const checker *ck, int plane_k, int children_k, uint64_t n, uint64_t l, uint64_t planes,
+                      int may_be_empty, uint32_t *depth_out) {
+    int err = check_indices(ck, plane_k, 0, (int64_t)planes, KNOWN[plane_k].tag);
+    if (err) return err;
+    const int32_t *ch = (const int32_t *)AT(ck, children_k);
+    for (uint64_t i = 0; i < n; i++)
+        for (int s = 0; s < 2; s++) {
+            int64_t c = ch[2 * i + (uint64_t)s];
+            if ((c >= 0 && (c <= (int64_t)i || c >= (int64_t)n)) || c < -(int64_t)l)
+                return fail(ck->msg, ck->msg_size, BBK_ERR_TREE, "%s node %llu's %s child %lld is neither a later "
+                            "node nor a leaf", KNOWN[children_k].tag, (unsigned long long)i, s ? "back" : "front", (long long)c);
+        }
+    *depth_out = 0;
+    if (n == 0 && l == 0 && may_be_empty) return BBK_OK;
+    uint32_t *refs = ck->refs;
+    memset(refs, 0, (size_t)(n + l) * sizeof *refs);
+    refs[n > 0 ? 0 : n] += 1;  /* the root: node 0, or leaf 0 */
+    for (uint64_t i = 0; i < 2 * n; i++) {
+        int64_t c = ch[i];
+        refs[c >= 0 ? (uint64_t)c : n + (uint64_t)(-1 - c)] += 1;
+    }
+    for (uint64_t i = 0; i < n + l; i++)
+        if (refs[i] != 1)
+            return fail(ck->msg, ck->msg_size, BBK_ERR_TREE, "%s: %s %llu is %s: the nodes must form a tree",
+                        KNOWN[children_k].tag, i < n ? "node" : "leaf", (unsigned long long)(i < n ? i : i - n),
+                        refs[i] ? "shared" : "the child of no node");
+    uint64_t count = n > 0, depth = 0;
+    int32_t *frontier = ck->frontier;
+    frontier[0] = 0;
+    while (count > 0) {
+        if (++depth > BBK_MAX_TREE_DEPTH)
+            return fail(ck->msg, ck->msg_size, BBK_ERR_DEPTH, "%s: the tree is more than %d nodes deep",
+                        KNOWN[children_k].tag, BBK_MAX_TREE_DEPTH);
+        uint64_t next = 0;
+        for (uint64_t k = 0; k < count; k++)
+            for (int s = 0; s < 2; s++) {
+                int32_t c = ch[2 * (uint64_t)frontier[k] + (uint64_t)s];
+                if (c >= 0) frontier[count + next++] = c;  /* after the current level: at most N in all */
+            }
+        memmove(frontier, frontier + count, (size_t)next * sizeof *frontier);
+        count = next;
+    }
+    *depth_out = (uint32_t)depth;
+    return BBK_OK;
+}
+
+/* Quake's RLE rows: every row decodes to exactly R bytes inside VSRD, starts on no count, has no
+ * zero count (two zero bytes in a row anywhere) and no bit at or beyond C (pvs.decompress_rows). */
+static int check_vis(const checker *ck, uint64_t leaves) {
+    const section *sec = ck->sec;
+    if (!sec[S_VSLC].present) return BBK_OK;
+    uint64_t clusters = sec[S_VSRO].count, bytes = sec[S_VSRD].count, row = (clusters + 7) / 8;
+    if (clusters < 1 || clusters > leaves)
+        return fail(ck->msg, ck->msg_size, BBK_ERR_VIS, "has %llu visibility clusters for %llu leaves",
+                    (unsigned long long)clusters, (unsigned long long)leaves);
+    if (sec[S_VSLC].count != leaves)
+        return fail(ck->msg, ck->msg_size, BBK_ERR_VIS, "VSLC does not have one cluster per leaf");
+    int err = check_indices(ck, S_VSLC, -1, (int64_t)clusters, "VSLC");
+    if (err) return err;
+    const uint32_t *offsets = (const uint32_t *)AT(ck, S_VSRO);
+    const uint8_t *data = (const uint8_t *)AT(ck, S_VSRD);
+    for (uint64_t i = 1; i < bytes; i++)
+        if (data[i] == 0 && data[i - 1] == 0)
+            return fail(ck->msg, ck->msg_size, BBK_ERR_VIS, "has a zero run of count 0 in its visibility rows");
+    for (uint64_t c = 0; c < clusters; c++) {
+        uint64_t at = offsets[c], out = 0;
+        if (at >= bytes || (at > 0 && data[at - 1] == 0))
+            return fail(ck->msg, ck->msg_size, BBK_ERR_VIS, "cluster %llu's row starts outside VSRD or on a count",
+                        (unsigned long long)c);
+        uint8_t last = 0;
+        while (out < row) {
+            if (at >= bytes) break;
+            if (data[at]) {
+                last = data[at++];
+                out++;
+            } else {
+                if (at + 1 >= bytes) { out = row + 1; break; }
+                out += data[at + 1];
+                last = 0;
+                at += 2;
+            }
+        }
+        if (out != row)
+            return fail(ck->msg, ck->msg_size, BBK_ERR_VIS, "cluster %llu's row does not decode to exactly %llu bytes",
+                        (unsigned long long)c, (unsigned long long)row);
+        if (clusters % 8 && last >> (clusters % 8))
+            return fail(ck->msg, ck->msg_size, BBK_ERR_VIS, "cluster %llu's row sets bits beyond the clusters",
+                        (unsigned long long)c);
+    }
+    return BBK_OK;
+}
+
+static int check_names(const checker *ck, int index_k, int text_k) {
+    const uint32_t *index = (const uint32_t *)AT(ck, index_k);
+    const uint8_t *text = (const uint8_t *)AT(ck, text_k);
+    uint64_t size = ck->sec[text_k].count;
+    for (uint64_t i = 0; i < ck->sec[index_k].count; i++) {
+        uint64_t off = index[2 * i], len = index[2 * i + 1];
+        if (off + len > size)
+            return fail(ck->msg, ck->msg_size, BBK_ERR_NAME, "%s[%llu] lies outside its text section",
+                        KNOWN[index_k].tag, (unsigned long long)i);
+        if (!valid_utf8(text + off, len))
+            return fail(ck->msg, ck->msg_size, BBK_ERR_NAME, "%s[%llu] is not valid UTF-8", KNOWN[index_k].tag,
+                        (unsigned long long)i);
+    }
+    return BBK_OK;
+}
+
+static int check_counts(const checker *ck) {
+    static const int groups[][6] = {
+        {S_PLNN, S_PLND, -1}, {S_NODP, S_NODC, -1}, {S_LFSD, S_LFCL, S_LFBB, S_LFFF, S_LFFC, -1},
+        {S_FCPL, S_FCFV, S_FCNV, S_FCBR, S_FCFL, -1}, {S_ONNP, S_ONNC, -1}, {S_HULB, S_HULN, -1},
+        {S_BRSN, -1}, {S_LFFI, -1}, {S_VERT, -1}, {S_ONLS, -1},
+    };
+    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++)
+        for (int k = 1; groups[g][k] >= 0; k++)
+            if (ck->sec[groups[g][k]].count != ck->sec[groups[g][0]].count)
+                return fail(ck->msg, ck->msg_size, BBK_ERR_COUNT, "%s and %s disagree on their count",
+                            KNOWN[groups[g][0]].tag, KNOWN[groups[g][k]].tag);
+    static const int floats[] = {S_PLNN, S_PLND, S_LFBB, S_VERT, S_HULB, S_WBND};
+    for (size_t f = 0; f < sizeof floats / sizeof floats[0]; f++) {
+        const double *v = (const double *)AT(ck, floats[f]);
+        uint64_t n = ck->sec[floats[f]].size / 8;
+        for (uint64_t i = 0; i < n; i++)
+            if (!is_finite(v[i]))
+                return fail(ck->msg, ck->msg_size, BBK_ERR_FLOAT, "%s holds NaN or infinite values", KNOWN[floats[f]].tag);
+    }
+    return BBK_OK;
+}
+
+static int check_planes(const checker *ck) {
+    uint64_t p = ck->sec[S_PLND].count;
+    const double *n = (const double *)AT(ck, S_PLNN), *d = (const double *)AT(ck, S_PLND);
+    if (p % 2) return fail(ck->msg, ck->msg_size, BBK_ERR_PLANE, "has an odd number of planes; planes come in flip pairs");
+    for (uint64_t i = 0; i < p; i++) {
+        double length = sqrt(n[3 * i] * n[3 * i] + n[3 * i + 1] * n[3 * i + 1] + n[3 * i + 2] * n[3 * i + 2]);
+        if (!(fabs(length - 1.0) <= NORMAL_LENGTH_TOLERANCE))
+            return fail(ck->msg, ck->msg_size, BBK_ERR_PLANE, "plane %llu's normal is not of length 1", (unsigned long long)i);
+    }
+    for (uint64_t i = 0; i < p; i += 2)
+        if (n[3 * i + 3] != -n[3 * i] || n[3 * i + 4] != -n[3 * i + 1] || n[3 * i + 5] != -n[3 * i + 2] ||
+            d[i + 1] != -d[i])
+            return fail(ck->msg, ck->msg_size, BBK_ERR_PLANE, "planes %llu and %llu are not exact flips",
+                        (unsigned long long)i, (unsigned long long)i + 1);
+    return BBK_OK;
+}
+
+static int check_meaning(checker *ck, uint32_t *max_depth) {
+    const section *sec = ck->sec;
+    int err;
+    if ((err = check_names(ck, S_BRSN, S_BRST)) || (err = check_names(ck, S_HULN, S_HULT))) return err;
+    if ((err = check_counts(ck)) || (err = check_planes(ck))) return err;
+    uint64_t planes = sec[S_PLND].count, leaves = sec[S_LFSD].count, hulls = sec[S_HULN].count;
+    if (leaves < 1) return fail(ck->msg, ck->msg_size, BBK_ERR_TREE, "has no leaves; even an empty level has one leaf");
+    uint32_t depth[3] = {0, 0, 0};
+    if ((err = check_tree(ck, S_NODP, S_NODC, sec[S_NODP].count, leaves, planes, 0, &depth[0]))) return err;
+    if ((err = check_tree(ck, S_ONNP, S_ONNC, sec[S_ONNP].count, sec[S_ONLS].count, planes, 1, &depth[1]))) return err;
+    if (sec[S_BVNP].present) {
+        if (sec[S_BVNC].count != sec[S_BVNP].count)
+            return fail(ck->msg, ck->msg_size, BBK_ERR_COUNT, "BVNP and BVNC disagree on their count");
+        if ((err = check_tree(ck, S_BVNP, S_BVNC, sec[S_BVNP].count, sec[S_BVLS].count, planes, 1, &depth[2])) ||
+            (err = check_solid_bits(ck, S_BVLS, 1)))
+            return err;
+    }
+    if ((err = check_vis(ck, leaves))) return err;
+    if ((err = check_ranges(ck, S_LFFF, S_LFFC, 0, sec[S_LFFI].count, "leaf")) ||
+        (err = check_indices(ck, S_LFFI, 0, (int64_t)sec[S_FCPL].count, "LFFI")) ||
+        (err = check_indices(ck, S_LFCL, 0, (int64_t)leaves, "LFCL")))
+        return err;
+    if (hulls < 1 || hulls > BBK_MAX_HULLS)
+        return fail(ck->msg, ck->msg_size, BBK_ERR_HULLS, "has %llu hulls; a level has 1 to %d", (unsigned long long)hulls,
+                    BBK_MAX_HULLS);
+    if ((hulls > 1) != (sec[S_ONLS].count > 0))
+        return fail(ck->msg, ck->msg_size, BBK_ERR_HULLS, "its hull table and onion tree disagree (%llu hulls, %llu onion leaves)",
+                    (unsigned long long)hulls, (unsigned long long)sec[S_ONLS].count);
+    if ((err = check_solid_bits(ck, S_LFSD, (uint32_t)hulls)) || (err = check_solid_bits(ck, S_ONLS, (uint32_t)hulls)) ||
+        (err = check_indices(ck, S_FCPL, 0, (int64_t)planes, "FCPL")) ||
+        (err = check_ranges(ck, S_FCFV, S_FCNV, 3, sec[S_VERT].count, "face")) ||
+        (err = check_indices(ck, S_FCBR, 0, (int64_t)sec[S_BRSN].count, "FCBR")))
+        return err;
+    const double *boxes[2] = {(const double *)AT(ck, S_HULB), (const double *)AT(ck, S_WBND)};
+    uint64_t box_count[2] = {hulls, 1};
+    for (int b = 0; b < 2; b++)
+        for (uint64_t i = 0; i < box_count[b]; i++)
+            for (int a = 0; a < 3; a++)
+                if (boxes[b][6 * i + (uint64_t)a] > boxes[b][6 * i + 3 + (uint64_t)a])
+                    return fail(ck->msg, ck->msg_size, BBK_ERR_BOUNDS, "%s has a box whose mins exceed its maxs",
+                                b ? "WBND" : "HULB");
+    *max_depth = depth[0] > depth[1] ? depth[0] : depth[1];
+    if (depth[2] > *max_depth) *max_depth = depth[2];
+    return BBK_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Loading */
+
+static void set_tree(tree *t, const uint8_t *file, const section *sec, int plane_k, int children_k, int solid_k) {
+    t->plane = (const int32_t *)(file + sec[plane_k].offset);
+    t->children = (const int32_t *)(file + sec[children_k].offset);
+    t->solid = (const uint32_t *)(file + sec[solid_k].offset);
+    t->n = (uint32_t)sec[plane_k].count;
+    t->l = (uint32_t)sec[solid_k].count;
+    t->root = t->n > 0 ? 0 : -1;
+}
+
+int bbk_load(const void *data, size_t size, bbk_level **out, char *message, size_t message_size) {
+    if (message && message_size) message[0] = '\0';
+    if (!out) return fail(message, message_size, BBK_ERR_ARGUMENT, "no place for the level (out is NULL)");
+    *out = NULL;
+    if (!data && size) return fail(message, message_size, BBK_ERR_ARGUMENT, "no data");
+    loader ld;
+    memset(&ld, 0, sizeof ld);
+    ld.data = (const uint8_t *)data;
+    ld.size = size;
+    ld.msg = message;
+    ld.msg_size = message_size;
+    crc_table(ld.crc);
+    if (!data) return fail(message, message_size, BBK_ERR_TRUNCATED, "is empty");
+    int err = check_table(&ld);
+    if (err) return err;
+
+    bbk_level *lv = (bbk_level *)calloc(1, sizeof *lv);
+    uint8_t *file = (uint8_t *)malloc(size ? size : 1);  /* malloc aligns for double */
+    if (!lv || !file) {
+        free(lv);
+        free(file);
+        return fail(message, message_size, BBK_ERR_NOMEM, "out of memory");
+    }
+    memcpy(file, data, size);
+    lv->file = file;
+    if (host_big_endian())
+        for (int k = 0; k < S_KNOWN; k++)
+            if (ld.sec[k].present) swap_elements(file + ld.sec[k].offset, ld.sec[k].size, KNOWN[k].element_size);
+
+    const section *sec = ld.sec;
+    uint64_t scratch = 1;
+    static const int trees[3][2] = {{S_NODP, S_LFSD}, {S_ONNP, S_ONLS}, {S_BVNP, S_BVLS}};
+    for (int t = 0; t < 3; t++) {
+        uint64_t nl = sec[trees[t][0]].count + sec[trees[t][1]].count + 1;
+        if (nl > scratch) scratch = nl;
+    }
+    checker ck = {message, message_size, file, ld.sec, NULL, NULL};
+    ck.refs = (uint32_t *)malloc((size_t)scratch * sizeof *ck.refs);
+    ck.frontier = (int32_t *)malloc((size_t)scratch * sizeof *ck.frontier);
+    if (!ck.refs || !ck.frontier) err = fail(message, message_size, BBK_ERR_NOMEM, "out of memory");
+    else err = check_meaning(&ck, &lv->max_depth);
+    free(ck.refs);
+    free(ck.frontier);
+    if (err) {
+        bbk_free(lv);
+        return err;
+    }
+
+    lv->version_major = le16(file + 4);
+    lv->version_minor = le16(file + 6);
+    lv->planes = (uint32_t)sec[S_PLND].count;
+    lv->normals = (const double *)(file + sec[S_PLNN].offset);
+    lv->dists = (const double *)(file + sec[S_PLND].offset);
+    set_tree(&lv->point, file, sec, S_NODP, S_NODC, S_LFSD);
+    set_tree(&lv->onion, file, sec, S_ONNP, S_ONNC, S_ONLS);
+    if (sec[S_BVLS].present && sec[S_BVLS].count > 0) set_tree(&lv->bevel, file, sec, S_BVNP, S_BVNC, S_BVLS);
+    else lv->bevel = lv->point;  /* no beveled tree: shapes sweep through the point tree */
+    lv->leaf_cluster = (const int32_t *)(file + sec[S_LFCL].offset);
+    lv->faces = (uint32_t)sec[S_FCPL].count;
+    lv->vertices = (uint32_t)sec[S_VERT].count;
+    lv->brushes = (uint32_t)sec[S_BRSN].count;
+    lv->leaf_faces = (uint32_t)sec[S_LFFI].count;
+    lv->hulls = (uint32_t)sec[S_HULN].count;
+    lv->hull_boxes = (const double *)(file + sec[S_HULB].offset);
+    lv->world = (const double *)(file + sec[S_WBND].offset);
+    lv->hull_index = (const uint32_t *)(file + sec[S_HULN].offset);
+    lv->hull_text = file + sec[S_HULT].offset;
+    if (sec[S_VSLC].present) {
+        lv->vis_leaf_cluster = (const int32_t *)(file + sec[S_VSLC].offset);
+        lv->vis_row_offset = (const uint32_t *)(file + sec[S_VSRO].offset);
+        lv->vis_rows = file + sec[S_VSRD].offset;
+        lv->clusters = (uint32_t)sec[S_VSRO].count;
+        lv->row_bytes = (lv->clusters + 7) / 8;
+        lv->vis_bytes = sec[S_VSRD].count;
+    }
+    /* the open walk meets each leaf at most once, and a combination of two piece lists needs at
+       most as many again */
+    uint32_t most = lv->point.l > lv->onion.l ? lv->point.l : lv->onion.l;
+    lv->pieces_cap = 2 * (size_t)most + 16;
+    lv->pieces = (piece *)malloc(lv->pieces_cap * sizeof *lv->pieces);
+    lv->row = (uint8_t *)malloc(lv->row_bytes + 1);
+    if (!lv->pieces || !lv->row) {
+        bbk_free(lv);
+        return fail(message, message_size, BBK_ERR_NOMEM, "out of memory");
+    }
+    *out = lv;
+    return BBK_OK;
+}
+
+void bbk_free(bbk_level *level) {
+    if (!level) return;
+    free(level->file);
+    free(level->pieces);
+    free(level->row);
+    free(level);
+}
+
+const char *bbk_error_name(int code) {
+    static const char *names[BBK_ERR_COUNT_OF_CODES] = {
+        "ok", "out of memory", "not a .bbk file", "unsupported major version", "truncated", "corrupt header",
+        "checksum mismatch", "unknown required flag", "corrupt section table", "overlap or non-zero padding",
+        "missing section", "wrong record size or count", "counts disagree", "NaN or infinite value",
+        "bad plane", "index out of range", "not a tree", "tree too deep", "hull table", "inverted box",
+        "bad name", "corrupt visibility", "bad argument", "no such hull", "no visibility",
+        "internal bound exceeded (a bug)",
+    };
+    return code >= 0 && code < BBK_ERR_COUNT_OF_CODES ? names[code] : "unknown error";
+}
+
+void bbk_get_info(const bbk_level *lv, bbk_info *info) {
+    memset(info, 0, sizeof *info);
+    if (!lv) return;
+    info->version_major = lv->version_major;
+    info->version_minor = lv->version_minor;
+    info->planes = lv->planes;
+    info->nodes = lv->point.n;
+    info->leaves = lv->point.l;
+    info->leaf_faces = lv->leaf_faces;
+    info->faces = lv->faces;
+    info->vertices = lv->vertices;
+    info->brushes = lv->brushes;
+    info->hulls = lv->hulls;
+    info->onion_nodes = lv->onion.n;
+    info->onion_leaves = lv->onion.l;
+    if (lv->bevel.solid != lv->point.solid) {
+        info->bevel_nodes = lv->bevel.n;
+        info->bevel_leaves = lv->bevel.l;
+    }
+    info->clusters = lv->clusters;
+    info->max_depth = lv->max_depth;
+    memcpy(info->world_bounds, lv->world, sizeof info->world_bounds);
+}
+
+int bbk_hull_box(const bbk_level *lv, uint32_t hull, double box[2][3]) {
+    if (!lv || !box) return BBK_ERR_ARGUMENT;
+    if (hull >= lv->hulls) return BBK_ERR_NO_HULL;
+    memcpy(box, lv->hull_boxes + 6 * (size_t)hull, 6 * sizeof(double));
+    return BBK_OK;
+}
+
+int bbk_hull_name(const bbk_level *lv, uint32_t hull, const char **name, uint32_t *length) {
+    if (!lv || !name || !length) return BBK_ERR_ARGUMENT;
+    if (hull >= lv->hulls) return BBK_ERR_NO_HULL;
+    *name = (const char *)lv->hull_text + lv->hull_index[2 * hull];
+    *length = lv->hull_index[2 * hull + 1];
+    return BBK_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Points (core/runtime/tree.py) */
+
+static double plane_side(const bbk_level *lv, int32_t p, double x, double y, double z) {
+    const double *n = lv->normals + 3 * (size_t)p;
+    return n[0] * x + n[1] * y + n[2] * z - lv->dists[p];
+}
+
+static uint32_t leaf_of(const bbk_level *lv, const tree *t, const double q[3]) {
+    int32_t code = t->root;
+    while (code >= 0) {
+        double d = plane_side(lv, t->plane[code], q[0], q[1], q[2]);
+        code = t->children[2 * (size_t)code + (d < 0 ? 1 : 0)];
+    }
+    return (uint32_t)(-1 - code);
+}
+
+uint32_t bbk_point_leaf(const bbk_level *lv, const double p[3]) { return leaf_of(lv, &lv->point, p); }
+
+/* Is the point solid below `code`, solids open (TreeLists.solid_open): 1 solid, 0 not, -1 a bug. */
+static int solid_open(const bbk_level *lv, const tree *t, int32_t code, double x, double y, double z, uint32_t bit) {
+    int32_t todo[STACK_SIZE];
+    int sp = 0;
+    todo[sp++] = code;
+    while (sp) {
+        code = todo[--sp];
+        while (code >= 0) {
+            double d = plane_side(lv, t->plane[code], x, y, z);
+            if (-TOUCH_EPSILON <= d && d <= TOUCH_EPSILON) {
+                if (sp >= STACK_SIZE) return -1;
+                todo[sp++] = t->children[2 * (size_t)code + 1];
+                code = t->children[2 * (size_t)code];
+            } else {
+                code = t->children[2 * (size_t)code + (d > 0 ? 0 : 1)];
+            }
+        }
+        if (!(t->solid[-1 - code] & bit)) return 0;
+    }
+    return 1;
+}
+
+static int finite3(const double *v) { return is_finite(v[0]) && is_finite(v[1]) && is_finite(v[2]); }
+
+static int hull_tree(const bbk_level *lv, uint32_t hull, const tree **t) {
+    if (hull >= lv->hulls) return BBK_ERR_NO_HULL;
+    if (hull > 0 && lv->onion.l == 0) return BBK_ERR_NO_HULL;
+    *t = hull == 0 ? &lv->point : &lv->onion;
+    return BBK_OK;
+}
+
+int bbk_point_solid(const bbk_level *lv, uint32_t hull, const double p[3], int *solid) {
+    const tree *t;
+    if (!lv || !p || !solid || !finite3(p)) return BBK_ERR_ARGUMENT;
+    int err = hull_tree(lv, hull, &t);
+    if (err) return err;
+    int s = solid_open(lv, t, t->root, p[0], p[1], p[2], 1u << hull);
+    if (s < 0) return BBK_ERR_INTERNAL;
+    *solid = s;
+    return BBK_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * find_first_transition (core/runtime/trace.py): the fast walk, and the open walk it hands
+ * starts on a plane and pieces lying in one to */
+
+typedef struct seg {
+    double sx, sy, sz, dx, dy, dz;
+} seg;
+
+enum { FAST_DONE = 0, FAST_ON_PLANE = 1, FAST_BUG = -1 };
+
+/* _fft_fast: the leaves along the segment in order, up to the first change of state */
+static int fft_fast(const bbk_level *lv, const tree *t, const seg *g, uint32_t bit, bbk_transition *out) {
+    struct { int32_t code, entry; double t0, t1; } stack[STACK_SIZE];
+    int sp = 0, state = -1;
+    int32_t code = t->root, entry = -1;
+    double t0 = 0.0, t1 = 1.0;
+    for (;;) {
+        while (code >= 0) {
+            int32_t p = t->plane[code];
+            const double *n = lv->normals + 3 * (size_t)p;
+            double ds = n[0] * g->sx + n[1] * g->sy + n[2] * g->sz - lv->dists[p];
+            double dd = n[0] * g->dx + n[1] * g->dy + n[2] * g->dz;
+            double d0 = ds + t0 * dd, d1 = ds + t1 * dd;
+            int on1 = -TOUCH_EPSILON <= d1 && d1 <= TOUCH_EPSILON, front0;
+            if (-TOUCH_EPSILON <= d0 && d0 <= TOUCH_EPSILON) {
+                if (on1 || t0 == 0.0) return FAST_ON_PLANE;
+                front0 = d1 > 0;
+            } else {
+                front0 = d0 > 0;
+            }
+            int near = front0 ? 0 : 1;
+            if (!(on1 || (d1 > 0) == front0)) {  /* straddle: the far half waits */
+                double tm = py_min(py_max(-ds / dd, t0), t1);
+                if (sp >= STACK_SIZE) return FAST_BUG;
+                stack[sp].code = t->children[2 * (size_t)code + (size_t)(1 - near)];
+                stack[sp].t0 = tm;
+                stack[sp].t1 = t1;
+                stack[sp].entry = p ^ near;
+                sp++;
+                t1 = tm;
+            }
+            code = t->children[2 * (size_t)code + (size_t)near];
+        }
+        int leaf_solid = (t->solid[-1 - code] & bit) ? 1 : 0;
+        if (state < 0) {
+            state = leaf_solid;
+        } else if (leaf_solid != state) {
+            out->kind = leaf_solid ? BBK_RAY_E2S : BBK_RAY_S2E;
+            out->t = t0;
+            out->plane = entry;
+            return FAST_DONE;
+        }
+        if (!sp) {
+            out->kind = state ? BBK_RAY_S : BBK_RAY_E;
+            out->t = 1.0;
+            out->plane = -1;
+            return FAST_DONE;
+        }
+        sp--;
+        code = stack[sp].code;
+        t0 = stack[sp].t0;
+        t1 = stack[sp].t1;
+        entry = stack[sp].entry;
+    }
+}
+
+typedef struct walker {
+    const bbk_level *lv;
+    const tree *t;
+    const seg *g;
+    uint32_t bit;
+    size_t top;
+    int bug;
+} walker;
+
+static void push_piece(walker *w, double t, int solid, int32_t plane) {
+    if (w->top >= w->lv->pieces_cap) {
+        w->bug = 1;
+        return;
+    }
+    piece *p = &w->lv->pieces[w->top++];
+    p->t = t;
+    p->solid = solid;
+    p->plane = plane;
+}
+
+/* _lying: the pieces of a piece lying in a plane from its children's pieces a = [a0, b0) (front)
+ * and b = [b0, top) (back): solid where both are; the result replaces both, from a0 on. */
+static void lying(walker *w, size_t a0, size_t b0, double t0) {
+    piece *ps = w->lv->pieces;
+    size_t na = b0 - a0, nb = w->top - b0;
+    if (na == 0 || nb == 0) {
+        w->bug = 1;
+        return;
+    }
+    piece *a = ps + a0, *b = ps + b0;
+    int all_a = 1, all_b = 1;
+    for (size_t i = 1; i < na; i++) all_a &= a[i].solid == a[0].solid;
+    for (size_t i = 1; i < nb; i++) all_b &= b[i].solid == b[0].solid;
+    int32_t start_plane = a[0].plane >= 0 ? a[0].plane : b[0].plane;
+    if (all_b && b[0].solid) {
+        a[0].plane = start_plane;
+        w->top = b0;
+        return;
+    }
+    if (all_a && a[0].solid) {
+        b[0].plane = start_plane;
+        memmove(a, b, nb * sizeof *a);
+        w->top = a0 + nb;
+        return;
+    }
+    if ((all_a && !a[0].solid) || (all_b && !b[0].solid)) {
+        a[0].t = t0;
+        a[0].solid = 0;
+        a[0].plane = start_plane;
+        w->top = a0 + 1;
+        return;
+    }
+    /* _both: merged by t, into the space after b, then moved down */
+    size_t out = w->top, i = 0, j = 0;
+    int sa = 0, sb = 0;
+    if (out + na + nb > w->lv->pieces_cap) {
+        w->bug = 1;
+        return;
+    }
+    while (i < na || j < nb) {
+        double ta = i < na ? a[i].t : HUGE_VAL, tb = j < nb ? b[j].t : HUGE_VAL;
+        double t = py_min(ta, tb);
+        int changed = 0, st[2];
+        int32_t pl[2];
+        if (i < na && a[i].t == t) {
+            sa = a[i].solid;
+            st[changed] = sa;
+            pl[changed++] = a[i].plane;
+            i++;
+        }
+        if (j < nb && b[j].t == t) {
+            sb = b[j].solid;
+            st[changed] = sb;
+            pl[changed++] = b[j].plane;
+            j++;
+        }
+        int both = sa && sb;
+        int32_t plane = -1;
+        for (int k = 0; k < changed; k++)
+            if (st[k] == both && pl[k] >= 0) {
+                plane = pl[k];
+                break;
+            }
+        piece *o = &ps[out++];
+        o->t = t;
+        o->solid = both;
+        o->plane = plane;
+    }
+    size_t n = out - w->top;
+    memmove(ps + a0, ps + w->top, n * sizeof *ps);
+    w->top = a0 + n;
+}
+
+/* _pieces / _walk_down: the pieces along [t0, t1] below `code`, appended in order.  Recursion
+ * goes one node down per call, so it is at most the tree's depth (<= BBK_MAX_TREE_DEPTH) deep. */
+static void pieces(walker *w, int32_t code, double t0, double t1, int32_t entry) {
+    const bbk_level *lv = w->lv;
+    const tree *t = w->t;
+    const seg *g = w->g;
+    while (code >= 0 && !w->bug) {
+        int32_t p = t->plane[code];
+        const double *n = lv->normals + 3 * (size_t)p;
+        double ds = n[0] * g->sx + n[1] * g->sy + n[2] * g->sz - lv->dists[p];
+        double dd = n[0] * g->dx + n[1] * g->dy + n[2] * g->dz;
+        double d0 = ds + t0 * dd, d1 = ds + t1 * dd;
+        int32_t front = t->children[2 * (size_t)code], back = t->children[2 * (size_t)code + 1];
+        int on0 = -TOUCH_EPSILON <= d0 && d0 <= TOUCH_EPSILON, on1 = -TOUCH_EPSILON <= d1 && d1 <= TOUCH_EPSILON;
+        if (on0 && on1) {  /* lying in the plane: solid where both children are */
+            size_t a0 = w->top;
+            pieces(w, front, t0, t1, entry);
+            size_t b0 = w->top;
+            pieces(w, back, t0, t1, entry);
+            if (!w->bug) lying(w, a0, b0, t0);
+            return;
+        }
+        int front0 = on0 ? d1 > 0 : d0 > 0;
+        int near = front0 ? 0 : 1;
+        int32_t near_child = near ? back : front, far_child = near ? front : back;
+        if (on0 && t0 == 0.0 && entry < 0) {
+            int s = solid_open(lv, t, far_child, g->sx, g->sy, g->sz, w->bit);
+            if (s < 0) {
+                w->bug = 1;
+                return;
+            }
+            if (!s) entry = p ^ (1 - near);  /* the start on this plane, open space across it */
+        }
+        if (on1 || (d1 > 0) == front0) {
+            code = near_child;
+            continue;
+        }
+        double tm = py_min(py_max(-ds / dd, t0), t1);
+        pieces(w, near_child, t0, tm, entry);  /* the near half first, then the far half */
+        code = far_child;
+        t0 = tm;
+        entry = p ^ near;
+    }
+    if (!w->bug) push_piece(w, t0, (t->solid[-1 - code] & w->bit) ? 1 : 0, entry);
+}
+
+/* _fft_open: find_first_transition with open solids everywhere */
+static int fft_open(const bbk_level *lv, const tree *t, const seg *g, uint32_t bit, bbk_transition *out) {
+    int start = solid_open(lv, t, t->root, g->sx, g->sy, g->sz, bit);
+    if (start < 0) return BBK_ERR_INTERNAL;
+    walker w = {lv, t, g, bit, 0, 0};
+    pieces(&w, t->root, 0.0, 1.0, -1);
+    if (w.bug || w.top == 0) return BBK_ERR_INTERNAL;
+    const piece *ps = lv->pieces;
+    int state = ps[0].solid;
+    if (state != start && ps[0].plane >= 0) {
+        out->kind = state ? BBK_RAY_E2S : BBK_RAY_S2E;
+        out->t = 0.0;
+        out->plane = ps[0].plane;
+        return BBK_OK;
+    }
+    for (size_t i = 1; i < w.top; i++)
+        if (ps[i].solid != state) {
+            out->kind = ps[i].solid ? BBK_RAY_E2S : BBK_RAY_S2E;
+            out->t = ps[i].t;
+            out->plane = ps[i].plane;
+            return BBK_OK;
+        }
+    out->kind = state ? BBK_RAY_S : BBK_RAY_E;
+    out->t = state ? 0.0 : 1.0;
+    out->plane = -1;
+    return BBK_OK;
+}
+
+static int transition(const bbk_level *lv, const tree *t, const double s[3], const double e[3], uint32_t bit,
+                      bbk_transition *out) {
+    seg g = {s[0], s[1], s[2], e[0] - s[0], e[1] - s[1], e[2] - s[2]};
+    int r = fft_fast(lv, t, &g, bit, out);
+    if (r == FAST_BUG) return BBK_ERR_INTERNAL;
+    if (r == FAST_ON_PLANE) {
+        int err = fft_open(lv, t, &g, bit, out);
+        if (err) return err;
+    }
+    if (out->kind < BBK_RAY_E2S) out->t = out->kind == BBK_RAY_E ? 1.0 : 0.0;
+    return BBK_OK;
+}
+
+int bbk_find_first_transition(const bbk_level *lv, uint32_t hull, const double start[3], const double end[3],
+                              bbk_transition *out) {
+    const tree *t;
+    if (!lv || !start || !end || !out || !finite3(start) || !finite3(end)) return BBK_ERR_ARGUMENT;
+    int err = hull_tree(lv, hull, &t);
+    if (err) return err;
+    return transition(lv, t, start, end, 1u << hull, out);
+}
+
+/* trace_hulls: the hit of one segment, with the robustness retry for a start found solid */
+int bbk_trace(const bbk_level *lv, uint32_t hull, const double s[3], const double e[3], int retry, bbk_hit *out) {
+    const tree *t;
+    bbk_transition tr;
+    if (!lv || !s || !e || !out || !finite3(s) || !finite3(e)) return BBK_ERR_ARGUMENT;
+    int err = hull_tree(lv, hull, &t);
+    if (err) return err;
+    uint32_t bit = 1u << hull;
+    if ((err = transition(lv, t, s, e, bit, &tr))) return err;
+    int start_solid = tr.kind == BBK_RAY_S || tr.kind == BBK_RAY_S2E;
+    double hit_t = tr.kind == BBK_RAY_E2S ? tr.t : start_solid ? 0.0 : 1.0;
+    int32_t plane = tr.kind == BBK_RAY_E2S ? tr.plane : -1;
+    if (retry && start_solid) {
+        double delta[3] = {e[0] - s[0], e[1] - s[1], e[2] - s[2]};
+        double length = sqrt(delta[0] * delta[0] + delta[1] * delta[1] + delta[2] * delta[2]);
+        if (length > 0) {
+            double back[3];
+            bbk_transition tr2;
+            for (int k = 0; k < 3; k++) back[k] = s[k] - RETRY_BACKOFF * delta[k] / length;
+            if ((err = transition(lv, t, back, e, bit, &tr2))) return err;
+            if (tr2.kind == BBK_RAY_E2S &&
+                tr2.t * (length + RETRY_BACKOFF) <= RETRY_BACKOFF * (1 + RETRY_SLACK) + RETRY_SLACK_ABS) {
+                start_solid = 0;
+                plane = tr2.plane;
+                hit_t = 0.0;
+            }
+        }
+    }
+    out->fraction = hit_t;
+    for (int k = 0; k < 3; k++) {
+        out->point[k] = hit_t >= 1.0 ? e[k] : s[k] + hit_t * (e[k] - s[k]);
+        out->normal[k] = plane >= 0 ? lv->normals[3 * (size_t)plane + (size_t)k] : 0.0;
+        out->impact[k] = out->point[k];
+    }
+    out->plane = plane;
+    out->start_solid = start_solid;
+    out->hit = hit_t < 1.0;
+    out->nodes_visited = 0;
+    return BBK_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Plane shifting (core/runtime/shift.py HitCheck): the shape's support h(n) per plane, computed
+ * as the Python computes it (so no per-shape table is needed) */
+
+static double support(const bbk_shape *sh, const double *n) {
+    switch (sh->kind) {
+    case BBK_SHAPE_SPHERE: return sh->radius;
+    case BBK_SHAPE_CYLINDER: return sh->radius * hypot(n[0], n[1]) + sh->height * py_max(n[2], 0.0);
+    case BBK_SHAPE_BOX: return fabs(n[0]) * sh->half[0] + fabs(n[1]) * sh->half[1] + fabs(n[2]) * sh->half[2];
+    default: return 0.0;
+    }
+}
+
+/* a point of the shape attaining the support in direction d (Shape.support_point) */
+static void support_point(const bbk_shape *sh, const double d[3], double out[3]) {
+    out[0] = out[1] = out[2] = 0.0;
+    if (sh->kind == BBK_SHAPE_SPHERE) {
+        double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        len = py_max(len, SUPPORT_MIN_LENGTH);
+        for (int k = 0; k < 3; k++) out[k] = sh->radius * d[k] / len;
+    } else if (sh->kind == BBK_SHAPE_CYLINDER) {
+        double horiz = hypot(d[0], d[1]);
+        if (horiz > CYLINDER_HORIZONTAL_EPSILON) {
+            out[0] = sh->radius * d[0] / horiz;
+            out[1] = sh->radius * d[1] / horiz;
+        }
+        out[2] = d[2] > 0 ? sh->height : d[2] < 0 ? 0.0 : 0.5 * sh->height;
+    } else if (sh->kind == BBK_SHAPE_BOX) {
+        for (int k = 0; k < 3; k++) out[k] = (d[k] > 0 ? 1.0 : d[k] < 0 ? -1.0 : 0.0) * sh->half[k];
+    }
+}
+
+static int valid_shape(const bbk_shape *sh) {
+    if (!sh) return 0;
+    switch (sh->kind) {
+    case BBK_SHAPE_POINT: return 1;
+    case BBK_SHAPE_SPHERE: return is_finite(sh->radius) && sh->radius >= 0;
+    case BBK_SHAPE_CYLINDER:
+        return is_finite(sh->radius) && sh->radius >= 0 && is_finite(sh->height) && sh->height >= 0;
+    case BBK_SHAPE_BOX: return finite3(sh->half) && sh->half[0] >= 0 && sh->half[1] >= 0 && sh->half[2] >= 0;
+    default: return 0;
+    }
+}
+
+int bbk_shift_trace(const bbk_level *lv, const bbk_shape *sh, const double s[3], const double e[3], bbk_hit *out) {
+    if (!lv || !s || !e || !out || !valid_shape(sh) || !finite3(s) || !finite3(e)) return BBK_ERR_ARGUMENT;
+    const tree *t = &lv->bevel;
+    struct { int32_t code, entry; double t0, t1; } stack[STACK_SIZE + 2];
+    double sx = s[0], sy = s[1], sz = s[2], dx = e[0] - sx, dy = e[1] - sy, dz = e[2] - sz;
+    double best = 2.0;
+    int32_t best_plane = -1, visited = 0;
+    int sp = 0;
+    stack[sp].code = t->root;
+    stack[sp].t0 = 0.0;
+    stack[sp].t1 = 1.0;
+    stack[sp].entry = -1;
+    sp++;
+    while (sp) {
+        sp--;
+        int32_t code = stack[sp].code, entry = stack[sp].entry;
+        double t0 = stack[sp].t0, t1 = stack[sp].t1;
+        if (t1 > best) t1 = best;
+        if (t0 >= best || t0 > t1) continue;
+        if (code < 0) {
+            if (t->solid[-1 - code] & 1u) {
+                best = t0;
+                best_plane = entry;
+            }
+            continue;
+        }
+        visited++;
+        int32_t p = t->plane[code];
+        const double *n = lv->normals + 3 * (size_t)p;
+        double ds = n[0] * sx + n[1] * sy + n[2] * sz - lv->dists[p];
+        double dd = n[0] * dx + n[1] * dy + n[2] * dz;
+        double up = support(sh, lv->normals + 3 * (size_t)(p ^ 1)), down = support(sh, n);
+        struct { int32_t code, entry; double a, b; } parts[2];
+        int count = 0;
+        for (int side = 0; side < 2; side++) {
+            double gs = side == 0 ? -down - ds : ds - up, gd = side == 0 ? -dd : dd;
+            int32_t face = side == 0 ? p ^ 1 : p;
+            double g0 = gs + gd * t0, a, b;
+            int32_t ent;
+            int ok;
+            if (gd > 0) {
+                a = t0;
+                b = py_min(t1, -gs / gd);
+                ent = entry;
+                ok = a < b;
+            } else if (gd < 0) {
+                double tc = -gs / gd;
+                a = tc > t0 ? tc : t0;
+                b = t1;
+                ent = g0 >= -SHIFT_CONTACT_EPSILON ? face : entry;
+                ok = a < b || (a == b && t0 == t1);
+            } else {
+                a = t0;
+                b = t1;
+                ent = entry;
+                ok = side == 0 ? g0 <= 0 : g0 < 0;
+            }
+            if (ok) {
+                parts[count].code = t->children[2 * (size_t)code + (size_t)side];
+                parts[count].a = a;
+                parts[count].b = b;
+                parts[count].entry = ent;
+                count++;
+            }
+        }
+        if (sp + count > STACK_SIZE + 2) return BBK_ERR_INTERNAL;
+        /* the part visited first goes on top: back first when moving toward the front */
+        int first = (count == 2 && dd > 0) ? 1 : 0;
+        for (int k = count - 1; k >= 0; k--) {
+            int which = count == 2 ? (k == 0 ? first : 1 - first) : 0;
+            stack[sp].code = parts[which].code;
+            stack[sp].t0 = parts[which].a;
+            stack[sp].t1 = parts[which].b;
+            stack[sp].entry = parts[which].entry;
+            sp++;
+        }
+    }
+    int hit = best <= 1.0, start_solid = hit && best_plane < 0, ok = hit && !start_solid;
+    double frac = hit ? (start_solid ? 0.0 : best) : 1.0;
+    double delta[3] = {dx, dy, dz}, minus[3], sp3[3];
+    for (int k = 0; k < 3; k++) {
+        out->point[k] = hit ? s[k] + frac * delta[k] : e[k];
+        out->normal[k] = ok ? lv->normals[3 * (size_t)best_plane + (size_t)k] : 0.0;
+        minus[k] = -out->normal[k];
+    }
+    support_point(sh, minus, sp3);
+    for (int k = 0; k < 3; k++) out->impact[k] = ok ? out->point[k] + sp3[k] : out->point[k];
+    out->fraction = frac;
+    out->plane = ok ? best_plane : -1;
+    out->start_solid = start_solid;
+    out->hit = hit;
+    out->nodes_visited = visited;
+    return BBK_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Visibility (core/runtime/pvs.py) */
+
+/* decompress row c into lv->row (the loader proved every row decodes to exactly row_bytes) */
+static const uint8_t *vis_row(const bbk_level *lv, uint32_t c) {
+    const uint8_t *in = lv->vis_rows + lv->vis_row_offset[c];
+    uint8_t *out = lv->row;
+    for (uint32_t o = 0; o < lv->row_bytes;) {
+        if (*in) {
+            out[o++] = *in++;
+            continue;
+        }
+        uint32_t n = in[1];
+        in += 2;
+        while (n-- && o < lv->row_bytes) out[o++] = 0;
+    }
+    return out;
+}
+
+int bbk_point_cluster(const bbk_level *lv, const double p[3], int32_t *cluster) {
+    if (!lv || !p || !cluster || !finite3(p)) return BBK_ERR_ARGUMENT;
+    if (!lv->clusters) return BBK_ERR_NO_VIS;
+    *cluster = lv->vis_leaf_cluster[bbk_point_leaf(lv, p)];
+    return BBK_OK;
+}
+
+int bbk_cluster_can_see(const bbk_level *lv, int32_t a, int32_t b, int *visible) {
+    if (!lv || !visible) return BBK_ERR_ARGUMENT;
+    if (!lv->clusters) return BBK_ERR_NO_VIS;
+    if (a >= (int64_t)lv->clusters || b >= (int64_t)lv->clusters) return BBK_ERR_ARGUMENT;
+    if (a < 0 || b < 0) {
+        *visible = 1;
+        return BBK_OK;
+    }
+    /* decode row a only as far as byte b >> 3 */
+    const uint8_t *in = lv->vis_rows + lv->vis_row_offset[a];
+    uint32_t want = (uint32_t)b >> 3, o = 0;
+    for (;;) {
+        if (*in) {
+            if (o == want) {
+                *visible = (*in >> (b & 7)) & 1;
+                return BBK_OK;
+            }
+            o++;
+            in++;
+            continue;
+        }
+        o += in[1];
+        in += 2;
+        if (o > want) {
+            *visible = 0;
+            return BBK_OK;
+        }
+    }
+}
+
+int bbk_can_see_points(const bbk_level *lv, const double a[3], const double b[3], int *visible) {
+    int32_t ca, cb;
+    int err = bbk_point_cluster(lv, a, &ca);
+    if (!err) err = bbk_point_cluster(lv, b, &cb);
+    if (!err) err = bbk_cluster_can_see(lv, ca, cb, visible);
+    return err;
+}
+
+int bbk_visible_leaves(const bbk_level *lv, const double p[3], uint32_t *out, uint32_t capacity, uint32_t *count) {
+    int32_t c;
+    if (!count || (!out && capacity)) return BBK_ERR_ARGUMENT;
+    int err = bbk_point_cluster(lv, p, &c);
+    if (err) return err;
+    const uint8_t *row = c >= 0 ? vis_row(lv, (uint32_t)c) : NULL;
+    uint32_t k = 0;
+    for (uint32_t leaf = 0; leaf < lv->point.l; leaf++) {
+        int32_t lc = lv->vis_leaf_cluster[leaf];
+        int seen = c < 0 || (lc >= 0 && (row[lc >> 3] >> (lc & 7)) & 1);
+        if (!seen) continue;
+        if (k < capacity) out[k] = leaf;
+        k++;
+    }
+    *count = k;
+    return BBK_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Batches */
+
+int bbk_point_leaf_many(const bbk_level *lv, size_t n, const double *points, int32_t *leaves) {
+    if (!lv || (n && (!points || !leaves))) return BBK_ERR_ARGUMENT;
+    for (size_t i = 0; i < n; i++) {
+        if (!finite3(points + 3 * i)) return BBK_ERR_ARGUMENT;
+        leaves[i] = (int32_t)bbk_point_leaf(lv, points + 3 * i);
+    }
+    return BBK_OK;
+}
+
+int bbk_point_solid_many(const bbk_level *lv, uint32_t hull, size_t n, const double *points, uint8_t *solid) {
+    if (!lv || (n && (!points || !solid))) return BBK_ERR_ARGUMENT;
+    for (size_t i = 0; i < n; i++) {
+        int s, err = bbk_point_solid(lv, hull, points + 3 * i, &s);
+        if (err) return err;
+        solid[i] = (uint8_t)s;
+    }
+    return BBK_OK;
+}
+
+int bbk_trace_many(const bbk_level *lv, uint32_t hull, size_t n, const double *segments, int retry, bbk_hit *out) {
+    if (!lv || (n && (!segments || !out))) return BBK_ERR_ARGUMENT;
+    for (size_t i = 0; i < n; i++) {
+        int err = bbk_trace(lv, hull, segments + 6 * i, segments + 6 * i + 3, retry, out + i);
+        if (err) return err;
+    }
+    return BBK_OK;
+}
+
+int bbk_shift_trace_many(const bbk_level *lv, const bbk_shape *shape, size_t n, const double *segments, bbk_hit *out) {
+    if (!lv || (n && (!segments || !out))) return BBK_ERR_ARGUMENT;
+    for (size_t i = 0; i < n; i++) {
+        int err = bbk_shift_trace(lv, shape, segments + 6 * i, segments + 6 * i + 3, out + i);
+        if (err) return err;
+    }
+    return BBK_OK;
+}
+
+int bbk_can_see_points_many(const bbk_level *lv, size_t n, const double *pairs, uint8_t *visible) {
+    if (!lv || (n && (!pairs || !visible))) return BBK_ERR_ARGUMENT;
+    for (size_t i = 0; i < n; i++) {
+        int v, err = bbk_can_see_points(lv, pairs + 6 * i, pairs + 6 * i + 3, &v);
+        if (err) return err;
+        visible[i] = (uint8_t)v;
+    }
+    return BBK_OK;
+}
