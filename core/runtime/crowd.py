@@ -107,7 +107,7 @@ class PaddedSlices:
         self.cells_t = self.key_type(self.cells)
         self.offsets = (DIRECTIONS[:, 0] + DIRECTIONS[:, 1] * self.nx).astype(self.key_type)  # neighbours
         self.height_u = s.length_units(s.height)
-        self._canon: dict[int, np.ndarray] = {}
+        self._canon: dict = {}
 
     @property
     def ground(self) -> np.ndarray:
@@ -123,6 +123,20 @@ class PaddedSlices:
             above = np.minimum(self.slice_above(self.ground + height_u), k - 1)
             self._canon[height_u] = (above - here).astype(self.key_type)
         return self._canon[height_u]
+
+    def crowd_table(self, height_u: int) -> np.ndarray:
+        """(K * cells,) for avatars of one height (the Crowd's): per place its ground (bits 0-15),
+        whether an avatar standing there has its head above the slice (bit 16: head room below the
+        height) and how many slices down (bits 17 and up) the slice just above its head lies: one
+        gather gives a step's landing ground, whether it rises, and the key it lands on."""
+        key = ("crowd", height_u)
+        if key not in self._canon:
+            wide = np.uint32 if len(self.top) < 2**15 else np.uint64
+            t = self.table.astype(wide)
+            rises = ((t >> wide(16)) < height_u).astype(wide)
+            down = np.maximum(-self.canon(height_u), 0).astype(wide)  # above: a riser, found again
+            self._canon[key] = (t & wide(0xFFFF)) | (rises << wide(16)) | (down << wide(17))
+        return self._canon[key]
 
     def cell_of(self, xy) -> tuple[np.ndarray, np.ndarray]:
         """Flat padded cell of each point (N,) int64 and whether it lies on the grid."""
@@ -215,12 +229,18 @@ def check_moves(slices: CrowdSlices, moves, height: float | None = None, step: f
 class Crowd:
     """N avatars walking on a level's slices, one tick at a time, all in NumPy (no loop over
     avatars).  Each avatar is a place key (slice * cells + cell), its feet and a direction.  Each
-    tick every avatar tries one step to the neighbouring cell it faces (legal_steps, Algorithm 1,
-    then the occupancy flag of the place it would stand on); an avatar whose step is refused turns
-    left or right at random (90 degrees, the paper's rule) and tries the new direction once in the
-    same tick, as the paper's timings include.  Two avatars aiming at the same place in one pass:
-    one wins (a scatter of avatar numbers into a claim per place, then a gather; NumPy writes
-    repeated indices in order, so the same one on every run).  Same seed, same walk."""
+    tick every avatar tries one step to the neighbouring cell it faces (Algorithm 1, then the
+    occupancy of the place it would stand on); an avatar whose step is refused turns left or right
+    at random (90 degrees, the paper's rule) and tries the new direction once in the same tick, as
+    the paper's timings include.  Occupancy is one flag per place; avatars aiming at the same free
+    place in one pass all write their number into a claim array there and the one NumPy wrote last
+    (repeated indices are written in order) wins, so the same one on every run.  Same seed, same
+    walk.
+
+    A pass (_try) is about 25 NumPy operations over the avatars trying, each a plain pass or a
+    gather: the crowd table (PaddedSlices.crowd_table) gives a step's landing ground, whether the
+    head rises above its slice and the landing key in one gather; only the risers (few) take
+    Algorithm 1's second test (crowd_steps)."""
 
     def __init__(self, slices: CrowdSlices, n: int, seed: int = 0, height: float | None = None,
                  step: float | None = None):
@@ -235,12 +255,13 @@ class Crowd:
                                  "this avatar.", subject="crowd",
                                  hint="Use fewer avatars, or bake with a smaller CELL in --slices W,H,STEP,CELL.")
         pick = np.sort(self.rng.choice(len(spots), size=n, replace=False)) if n else np.zeros(0, np.int64)
-        self.key = spots[pick].astype(p.key_type)
-        self.feet = p.ground[self.key].astype(np.int32)
-        self.dir = self.rng.integers(0, 8, size=n).astype(np.int8)
+        self.key = spots[pick].astype(np.intp)
+        self.table = p.crowd_table(self.height_u)
+        self.feet = p.ground[self.key].astype(self.table.dtype)
+        self.dir = self.rng.integers(0, 8, size=n).astype(np.intp)
         self.occupied = np.zeros(len(p.table), dtype=bool)
         self.occupied[self.key] = True
-        self.claim = np.full(len(p.table), -1, dtype=np.int32 if n < 2**31 else np.int64)
+        self.claim = np.zeros(len(p.table), dtype=np.intp)  # written before it is read, each pass
         self.ticks = 0
 
     def positions(self) -> np.ndarray:
@@ -252,8 +273,9 @@ class Crowd:
         """Move every avatar one step (or turn it); returns how many moved."""
         refused = self._try(None)
         if len(refused):
-            turn = np.where(self.rng.integers(0, 2, size=len(refused)) == 1, 2, 6)
-            self.dir[refused] = (self.dir[refused] + turn) % 8
+            bits = np.unpackbits(self.rng.integers(0, 256, size=(len(refused) + 7) // 8, dtype=np.uint8))
+            turn = 2 + 4 * bits[: len(refused)].astype(np.intp)  # 90 degrees left (+2) or right (+6)
+            self.dir[refused] = (self.dir[refused] + turn) & 7
             left = self._try(refused)
         else:
             left = refused
@@ -264,24 +286,47 @@ class Crowd:
         """Try the step each avatar in `who` (None: all) faces; move the winners; return the
         avatars refused."""
         p = self.p
-        everyone = who is None
-        ka = self.key if everyone else self.key[who]
-        kb = ka + p.offsets[self.dir if everyone else self.dir[who]]
-        ok, fb, new = legal_steps(p, ka, kb, self.feet if everyone else self.feet[who], self.height_u,
-                                  self.step_u)
-        free = ~self.occupied[new]
-        ok, fb, new = ok[free], fb[free], new[free]
-        mover = ok if everyone else who[ok]
+        ka = self.key if who is None else self.key.take(who)
+        fa = self.feet if who is None else self.feet.take(who)
+        kb = ka + p.offsets.take(self.dir if who is None else self.dir.take(who))
+        ok, fb, new = crowd_steps(p, self.table, ka, kb, fa, self.height_u, self.step_u)
+        free = np.flatnonzero(~self.occupied.take(new))  # free places only
+        ok, new, land = ok.take(free), new.take(free), fb.take(free)
+        mover = ok if who is None else who.take(ok)
         self.claim[new] = mover
-        win = self.claim[new] == mover
-        ok, fb, mover, new = ok[win], fb[win], mover[win], new[win]
-        self.occupied[self.key[mover]] = False
+        win = np.flatnonzero(self.claim.take(new) == mover)
+        mover, new, land = mover.take(win), new.take(win), land.take(win)
+        self.occupied[self.key.take(mover)] = False
         self.occupied[new] = True
         self.key[mover] = new
-        self.feet[mover] = fb
-        moved = np.zeros(len(ka), dtype=bool)
-        moved[ok] = True
-        return np.flatnonzero(~moved) if everyone else who[~moved]
+        self.feet[mover] = land
+        refused = np.ones(len(ka), dtype=bool)
+        refused[ok.take(win)] = False
+        return np.flatnonzero(refused) if who is None else who.take(np.flatnonzero(refused))
+
+
+def crowd_steps(p: PaddedSlices, table: np.ndarray, ka, kb, fa, height_u: int, step_u: int):
+    """Algorithm 1 for avatars of one height, as Crowd walks them: (indices of the legal steps
+    (M,), their landing ground (M,), their landing keys (M,)).  fa is in the table's unsigned type:
+    |fb - fa| <= step is one unsigned comparison of fb - fa + step (wrapping) with 2 * step.  The
+    same verdicts as legal_steps (tests/core/test_crowd.py compares them)."""
+    t = table.take(kb)
+    wide = t.dtype.type
+    fb = t & wide(0xFFFF)
+    ok = np.flatnonzero((fb - fa + wide(step_u) <= wide(2 * step_u)) & (fb != INVALID))
+    t, fb, kb_ok = t.take(ok), fb.take(ok), kb.take(ok)
+    new = kb_ok - (t >> wide(17)).astype(np.intp) * p.cells
+    rise = np.flatnonzero(t & wide(1 << 16))
+    if len(rise):
+        f_rise = fb.take(rise).astype(np.int64)
+        j = p.slice_above(f_rise + height_u)
+        a, b = ka.take(ok.take(rise)) % p.cells, kb_ok.take(rise) % p.cells
+        good = (p.ground_at(j, a) == fa.take(ok.take(rise)).astype(np.int64)) & (p.ground_at(j, b) == f_rise)
+        new[rise] = np.minimum(j, len(p.top) - 1) * p.cells + b
+        if not good.all():
+            keep = np.flatnonzero(np.isin(np.arange(len(ok)), rise[~good], invert=True))
+            ok, fb, new = ok.take(keep), fb.take(keep), new.take(keep)
+    return ok, fb, new
 
 
 def standing_spots(p: PaddedSlices, height_u: int) -> np.ndarray:

@@ -18,7 +18,7 @@ from brushbake.core.errors import CancelledError, InvalidSettingError, LevelForm
 from brushbake.core.formats.loaders import load_scene
 from brushbake.core.model.brushes import box_brush
 from brushbake.core.model.scene import Hull, Scene, Settings
-from brushbake.core.runtime.crowd import Crowd, check_moves, standing_spots
+from brushbake.core.runtime.crowd import Crowd, check_moves, crowd_steps, legal_steps, standing_spots
 from brushbake.exporters import native
 from brushbake.exporters.json_dump import level_from_json, level_to_json
 
@@ -200,6 +200,23 @@ def test_crowd_moves_are_legal_unique_and_repeatable():
         assert exact_legal(level, 1, pairs, c.step).all()
     assert np.array_equal(crowd.positions(), twin.positions())
     assert not np.array_equal(crowd.positions(), Crowd(c, 2000, seed=6).positions())
+
+
+def test_the_crowds_fast_steps_agree_with_algorithm_1():
+    """crowd_steps (the tick's one-gather form) against legal_steps on every avatar of a crowd in
+    all eight directions: the same legal steps, the same landing ground, and the landing key in
+    the slice just above the new head."""
+    for scene in (sample("garage.json"), sample("staircase.json"), bridge()):
+        c = baked(scene).crowd
+        crowd = Crowd(c, min(3000, len(standing_spots(c.padded(), c.padded().height_u))), seed=4)
+        p = crowd.p
+        for d in range(8):
+            kb = crowd.key + p.offsets[d]
+            ok, fb, new = crowd_steps(p, crowd.table, crowd.key, kb, crowd.feet, crowd.height_u, crowd.step_u)
+            ref, ref_fb, _ = legal_steps(p, crowd.key, kb, crowd.feet.astype(np.int64), crowd.height_u, crowd.step_u)
+            assert np.array_equal(ok, ref) and np.array_equal(fb.astype(np.int64), ref_fb.astype(np.int64))
+            want = p.slice_above(fb.astype(np.int64) + crowd.height_u) * p.cells + kb[ok] % p.cells
+            assert np.array_equal(new, want)
 
 
 def test_crowd_spawns_only_where_avatars_fit():
