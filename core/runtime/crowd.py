@@ -12,7 +12,11 @@ lowest with sliceHeight[i] >= f + height); its ground there is slice[i][A] = f. 
 neighbouring cell B is legal when hb = slice[i][B] + height differs from hA = f + height by at most
 the avatar's step and, when hb pokes above sliceHeight[i], the slice j just above hb agrees with
 slice i at A (nothing above A stops the vertical move, the paper's test) and at B (nothing above B
-between the two slices; the paper checks A only, which lets a low ceiling over B through).
+between the two slices; the paper checks A only, which lets a low ceiling over B through).  A
+diagonal step also needs the two cells beside both A and B clear above the higher feet in the
+slice it is judged in (corners_clear): an avatar anywhere in A going to anywhere in B may cut
+through their corners (the exact-collision check found exactly such moves on the Cornell box's
+rotated blocks before this rule).
 
 Layout for the batch walk: every slice is padded with one INVALID cell on each side, so a step from
 any real cell lands on a cell of the array and the border refuses it; cells are flat indices
@@ -106,6 +110,9 @@ class PaddedSlices:
         self.key_type = np.intp
         self.cells_t = self.key_type(self.cells)
         self.offsets = (DIRECTIONS[:, 0] + DIRECTIONS[:, 1] * self.nx).astype(self.key_type)  # neighbours
+        #: diagonal[offset + nx + 1]: is the step by that flat offset diagonal (a lookup, not arithmetic)
+        self.diagonal = np.zeros(2 * self.nx + 3, dtype=bool)
+        self.diagonal[self.offsets[1::2] + self.nx + 1] = True
         self.height_u = s.length_units(s.height)
         self._canon: dict = {}
 
@@ -178,21 +185,40 @@ def legal_steps(p: PaddedSlices, ka, kb, fa, height_u, step_u):
     the height', read from the same gather as the ground.  No loop over avatars; the only
     searchsorted is over the risers (the legal steps whose head rises above slice i)."""
     t = p.table[kb]
-    fb = (t & np.uint32(0xFFFF)).view(np.int32) if t.dtype == np.uint32 else t
+    fb = (t & np.uint32(0xFFFF)).astype(np.int64)
+    fa = np.asarray(fa).astype(np.int64)
     ok = np.flatnonzero((fb != INVALID) & (np.abs(fb - fa) <= step_u))
     kb, fb, t = kb[ok], fb[ok], t[ok]
     new = kb + p.canon(height_u)[kb] * p.cells_t
+    j = np.minimum(ka[ok] // p.cells, len(p.top) - 1)  # the slice read: i, or j for a riser
     up = np.flatnonzero((t >> np.uint32(16)) < height_u)
+    good = np.ones(len(ok), dtype=bool)
     if len(up):
-        j = p.slice_above(fb[up].astype(np.int64) + height_u)
+        j[up] = p.slice_above(fb[up] + height_u)
         a, b = ka[ok[up]] % p.cells, kb[up] % p.cells
-        good = (p.ground_at(j, a) == fa[ok[up]]) & (p.ground_at(j, b) == fb[up])
-        new[up] = (j * p.cells + b).astype(new.dtype)
-        if not good.all():
-            keep = np.ones(len(ok), dtype=bool)
-            keep[up[~good]] = False
-            ok, fb, new = ok[keep], fb[keep], new[keep]
-    return ok, fb, new
+        good[up] = (p.ground_at(j[up], a) == fa[ok[up]]) & (p.ground_at(j[up], b) == fb[up])
+        new[up] = (np.minimum(j[up], len(p.top) - 1) * p.cells + b).astype(new.dtype)
+    good &= corners_clear(p, ka[ok], kb, np.maximum(fa[ok], fb), j)
+    keep = np.flatnonzero(good)
+    return ok[keep], fb[keep], new[keep]
+
+
+def corners_clear(p: PaddedSlices, ka, kb, h0, j) -> np.ndarray:
+    """(N,) bool: for a diagonal step from A to B, the two cells beside both (A + dx, A + dy) have
+    no ground above h0 (the higher feet) in slice j (the slice the step is judged in): an avatar
+    anywhere in A going to anywhere in B may sweep through their corners.  Axial steps: True."""
+    delta = kb - ka
+    dy = np.floor_divide(delta + 1, p.nx)
+    dx = delta - dy * p.nx
+    diag = np.flatnonzero((dx != 0) & (dy != 0))
+    out = np.ones(len(ka), dtype=bool)
+    if len(diag):
+        a = ka[diag] % p.cells
+        jj = j[diag]
+        c1 = p.ground_at(jj, a + dx[diag])
+        c2 = p.ground_at(jj, a + dy[diag] * p.nx)
+        out[diag] = (c1 <= h0[diag]) & (c2 <= h0[diag])
+    return out
 
 
 def check_moves(slices: CrowdSlices, moves, height: float | None = None, step: float | None = None) -> np.ndarray:
@@ -317,15 +343,28 @@ def crowd_steps(p: PaddedSlices, table: np.ndarray, ka, kb, fa, height_u: int, s
     t, fb, kb_ok = t.take(ok), fb.take(ok), kb.take(ok)
     new = kb_ok - (t >> wide(17)).astype(np.intp) * p.cells
     rise = np.flatnonzero(t & wide(1 << 16))
+    bad = []
     if len(rise):
         f_rise = fb.take(rise).astype(np.int64)
         j = p.slice_above(f_rise + height_u)
         a, b = ka.take(ok.take(rise)) % p.cells, kb_ok.take(rise) % p.cells
         good = (p.ground_at(j, a) == fa.take(ok.take(rise)).astype(np.int64)) & (p.ground_at(j, b) == f_rise)
         new[rise] = np.minimum(j, len(p.top) - 1) * p.cells + b
-        if not good.all():
-            keep = np.flatnonzero(np.isin(np.arange(len(ok)), rise[~good], invert=True))
-            ok, fb, new = ok.take(keep), fb.take(keep), new.take(keep)
+        bad.append(rise[~good])
+    diag = np.flatnonzero(p.diagonal.take(kb_ok - ka.take(ok) + p.nx + 1))
+    if len(diag):  # corners (corners_clear), judged in slice i, or j for risers
+        ka_d = ka.take(ok.take(diag))
+        j = ka_d // p.cells
+        if len(rise):
+            where = np.searchsorted(rise, diag)
+            hit = (where < len(rise)) & (rise.take(np.minimum(where, len(rise) - 1)) == diag)
+            j[hit] = np.minimum(p.slice_above(fb.take(diag[hit]).astype(np.int64) + height_u), len(p.top) - 1)
+        h0 = np.maximum(fb.take(diag), fa.take(ok.take(diag))).astype(np.int64)
+        clear = corners_clear(p, ka_d, kb_ok.take(diag), h0, j)
+        bad.append(diag[~clear])
+    if bad and any(len(x) for x in bad):
+        keep = np.flatnonzero(np.isin(np.arange(len(ok)), np.concatenate(bad), invert=True))
+        ok, fb, new = ok.take(keep), fb.take(keep), new.take(keep)
     return ok, fb, new
 
 

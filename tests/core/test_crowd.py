@@ -18,7 +18,7 @@ from brushbake.core.errors import CancelledError, InvalidSettingError, LevelForm
 from brushbake.core.formats.loaders import load_scene
 from brushbake.core.model.brushes import box_brush
 from brushbake.core.model.scene import Hull, Scene, Settings
-from brushbake.core.runtime.crowd import Crowd, check_moves, crowd_steps, legal_steps, standing_spots
+from brushbake.core.runtime.crowd import DIRECTIONS, Crowd, check_moves, crowd_steps, legal_steps, standing_spots
 from brushbake.exporters import native
 from brushbake.exporters.json_dump import level_from_json, level_to_json
 
@@ -139,6 +139,30 @@ def test_legal_moves_are_legal_for_the_exact_collision(name):
     assert r.wrong == r.wrong_near
     assert r.truth_wrong == 0, r.as_dict()
     assert r.refused < 0.5 * r.truth_legal, r.as_dict()  # conservative, not useless
+
+
+@pytest.mark.parametrize("name", ["cornell_box.json", "garage.json"])
+def test_diagonal_steps_do_not_cut_corners(name):
+    """Every diagonal step from every standing place, from the corner of A nearest a side cell to
+    the same corner of B (the path crosses that side cell): the legal ones are legal for the exact
+    collision.  Before corners_clear, the Cornell box's rotated blocks had such steps."""
+    level = baked(sample(name))
+    c = level.crowd
+    p = c.padded()
+    spots = standing_spots(p, p.height_u)
+    moves = []
+    for d in (1, 3, 5, 7):
+        dx, dy = DIRECTIONS[d]
+        for shift in ((dx, -dy), (-dx, dy)):  # toward A + dx, toward A + dy
+            a = p.centre(spots % p.cells) + 0.49 * c.cell * np.array(shift)
+            b = a + c.cell * np.array([dx, dy])
+            za = c.metres(p.ground[spots])
+            zb = c.metres(p.ground[spots + p.offsets[d]])
+            moves.append(np.stack([np.column_stack([a, za]), np.column_stack([b, zb])], axis=1))
+    moves = np.concatenate(moves)
+    legal = check_moves(c, moves).astype(bool)
+    assert legal.sum() > 1000
+    assert exact_legal(level, 1, moves[legal], c.step).all()
 
 
 def test_bridge_moves_against_the_truth():
