@@ -58,11 +58,66 @@ class Columns:
     cells: np.ndarray  # (C,) int64 the cells with any solid, sorted
     keys: np.ndarray  # (M,) cell * KEY + lo, sorted
 
+    def __post_init__(self):
+        self.starts = np.sort(self.lo)  # every interval's bottom, for starts_between
+        # the union of all intervals in z (all cells), for max_at
+        order = np.argsort(self.lo, kind="stable")
+        lo, hi = self.lo[order], np.maximum.accumulate(self.hi[order]) if len(self.lo) else self.hi
+        first = np.ones(len(lo), dtype=bool)
+        first[1:] = lo[1:] > hi[:-1]
+        last = np.append(np.flatnonzero(first)[1:], len(lo)) - 1
+        self.union_lo, self.union_hi = lo[first], hi[last]
+
+    def max_at(self, h: int) -> int:
+        """maximum(ComputeSlice(h)) without computing the slice: h when some solid reaches h, else
+        the highest solid top below it (INVALID when there is none)."""
+        k = int(np.searchsorted(self.union_lo, h, side="right")) - 1
+        if k < 0:
+            return INVALID
+        return h if self.union_hi[k] >= h else int(self.union_hi[k])
+
+    def starts_between(self, low: int, high: int) -> bool:
+        """Does some interval start in (low, high]?"""
+        k = int(np.searchsorted(self.starts, low, side="right"))
+        return k < len(self.starts) and int(self.starts[k]) <= high
+
     def slice_at(self, h: int) -> np.ndarray:
         """ComputeSlice(h) over self.cells: the highest solid at or below h, INVALID when none."""
         pos = np.searchsorted(self.keys, self.cells * KEY + h, side="right") - 1
         ok = (pos >= 0) & (self.cell[np.maximum(pos, 0)] == self.cells)
         return np.where(ok, np.minimum(self.hi[np.maximum(pos, 0)], h), INVALID)
+
+
+class Sweep:
+    """ComputeSlice for heights that only go down, in time linear in the columns overall: each
+    cell keeps the interval it reads (the last one starting at or below the height); going down,
+    the intervals starting above the new height are dropped in one batch, highest first, so a cell
+    ends on the one below its lowest dropped interval (NumPy writes repeated indices in order).
+    The same values as Columns.slice_at (tests compare them)."""
+
+    def __init__(self, cols: Columns):
+        self.cols = cols
+        m = len(cols.lo)
+        dense = np.searchsorted(cols.cells, cols.cell)
+        self.dense = dense
+        first_of_cell = np.ones(m, dtype=bool)
+        first_of_cell[1:] = cols.cell[1:] != cols.cell[:-1]
+        self.below = np.where(first_of_cell, -1, np.arange(m) - 1)  # the interval under each, in its cell
+        self.pos = np.full(len(cols.cells), -1, dtype=np.int64)
+        self.pos[dense] = np.arange(m)  # the last interval of each cell (intervals sorted by cell, lo)
+        self.events = np.argsort(-cols.lo, kind="stable")  # highest start first
+        self.done = 0
+        self.sorted_starts = cols.lo[self.events]
+
+    def slice_at(self, h: int) -> np.ndarray:
+        end = int(np.searchsorted(-self.sorted_starts, -h, side="left"))  # starts above h: lo > h
+        if end > self.done:
+            drop = self.events[self.done:end]
+            self.pos[self.dense[drop]] = self.below[drop]
+            self.done = end
+        pos = self.pos
+        ok = pos >= 0
+        return np.where(ok, np.minimum(self.cols.hi[np.maximum(pos, 0)], h), INVALID)
 
 
 def grid_for(bounds: np.ndarray, s: SliceSettings) -> tuple[float, float, int, int]:
@@ -183,11 +238,18 @@ testSlice.__test__ = False  # a name from the paper, not a pytest test
 
 
 def slice_world(brushes: list[Brush], bounds: np.ndarray, s: SliceSettings, progress=None,
-                cancel=None) -> CrowdSlices:
+                cancel=None, literal: bool = False) -> CrowdSlices:
     """Algorithm 3 (sliceWorld): the first slice at maxZ + avatarHeight + resolution, each next one
     at the previous slice's maximum minus resolution while that maximum is above minZ +
     avatarHeight; each new slice goes through testSlice.  Returns the kept slices (lowest first)
-    with `taken` the number computed."""
+    with `taken` the number taken.
+
+    A slice at h below the last kept one (at h') where no column interval starts in (h, h'] is
+    dismissed without computing it (unless `literal`): in every cell the interval it reads is the
+    same, so its value is either the same top (equal) or h itself (cut: useless); its maximum comes
+    from the union of all intervals (Columns.max_at).  Slicing through a mountain or a tall block
+    then costs a binary search per slice, not a pass over the grid; the kept slices are the same
+    (tests/core/test_crowd.py compares both ways)."""
     t0 = time.perf_counter()
     bounds = np.asarray(bounds, dtype=np.float64).reshape(2, 3)
     grid = grid_for(bounds, s)
@@ -197,7 +259,9 @@ def slice_world(brushes: list[Brush], bounds: np.ndarray, s: SliceSettings, prog
     h_av = int(np.ceil(s.height / unit - 1e-9))
     zmin = int(np.floor((bounds[0, 2] - z0) / unit))
     h = int(np.ceil((bounds[1, 2] - z0) / unit)) + h_av + res
-    heights, values = [h], [cols.slice_at(h)]
+    sweep = Sweep(cols)
+    compute = cols.slice_at if literal else sweep.slice_at
+    heights, values = [h], [compute(h)]
     top = int(values[0].max()) if len(values[0]) else INVALID
     taken, span = 1, max(h - zmin, 1)
     while top > zmin + h_av:
@@ -206,8 +270,11 @@ def slice_world(brushes: list[Brush], bounds: np.ndarray, s: SliceSettings, prog
             if progress is not None:
                 progress(0.3 + 0.7 * (1.0 - (top - zmin) / span), f"slice {taken} at {z0 + top * unit:.2f} m")
         h = top - res
-        cur = cols.slice_at(h)
         taken += 1
+        if not literal and not cols.starts_between(h, heights[-1]):
+            top = cols.max_at(h)  # dismissed: every cell equal to the last kept slice, or cut
+            continue
+        cur = compute(h)
         top = int(cur.max())
         test = testSlice(cur, h, values[-1], heights[-1], values[-2] if len(values) > 1 else None, h_av)
         if test == KEEP_SLICES:

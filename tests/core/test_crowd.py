@@ -95,6 +95,17 @@ def test_slices_taken_and_kept(name):
     assert (level.crowd.taken, level.crowd.kept) == TABLE2[name]
 
 
+@pytest.mark.parametrize("name", ["cornell_box.json", "garage.json", "staircase.json", "two_rooms.json"])
+def test_skipping_provably_dismissed_slices_changes_nothing(name):
+    scene = sample(name)
+    b = np.array([br.bounds for br in scene.brushes])
+    bounds = np.array([b[:, 0].min(axis=0), b[:, 1].max(axis=0)])
+    fast = sl.slice_world(scene.brushes, bounds, sl.SliceSettings())
+    literal = sl.slice_world(scene.brushes, bounds, sl.SliceSettings(), literal=True)
+    assert fast.taken == literal.taken and np.array_equal(fast.slice_height, literal.slice_height)
+    assert np.array_equal(fast.ground, literal.ground)
+
+
 def test_slicing_reports_progress_and_cancels():
     scene = sample("garage.json")
     seen = []
@@ -200,6 +211,10 @@ def test_random_scenes_against_the_truth(scene):
     level = baked(scene)
     r = check_crowd(level, 1, 3000, seed=3)
     assert r.wrong_far == 0 and r.truth_wrong == 0, r.as_dict()
+    b = np.array([br.bounds for br in scene.brushes])
+    literal = sl.slice_world(scene.brushes, np.array([b[:, 0].min(axis=0), b[:, 1].max(axis=0)]), sl.SliceSettings(
+        W, H, STEP, 0.25), literal=True)
+    assert np.array_equal(literal.ground, level.crowd.ground) and literal.taken == level.crowd.taken
 
 
 # --------------------------------------------------------------------------------------------
