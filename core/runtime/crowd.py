@@ -110,9 +110,9 @@ class PaddedSlices:
         self.key_type = np.intp
         self.cells_t = self.key_type(self.cells)
         self.offsets = (DIRECTIONS[:, 0] + DIRECTIONS[:, 1] * self.nx).astype(self.key_type)  # neighbours
-        #: diagonal[offset + nx + 1]: is the step by that flat offset diagonal (a lookup, not arithmetic)
-        self.diagonal = np.zeros(2 * self.nx + 3, dtype=bool)
-        self.diagonal[self.offsets[1::2] + self.nx + 1] = True
+        #: corner_bit[offset + nx + 1]: the crowd table's corner bit of the step by that flat offset
+        self.corner_bit = np.zeros(2 * self.nx + 3, dtype=np.uint64)
+        self.corner_bit[self.offsets + self.nx + 1] = [1 << (17 + d) for d in range(8)]
         self.height_u = s.length_units(s.height)
         self._canon: dict = {}
 
@@ -133,16 +133,30 @@ class PaddedSlices:
 
     def crowd_table(self, height_u: int) -> np.ndarray:
         """(K * cells,) for avatars of one height (the Crowd's): per place its ground (bits 0-15),
-        whether an avatar standing there has its head above the slice (bit 16: head room below the
-        height) and how many slices down (bits 17 and up) the slice just above its head lies: one
-        gather gives a step's landing ground, whether it rises, and the key it lands on."""
+        whether an avatar arriving there has its head above the slice (bit 16: head room below the
+        height), whether arriving there by direction d is clear of corners (bit 17 + d: always for
+        axial steps; corners_clear in this slice for diagonal ones) and how many slices down
+        (bits 25 and up) the slice just above its head lies: one gather gives a step's landing
+        ground, whether it rises, its corners and the key it lands on."""
         key = ("crowd", height_u)
         if key not in self._canon:
-            wide = np.uint32 if len(self.top) < 2**15 else np.uint64
-            t = self.table.astype(wide)
-            rises = ((t >> wide(16)) < height_u).astype(wide)
+            wide = np.uint32 if len(self.top) < 2**7 else np.uint64
+            g = self.ground
+            rises = (self.table >> np.uint32(16)) < height_u
             down = np.maximum(-self.canon(height_u), 0).astype(wide)  # above: a riser, found again
-            self._canon[key] = (t & wide(0xFFFF)) | (rises << wide(16)) | (down << wide(17))
+            t = (g.astype(wide)) | (rises.astype(wide) << wide(16)) | (down << wide(25))
+            n = len(g)
+            places = np.arange(n, dtype=np.intp)
+            for d in range(8):
+                if d % 2 == 0:
+                    t |= wide(1 << (17 + d))
+                    continue
+                dx, dy = (int(v) for v in DIRECTIONS[d])
+                a = np.clip(places - self.offsets[d], 0, n - 1)  # the cell a step in direction d comes from
+                h0 = np.maximum(g, g.take(a))
+                clear = (g.take(np.clip(a + dx, 0, n - 1)) <= h0) & (g.take(np.clip(a + dy * self.nx, 0, n - 1)) <= h0)
+                t |= clear.astype(wide) << wide(17 + d)
+            self._canon[key] = t
         return self._canon[key]
 
     def cell_of(self, xy) -> tuple[np.ndarray, np.ndarray]:
@@ -334,37 +348,32 @@ class Crowd:
 def crowd_steps(p: PaddedSlices, table: np.ndarray, ka, kb, fa, height_u: int, step_u: int):
     """Algorithm 1 for avatars of one height, as Crowd walks them: (indices of the legal steps
     (M,), their landing ground (M,), their landing keys (M,)).  fa is in the table's unsigned type:
-    |fb - fa| <= step is one unsigned comparison of fb - fa + step (wrapping) with 2 * step.  The
-    same verdicts as legal_steps (tests/core/test_crowd.py compares them)."""
+    |fb - fa| <= step is one unsigned comparison of fb - fa + step (wrapping) with 2 * step; the
+    corner rule is the table's bit for the step's direction (PaddedSlices.crowd_table), judged in
+    slice i: risers, judged in slice j, are checked again.  The same verdicts as legal_steps
+    (tests/core/test_crowd.py compares them)."""
     t = table.take(kb)
     wide = t.dtype.type
     fb = t & wide(0xFFFF)
-    ok = np.flatnonzero((fb - fa + wide(step_u) <= wide(2 * step_u)) & (fb != INVALID))
+    corner = t & p.corner_bit.take(kb - ka + (p.nx + 1)).astype(wide)
+    ok = np.flatnonzero((fb - fa + wide(step_u) <= wide(2 * step_u)) & (fb != INVALID) & (corner != 0))
     t, fb, kb_ok = t.take(ok), fb.take(ok), kb.take(ok)
-    new = kb_ok - (t >> wide(17)).astype(np.intp) * p.cells
+    new = kb_ok - (t >> wide(25)).astype(np.intp) * p.cells
     rise = np.flatnonzero(t & wide(1 << 16))
-    bad = []
     if len(rise):
         f_rise = fb.take(rise).astype(np.int64)
+        f_from = fa.take(ok.take(rise)).astype(np.int64)
         j = p.slice_above(f_rise + height_u)
         a, b = ka.take(ok.take(rise)) % p.cells, kb_ok.take(rise) % p.cells
-        good = (p.ground_at(j, a) == fa.take(ok.take(rise)).astype(np.int64)) & (p.ground_at(j, b) == f_rise)
+        good = (p.ground_at(j, a) == f_from) & (p.ground_at(j, b) == f_rise)
+        good &= corners_clear(p, ka.take(ok.take(rise)), kb_ok.take(rise), np.maximum(f_from, f_rise),
+                              np.minimum(j, len(p.top) - 1))
         new[rise] = np.minimum(j, len(p.top) - 1) * p.cells + b
-        bad.append(rise[~good])
-    diag = np.flatnonzero(p.diagonal.take(kb_ok - ka.take(ok) + p.nx + 1))
-    if len(diag):  # corners (corners_clear), judged in slice i, or j for risers
-        ka_d = ka.take(ok.take(diag))
-        j = ka_d // p.cells
-        if len(rise):
-            where = np.searchsorted(rise, diag)
-            hit = (where < len(rise)) & (rise.take(np.minimum(where, len(rise) - 1)) == diag)
-            j[hit] = np.minimum(p.slice_above(fb.take(diag[hit]).astype(np.int64) + height_u), len(p.top) - 1)
-        h0 = np.maximum(fb.take(diag), fa.take(ok.take(diag))).astype(np.int64)
-        clear = corners_clear(p, ka_d, kb_ok.take(diag), h0, j)
-        bad.append(diag[~clear])
-    if bad and any(len(x) for x in bad):
-        keep = np.flatnonzero(np.isin(np.arange(len(ok)), np.concatenate(bad), invert=True))
-        ok, fb, new = ok.take(keep), fb.take(keep), new.take(keep)
+        if not good.all():
+            keep = np.ones(len(ok), dtype=bool)
+            keep[rise[~good]] = False
+            k = np.flatnonzero(keep)
+            ok, fb, new = ok.take(k), fb.take(k), new.take(k)
     return ok, fb, new
 
 
