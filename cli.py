@@ -404,7 +404,7 @@ def cmd_bake(args) -> int:
     return EXIT_OK
 
 
-LIGHT_OPTIONS = ("luxel", "patch", "bounces", "reflectance", "light_samples", "light_threshold")
+LIGHT_OPTIONS = ("luxel", "patch", "bounces", "reflectance", "light_samples", "light_threshold", "shoot_fraction", "luxel_samples")
 
 
 def apply_light_options(settings, args) -> None:
@@ -764,6 +764,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--light-threshold", type=_setting("light_threshold"),
                    help=f"stop bouncing below this fraction of unshot power ({_range('light_threshold')}; "
                         "default 0.001)")
+    b.add_argument("--luxel-samples", type=_setting("luxel_samples"),
+                   help=f"direct light at N x N points a luxel, averaged: antialiased shadow edges "
+                        f"({_range('luxel_samples')}; default 1, the centre)")
+    b.add_argument("--shoot-fraction", type=_setting("shoot_fraction"),
+                   help="a bounce shoots its brightest patches holding this fraction of its unshot power, the rest "
+                        f"waits for the next ({_range('shoot_fraction')}; default 0.95; 1: every patch, exact bounces)")
     b.add_argument("--png", action="store_true",
                    help="also write each lightmap page as LEVEL.lmK.png (8-bit sRGB; implies --light)")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress and no table")

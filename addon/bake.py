@@ -30,8 +30,13 @@ def gather(context, objects=None) -> Scene:
         objects = bridge.objects_to_bake(context)
     else:
         objects = bridge.sort_objects(objects)
-    return bridge.scene_from_objects(objects, settings, name=context.scene.name,
-                                     depsgraph=context.evaluated_depsgraph_get())
+    core_scene = bridge.scene_from_objects(objects, settings, name=context.scene.name,
+                                           depsgraph=context.evaluated_depsgraph_get())
+    if settings.use_light:  # every render-visible light of the scene lights the level (addon/lightmap.py)
+        from . import lightmap
+
+        core_scene.lights.extend(lightmap.scene_lights(context.scene))
+    return core_scene
 
 
 def compile_level(core_scene: Scene, progress=None, cancel=None) -> CompiledLevel:
@@ -68,6 +73,7 @@ def summary(level: CompiledLevel) -> str:
     s = level.stats
     seconds = sum(s.get("times", {}).values())
     solid = int((level.leaf_solid & 1).astype(bool).sum())
+    light = level.stats.get("light")
     text = (f"Baked {len(level.brush_names)} brushes: {level.num_nodes} nodes, {level.num_leaves} leaves "
             f"({solid} solid), hulls {', '.join(level.hull_names)}")
     if level.has_bevel:
@@ -75,6 +81,9 @@ def summary(level: CompiledLevel) -> str:
         text += f", beveled tree {beveled} nodes ({beveled / max(level.num_nodes, 1):.2f}x)"
     else:
         text += ", no bevels"
+    if light:
+        text += (f", lightmap {light['luxels']} luxels, {light['bounces_done']} bounces"
+                 + (" (cancelled: light so far kept)" if light["cancelled"] else ""))
     return text + (f" in {seconds:.2f} s" if seconds else "")
 
 

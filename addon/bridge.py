@@ -30,6 +30,7 @@ import numpy as np
 from ..core.model.brushes import Brush, Contents, brush_from_mesh, brush_from_planes
 from ..core.errors import BrushbakeError, BrushError
 from ..core.model.hulls import make_hull
+from ..core.model.light_units import light_power
 from ..core.model.scene import DetailMesh, Hull, Marker, Scene, Settings
 from ..core.tolerances import PLANES_MATCH_TOLERANCE
 from .properties import CONTENTS_ROLE, ROLE_CONTENTS
@@ -134,7 +135,9 @@ def core_settings(settings) -> Settings:
                     bevels=settings.use_bevels, bevel_angle=settings.bevel_angle,
                     vis=settings.vis_mode if settings.use_vis else "none", allow_leak=settings.allow_leak,
                     slices=settings.use_slices, slice_width=settings.slice_width, slice_height=settings.slice_height,
-                    slice_step=settings.slice_step, slice_cell=settings.slice_cell)
+                    slice_step=settings.slice_step, slice_cell=settings.slice_cell,
+                    light=settings.use_light, luxel=settings.luxel, bounces=settings.light_bounces,
+                    patch=settings.patch, reflectance=settings.reflectance)
 
 
 def scene_from_objects(objects, settings, name: str = "blender", depsgraph=None) -> Scene:
@@ -236,11 +239,23 @@ def objects_from_scene(core_scene: Scene, collection) -> ImportCounts:
         collection.objects.link(obj)
         counts.markers += 1
     for light in core_scene.lights:
-        data = bpy.data.lights.new(light.name[-63:], "POINT")
+        if light.kind == "surface":
+            continue  # emitting faces, not a light object
+        data = bpy.data.lights.new(light.name[-63:], light.kind.upper())
         data.color = light.color
-        data.energy = float(light.intensity)
+        data.energy = float(light_power(light, core_scene.settings.map_scale))  # watts / W/m^2, the .map rule
         obj = bpy.data.objects.new(light.name[-63:], data)
         obj.location = light.position
+        if light.kind in ("spot", "sun"):  # a Blender light shines along its -Z
+            from mathutils import Vector
+
+            obj.rotation_euler = Vector((0.0, 0.0, -1.0)).rotation_difference(Vector(light.direction)).to_euler()
+        if light.kind == "spot":
+            data.spot_size, data.spot_blend = np.radians(light.spot_size), light.spot_blend
+        if light.kind == "sun":
+            data.angle = np.radians(light.radius)
+        else:
+            data.shadow_soft_size = light.radius
         collection.objects.link(obj)
         counts.lights += 1
     return counts

@@ -491,6 +491,71 @@ class BRUSHBAKE_OT_spawn_crowd(Operator):
         return {"FINISHED"}
 
 
+class BRUSHBAKE_OT_show_lightmap(Operator):
+    """Show the baked lightmap (or Cycles' bake of the same pages, or their difference) on a mesh of the
+level's faces in the 'brushbake lightmap' collection, through its lightmap UVs"""
+
+    bl_idname = "brushbake.show_lightmap"
+    bl_label = "Show Lightmap"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and storage.has_bake(context.scene)
+
+    def execute(self, context):
+        from . import lightmap
+
+        scene = context.scene
+        try:
+            level = _light_level(scene)
+            obj = lightmap.show_lightmap(scene, level, scene.brushbake.lightmap_view)
+        except BrushbakeError as err:
+            return _fail(self, scene, err)
+        self.report({"INFO"}, f"'{obj.name}': {len(obj.data.polygons)} faces on {len(level.lm_pages)} page(s)")
+        return {"FINISHED"}
+
+
+class BRUSHBAKE_OT_bake_cycles(Operator):
+    """Bake Blender's own diffuse lighting (Cycles, the scene's lights) into the lightmap's pages, and the
+difference image, to compare with brushbake's bake (slow: Cycles on the CPU)"""
+
+    bl_idname = "brushbake.bake_cycles"
+    bl_label = "Bake with Cycles"
+    bl_options = {"REGISTER"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and storage.has_bake(context.scene) and context.mode == "OBJECT"
+
+    def execute(self, context):
+        from ..core.compile.lm_compare import relative_rmse
+        from . import lightmap
+
+        scene = context.scene
+        settings = scene.brushbake
+        try:
+            level = _light_level(scene)
+        except BrushbakeError as err:
+            return _fail(self, scene, err)
+        cycles = lightmap.bake_cycles(scene, level, samples=settings.cycles_samples, bounces=settings.light_bounces,
+                                      reflectance=settings.reflectance)
+        lightmap.difference_images(level.lm_pages, cycles)
+        rmse = relative_rmse(level, level.lm_pages, cycles)
+        settings.status = (f"Cycles ({settings.cycles_samples} samples, {settings.light_bounces} bounces) against "
+                           f"the bake: relative RMSE {100 * rmse:.1f}% per luxel")
+        self.report({"INFO"}, settings.status)
+        return {"FINISHED"}
+
+
+def _light_level(scene):
+    """The stored bake, which must hold a lightmap."""
+    level = storage.load_level(scene)
+    if level is None or not level.has_light:
+        raise BrushbakeError("The stored bake has no lightmap.", hint="Tick Light in the Bake panel and bake again.")
+    return level
+
+
 def menu_import(self, context):
     self.layout.operator(BRUSHBAKE_OT_import_map.bl_idname, text="Quake map for brushbake (.map)")
 
@@ -510,6 +575,8 @@ classes: tuple[type, ...] = (
     BRUSHBAKE_OT_make_preview,
     BRUSHBAKE_OT_frame_leak,
     BRUSHBAKE_OT_spawn_crowd,
+    BRUSHBAKE_OT_show_lightmap,
+    BRUSHBAKE_OT_bake_cycles,
 )
 
 

@@ -119,6 +119,12 @@ class BRUSHBAKE_PT_bake(BrushbakeSubPanel, Panel):
         row = col.row(align=True)
         row.prop(settings, "slice_step")
         row.prop(settings, "slice_cell")
+        row = layout.row(align=True)
+        row.prop(settings, "use_light")
+        sub = row.row(align=True)
+        sub.enabled = settings.use_light
+        sub.prop(settings, "luxel")
+        sub.prop(settings, "light_bounces")
         layout.operator("brushbake.bake", icon="MOD_BUILD")
         if bpy.data.objects.get("brushbake leak") is not None:
             layout.operator("brushbake.frame_leak", icon="ERROR")
@@ -152,6 +158,27 @@ class BRUSHBAKE_PT_previews(BrushbakeSubPanel, Panel):
         box.operator("brushbake.spawn_crowd", icon="COMMUNITY")
 
 
+class BRUSHBAKE_PT_light(BrushbakeSubPanel, Panel):
+    bl_idname = "BRUSHBAKE_PT_light"
+    bl_label = "Light"
+
+    def draw(self, context: Context) -> None:
+        layout = self.layout
+        settings = context.scene.brushbake
+        col = layout.column(align=True)
+        col.prop(settings, "use_light")
+        col.prop(settings, "luxel")
+        col.prop(settings, "patch")
+        col.prop(settings, "light_bounces")
+        col.prop(settings, "reflectance")
+        layout.operator("brushbake.bake", text="Bake Light", icon="LIGHT_SUN")
+        layout.prop(settings, "lightmap_view", expand=True)
+        layout.operator("brushbake.show_lightmap", icon="IMAGE_DATA")
+        row = layout.row(align=True)
+        row.prop(settings, "cycles_samples")
+        row.operator("brushbake.bake_cycles", icon="RENDER_STILL")
+
+
 class BRUSHBAKE_PT_export(BrushbakeSubPanel, Panel):
     bl_idname = "BRUSHBAKE_PT_export"
     bl_label = "Export"
@@ -171,6 +198,7 @@ classes: tuple[type, ...] = (
     BRUSHBAKE_PT_roles,
     BRUSHBAKE_PT_bake,
     BRUSHBAKE_PT_previews,
+    BRUSHBAKE_PT_light,
     BRUSHBAKE_PT_export,
 )
 """Classes of this module in registration order: parents before their sub-panels."""

@@ -181,6 +181,37 @@ class BRUSHBAKE_PG_settings(PropertyGroup):
         name="Frames", default=250, min=1, max=1_000_000, description="Frames the crowd walks, one tick a frame",
     )
     crowd_seed: IntProperty(name="Seed", default=0, min=0, description="Seed of the crowd's spawn and turns")  # type: ignore[valid-type]
+    use_light: BoolProperty(  # type: ignore[valid-type]
+        name="Light", default=False,
+        description="Also bake lightmaps: direct light and radiosity bounces (the command line's --light)",
+    )
+    luxel: FloatProperty(  # type: ignore[valid-type]
+        name="Luxel", default=0.5, min=_RANGES["luxel"].low, max=_RANGES["luxel"].high, unit="LENGTH",
+        description="Side of a lightmap luxel (0.5 m: Quake's 16 units)",
+    )
+    light_bounces: IntProperty(  # type: ignore[valid-type]
+        name="Bounces", default=8, min=int(_RANGES["bounces"].low), max=int(_RANGES["bounces"].high),
+        description="Radiosity bounces after direct light (progressive refinement)",
+    )
+    patch: IntProperty(  # type: ignore[valid-type]
+        name="Patch", default=4, min=int(_RANGES["patch"].low), max=int(_RANGES["patch"].high),
+        description="Luxels per radiosity patch side",
+    )
+    reflectance: FloatProperty(  # type: ignore[valid-type]
+        name="Reflectance", default=0.5, min=_RANGES["reflectance"].low, max=_RANGES["reflectance"].high,
+        description="Diffuse reflectance of every face (the bake and the Cycles comparison use it)",
+    )
+    cycles_samples: IntProperty(  # type: ignore[valid-type]
+        name="Cycles samples", default=64, min=1, max=65536,
+        description="Samples per texel when baking Blender's own lighting with Cycles for comparison",
+    )
+    lightmap_view: EnumProperty(  # type: ignore[valid-type]
+        name="Show",
+        items=(("BAKED", "Baked", "brushbake's lightmap"),
+               ("CYCLES", "Cycles", "Blender's own diffuse lighting baked into the same pages"),
+               ("DIFFERENCE", "Difference", "|baked - Cycles| / Cycles per texel")),
+        default="BAKED",
+    )
     map_scale: FloatProperty(  # type: ignore[valid-type]
         name="Map scale", default=QUAKE_UNIT, min=_RANGES["map_scale"].low, max=_RANGES["map_scale"].high, precision=5,
         description="Metres per .map unit when importing (1/32: a 56-unit Quake player is 1.75 m)",

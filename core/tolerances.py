@@ -411,3 +411,13 @@ BOUNCE_THRESHOLD = 1e-3
 #: LIGHT_CUTOFF: a receiver sums thousands of shooters' small shots over the bounces, and a cut
 #: near LIGHT_CUTOFF lost 3% of a closed room's light (the furnace test).
 BOUNCE_CUTOFF = 0.01 / 255.0
+
+#: unitless (d^2 / A). A receiver nearer a shooting patch than this (squared distance over the
+#: patch's area) gets the exact form factor of the patch polygon; farther ones the point form
+#: factor cos_i cos_j A / (pi d^2), within about 1% of it there (a square seen from 4 sides away).
+FORM_FACTOR_NEAR = 16.0
+
+#: unitless. The Cycles comparison (core/compile/lm_compare.py) measures a luxel darker than this
+#: fraction of the mean light against this floor, not against its own light (deep shadow, where
+#: both bakes are near 0 and a relative error means nothing).
+RMSE_FLOOR = 0.05

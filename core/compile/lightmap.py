@@ -4,7 +4,8 @@ bake_light(level, scene) runs, as scene.settings says (light, luxel, patch, boun
 light_threshold, reflectance, light_samples):
 
 1. charts (lm_charts.make_charts) and patches (lm_patches.make_patches);
-2. sample points: each luxel's centre and each patch's centroid moved to the nearest point of its
+2. sample points: each luxel's centre (or n x n points spread over it, luxel_samples, averaged)
+   and each patch's centroid moved to the nearest point of its
    face, LUXEL_INSET inside its edges, and lifted off it (lm_charts.nearest_in_faces, lift); a point still inside solid is moved halfway to the
    face's centre again, up to SOLID_RETRIES times (then it is left at the centre): luxels are
    moved, never sampled inside solid;
@@ -182,8 +183,12 @@ def bake_light(level, scene, progress=None, cancel=None) -> dict:
     charts = make_charts(level, s.luxel, lit=lit_faces(level))
     patches = make_patches(level, charts, s.patch)
     lines = edge_lines(level, charts)
-    ij_st = (charts.grid_lo[charts.luxel_face] + charts.luxel_ij + 0.5) * s.luxel
-    points, moved = sample_points(level, charts, charts.luxel_face, ij_st, lines)
+    n = s.luxel_samples  # n x n points a luxel, averaged (1: its centre)
+    sub = (np.arange(n) + 0.5) / n
+    offsets = np.stack(np.meshgrid(sub, sub, indexing="ij"), axis=-1).reshape(-1, 2)
+    lux_face = np.repeat(charts.luxel_face, len(offsets))
+    ij_st = ((charts.grid_lo[charts.luxel_face] + charts.luxel_ij)[:, None, :] + offsets[None]).reshape(-1, 2) * s.luxel
+    points, moved = sample_points(level, charts, lux_face, ij_st, lines)
     world = patch_world(level, charts, patches, lines, s.reflectance)
     clusters = clusters_of(level, points)
     stats.update(faces=int((charts.face_page >= 0).sum()), luxels=charts.num_luxels, patches=int((patches.count > 0).sum()),
@@ -201,20 +206,21 @@ def bake_light(level, scene, progress=None, cancel=None) -> dict:
     bar = _Split(progress, 1.0, 1.0 + s.bounces)
     t1 = clock()
     both = np.concatenate([points, world.point])
-    normals = np.concatenate([charts.face_normal[charts.luxel_face], world.normal])
+    normals = np.concatenate([charts.face_normal[lux_face], world.normal])
     direct = direct_light(level, lights, both, normals, np.concatenate([clusters, world.cluster]), see_one,
                           s.light_samples, sky_brushes(scene), far=_far(level), progress=bar.first,
-                          cancel=cancel, counters=stats)
-    direct_lux, direct_patch = direct[: len(points)], direct[len(points):]
+                          cancel=cancel, counters=stats, patches=(len(points), world.verts, world.count, world.area))
+    direct_lux = direct[: len(points)].reshape(charts.num_luxels, len(offsets), 3).mean(axis=1)
+    direct_patch = direct[len(points):]
     direct_patch[world.count == 0] = 0.0
     stats["direct_seconds"] = clock() - t1
     stats["direct_rays"] = stats["rays"]
     emission = surface_emission(scene, level, patches, s.map_scale)
     result = radiosity(world, level, emission, direct_patch, s.bounces, s.light_threshold, see_many,
-                       progress=bar.second, cancel=cancel, counters=stats, clock=clock)
+                       progress=bar.second, cancel=cancel, counters=stats, clock=clock, shoot_fraction=s.shoot_fraction)
     values = direct_lux + interpolate_patches(charts, patches, result.received)
     store_light(level, charts, fill_pages(charts, values))
-    stats.update(bounce_rounds=result.rounds, bounces_done=sum(1 for r in result.rounds if r["round"] > 0),
+    stats.update(bounce_rounds=result.rounds, unshot_left=result.unshot_left, bounces_done=sum(1 for r in result.rounds if r["round"] > 0),
                  cancelled=result.cancelled, seconds=clock() - t0)
     level.stats["light"] = stats
     return stats

@@ -1,24 +1,27 @@
 """Bounce light by progressive refinement: the thesis's RADIOSITY (chapter 4) over patches.
 
-Every patch (core/compile/lm_patches.py) holds *unshot* radiance.  A round (one bounce) lets
-every patch holding some shoot it, the patches with the most unshot power (area x radiance)
-first, as the thesis's loop picks 'the patch with the most unsent energy': shooter j sends to
-every patch i of the clusters its cluster can see (the PVS)
+Every patch (core/compile/lm_patches.py) holds *unshot* radiance.  A round (one bounce) lets the
+patches with the most unshot power (area x radiance) shoot it, as the thesis's loop picks 'the
+patch with the most unsent energy' (all of them, or the brightest holding shoot_fraction of the
+round's power): shooter j sends to every patch i of the clusters its cluster can see (the PVS)
 
     dW_i = F_ij * unshot_j,    F_ij = (1 / pi) integral over j of cos_i cos_j / d^2 dA_j,
 
 the form factor from the point i (the receiver's centre) to the polygon j: the issue's
 cos_i cos_j A_j / (pi d^2) integrated exactly over the patch by Lambert's formula (the polygon
-first clipped to the receiver's half-space), so the form factors of a closed room sum to 1
-however coarse its patches (the furnace converges to E / (1 - rho)).  The visibility H_ij is
+first clipped to the receiver's half-space) for receivers within FORM_FACTOR_NEAR, so the form
+factors of a closed room sum to 1 however coarse its patches (the furnace converges to
+E / (1 - rho)); the point formula itself farther away, where it is within about 1%.  The visibility H_ij is
 one ray from receiver to shooter through the point tree.  What a patch receives in a round is
 its irradiance (lightmap units); rho times it is what it shoots next round.  Rounds stop after
 `bounces`, or when the unshot power falls below `threshold` of what it was after direct light.
 progress() after each round; cancel() stops between batches of shooters and keeps the light
 received so far (RadiosityResult.cancelled).
 
-Pairs whose unshadowed contribution (a disk's form factor, cos_i cos_j A / (pi d^2 + A), times
-the shooter's radiance) is below BOUNCE_CUTOFF cast no ray.  Sums are np.add.at in pair order.
+Shooters go cluster by cluster: each cluster's shooters meet the patches of the clusters it sees
+in blocks, where the cheap tests (in front, a disk's form factor cos_i cos_j A / (pi d^2 + A)
+times the shooter's radiance at least BOUNCE_CUTOFF) are (shooters x receivers) products; only
+the pairs left get the exact form factor and a ray.  Sums are np.add.at in pair order.
 """
 
 from __future__ import annotations
@@ -28,10 +31,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..detmath import dot
+from ..detmath import dot, matmul
 from ..geometry import cross3
 from ..runtime.trace import RAY_E, find_first_transitions
-from ..tolerances import BOUNCE_CUTOFF
+from ..tolerances import BOUNCE_CUTOFF, FORM_FACTOR_NEAR
 from .lm_direct import RAY_BATCH
 from .lm_patches import clip_batch
 
@@ -58,6 +61,7 @@ class RadiosityResult:
     received: np.ndarray  # (P, 3) irradiance gathered from shooting, lightmap units
     rounds: list = field(default_factory=list)  # per round: shooters, pairs, rays, seconds, unshot power
     cancelled: bool = False
+    unshot_left: float = 0.0  # unshot power no round shot (area x brightest channel)
 
 
 def point_polygon_form_factor(x: np.ndarray, n: np.ndarray, verts: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -88,26 +92,20 @@ def point_polygon_form_factor(x: np.ndarray, n: np.ndarray, verts: np.ndarray, c
 def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, see, counters: dict,
           cancel=None) -> tuple[np.ndarray, bool]:
     """One round: every shooter sends its unshot radiance to the patches its cluster sees.
+    Shooters go cluster by cluster (the cluster of the brightest first); each cluster's shooters
+    meet the live patches of the clusters it sees in (shooters x receivers) blocks.
     Returns (received (P, 3), cancelled)."""
-    p = len(world.area)
-    received = np.zeros((p, 3))
-    live = np.flatnonzero(world.count > 0)
+    received = np.zeros((len(world.area), 3))
     tree = level.point_tree()
-    per_chunk = max(1, PAIR_CHUNK // max(len(live), 1))
     pending: list = []
     pending_size = 0
-    for start in range(0, len(shooters), per_chunk):
+    for chunk, receivers in _blocks(world, shooters, see):
         if cancel is not None and cancel():
             _trace(tree, pending, received, counters)
             return received, True
-        chunk = shooters[start : start + per_chunk]
-        si, ri = _pairs(world, chunk, live, see)
-        f_est = _disk_estimate(world, si, ri)
-        strength = unshot[si].max(axis=1)
-        keep = f_est * strength >= BOUNCE_CUTOFF
-        si, ri = si[keep], ri[keep]
+        si, ri = _pairs(world, chunk, receivers, unshot[chunk].max(axis=1))
         counters["pairs"] = counters.get("pairs", 0) + len(si)
-        f = point_polygon_form_factor(world.point[ri], world.normal[ri], world.verts[si], world.count[si])
+        f = form_factors(world, si, ri)
         value = f[:, None] * unshot[si]
         keep = value.max(axis=1) >= BOUNCE_CUTOFF
         pending.append((ri[keep], world.point[ri[keep]], world.point[si[keep]], value[keep]))
@@ -119,31 +117,69 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
     return received, False
 
 
-def _pairs(world: PatchWorld, chunk: np.ndarray, live: np.ndarray, see) -> tuple[np.ndarray, np.ndarray]:
-    """(shooter, receiver) pairs: the PVS lets the shooter's cluster see the receiver's, the
-    receiver lies in front of the shooter's plane, and the shooter is not wholly behind the
-    receiver's plane (its centroid within its own radius of the front)."""
-    mask = np.ones((len(chunk), len(live)), dtype=bool) if see is None else see(world.cluster[chunk], world.cluster[live])
-    sj, rj = np.nonzero(mask)
-    si, ri = chunk[sj], live[rj]
-    front = dot(world.normal[si], world.point[ri] - world.centroid[si]) > 0
-    si, ri = si[front], ri[front]
-    radius = np.sqrt(world.area[si])  # a bound on half the polygon's diameter, generous
-    above = dot(world.normal[ri], world.centroid[si] - world.point[ri]) > -radius
-    keep = above & (si != ri)
-    return si[keep], ri[keep]
-
-
-def _disk_estimate(world: PatchWorld, si: np.ndarray, ri: np.ndarray) -> np.ndarray:
-    """A cheap, never much too small form factor: a disk of the shooter's area, cosines clamped
-    to at least 0.25 so a grazing pair is not cut for its centre's angle."""
+def form_factors(world: PatchWorld, si: np.ndarray, ri: np.ndarray) -> np.ndarray:
+    """Form factors of the pairs: the exact polygon one (point_polygon_form_factor) for receivers
+    within FORM_FACTOR_NEAR (d^2 / A) of the shooter, the point form factor beyond."""
     rel = world.centroid[si] - world.point[ri]
     d2 = dot(rel, rel)
-    d = np.sqrt(np.maximum(d2, 1e-300))
-    cos_r = np.maximum(dot(world.normal[ri], rel) / d, 0.25)
-    cos_s = np.maximum(-dot(world.normal[si], rel) / d, 0.25)
     a = world.area[si]
-    return cos_r * cos_s * a / (math.pi * d2 + a) * 4.0
+    near = d2 < FORM_FACTOR_NEAR * a
+    f = np.empty(len(si))
+    far = ~near
+    cos_r = np.maximum(dot(world.normal[ri[far]], rel[far]), 0.0)
+    cos_s = np.maximum(-dot(world.normal[si[far]], rel[far]), 0.0)
+    f[far] = cos_r * cos_s * a[far] / (math.pi * d2[far] * d2[far])
+    if near.any():
+        f[near] = point_polygon_form_factor(world.point[ri[near]], world.normal[ri[near]], world.verts[si[near]],
+                                            world.count[si[near]])
+    return f
+
+
+def _blocks(world: PatchWorld, shooters: np.ndarray, see):
+    """(shooters, receivers) blocks: the shooters of one cluster (in the given order, the clusters
+    in order of their first shooter) with the live patches of every cluster it sees, cut so a
+    block has at most PAIR_CHUNK pairs."""
+    live = np.flatnonzero(world.count > 0)
+    if see is None:
+        groups = [(shooters, live)]
+    else:
+        cl = world.cluster[live]
+        order = np.argsort(cl, kind="stable")
+        uniq, first = np.unique(cl[order], return_index=True)
+        ends = np.append(first[1:], len(order))
+        sees = see(uniq, uniq)
+        shooter_cluster = np.searchsorted(uniq, world.cluster[shooters])
+        _, first_shot = np.unique(shooter_cluster, return_index=True)
+        groups = []
+        for u in shooter_cluster[np.sort(first_shot)].tolist():
+            mine = shooters[shooter_cluster == u]
+            seen = np.flatnonzero(sees[u])
+            receivers = np.sort(np.concatenate([live[order[first[v]:ends[v]]] for v in seen.tolist()]))
+            groups.append((mine, receivers))
+    for mine, receivers in groups:
+        step = max(1, PAIR_CHUNK // max(len(receivers), 1))
+        for k in range(0, len(mine), step):
+            yield mine[k : k + step], receivers
+
+
+def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The (shooter, receiver) pairs of a block worth a ray: the receiver lies in front of the
+    shooter's plane, the shooter is not wholly behind the receiver's (its centroid within its
+    own size of the front), and a disk of the shooter's area (cosines at least 0.25, four times
+    over) would bring at least BOUNCE_CUTOFF.  All as (shooters x receivers) products."""
+    ns, cs, a = world.normal[si], world.centroid[si], world.area[si]
+    nr, pr = world.normal[ri], world.point[ri]
+    front = matmul(ns, pr.T) - dot(ns, cs)[:, None]  # n_s . (p_r - c_s)
+    above = matmul(cs, nr.T) - dot(nr, pr)[None, :]  # n_r . (c_s - p_r)
+    d2 = np.maximum(dot(cs, cs)[:, None] + dot(pr, pr)[None, :] - 2.0 * matmul(cs, pr.T), 1e-12)
+    d = np.sqrt(d2)
+    cos_s = np.maximum(front / d, 0.25)
+    cos_r = np.maximum(above / d, 0.25)
+    estimate = 4.0 * cos_s * cos_r * a[:, None] / (math.pi * d2 + a[:, None]) * strength[:, None]
+    ok = (front > 0) & (above > -np.sqrt(a)[:, None]) & (estimate >= BOUNCE_CUTOFF)
+    ok &= si[:, None] != ri[None, :]
+    sj, rj = np.nonzero(ok)
+    return si[sj], ri[rj]
 
 
 def _trace(tree, pending: list, received: np.ndarray, counters: dict) -> None:
@@ -167,16 +203,20 @@ def unshot_power(world: PatchWorld, unshot: np.ndarray) -> float:
 
 
 def radiosity(world: PatchWorld, level, emission: np.ndarray, direct: np.ndarray, bounces: int, threshold: float,
-              see, progress=None, cancel=None, counters: dict | None = None, clock=None) -> RadiosityResult:
+              see, progress=None, cancel=None, counters: dict | None = None, clock=None,
+              shoot_fraction: float = 1.0) -> RadiosityResult:
     """Progressive refinement.  `emission` (P, 3): surface lights' radiance, shot first (that is
     direct light from area lights, round 0); `direct` (P, 3): point, spot and sun light at the
     patches.  Then `bounces` rounds, each shooting rho times what the patches received in the
-    round before (round 1 shoots rho (direct + round 0))."""
+    round before (round 1 shoots rho (direct + round 0)).  With shoot_fraction < 1 a round shoots
+    only its brightest patches, holding that fraction of the round's unshot power; the others keep
+    theirs for the next round (progressive refinement's order; what is left after the last round
+    is not shot, RadiosityResult.unshot_left)."""
     counters = counters if counters is not None else {}
     result = RadiosityResult(np.zeros_like(direct))
     total = 1 + bounces
     if emission.max(initial=0.0) > 0:
-        got, stop = _round(world, level, emission, see, counters, cancel, result, 0, clock)
+        got, _, stop = _round(world, level, emission, see, counters, cancel, result, 0, clock, 1.0)
         result.received += got
         if stop:
             return result
@@ -191,22 +231,29 @@ def radiosity(world: PatchWorld, level, emission: np.ndarray, direct: np.ndarray
         power = unshot_power(world, unshot)
         if power <= 0 or power < threshold * first_power:
             break
-        got, stop = _round(world, level, unshot, see, counters, cancel, result, b, clock)
+        got, kept, stop = _round(world, level, unshot, see, counters, cancel, result, b, clock, shoot_fraction)
         result.received += got
         if stop:
             break
-        unshot = world.reflectance * got
+        unshot = world.reflectance * got + kept
         if progress is not None:
             progress((b + 1) / total, f"bounce {b}/{bounces}")
+    result.unshot_left = unshot_power(world, unshot)
     return result
 
 
-def _round(world, level, unshot, see, counters, cancel, result: RadiosityResult, number: int, clock):
-    """One round of shooting, recorded in result.rounds."""
+def _round(world, level, unshot, see, counters, cancel, result: RadiosityResult, number: int, clock,
+           fraction: float):
+    """One round of shooting, recorded in result.rounds: (received, unshot kept back, cancelled)."""
     t0 = clock() if clock else 0.0
     power = world.area * unshot.max(axis=1)
     shooters = np.flatnonzero((power > 0) & (world.count > 0))
     shooters = shooters[np.lexsort((shooters, -power[shooters]))]  # most unshot power first
+    if fraction < 1.0 and len(shooters):
+        running = np.cumsum(power[shooters])
+        shooters = shooters[: int(np.searchsorted(running, fraction * running[-1])) + 1]
+    kept = unshot.copy()
+    kept[shooters] = 0.0
     before = dict(counters)
     got, stop = shoot(world, level, shooters, unshot, see, counters, cancel)
     result.rounds.append({"round": number, "shooters": int(len(shooters)),
@@ -215,4 +262,4 @@ def _round(world, level, unshot, see, counters, cancel, result: RadiosityResult,
                           "unshot_power": float(power.sum()),
                           "seconds": (clock() - t0) if clock else 0.0})
     result.cancelled = stop
-    return got, stop
+    return got, kept, stop

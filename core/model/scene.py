@@ -96,6 +96,8 @@ class Settings:
     light_threshold: float = 1e-3  # stop bouncing when unshot power falls below this fraction
     reflectance: float = 0.5  # diffuse reflectance of every face (no materials yet)
     light_samples: int = 8  # shadow rays per luxel for lights with a radius (soft shadows)
+    luxel_samples: int = 1  # n: direct light at n x n points a luxel, averaged (antialiased edges)
+    shoot_fraction: float = 0.95  # a bounce shoots its brightest patches holding this much of its power
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,8 @@ SETTING_RANGES: dict[str, SettingRange] = {
     "light_threshold": SettingRange(0.0, 1.0, why="a fraction of the light's power"),
     "reflectance": SettingRange(0.0, 0.9375, why="a diffuse albedo; 1 or more would never converge"),
     "light_samples": SettingRange(1, 256, integer=True, why="shadow rays per luxel"),
+    "luxel_samples": SettingRange(1, 16, integer=True, why="points a luxel side"),
+    "shoot_fraction": SettingRange(0.0625, 1.0, why="a fraction of a bounce's unshot power"),
 }
 SPLITTERS = ("onion", "thesis")
 VIS_MODES = ("flow", "fast", "sample", "none")

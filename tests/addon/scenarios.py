@@ -760,6 +760,112 @@ def scenario_crowd(args) -> dict:
     return out
 
 
+def scenario_light(args) -> dict:
+    """Issue 12 point 6: a closed room lit by a Blender point light.  Bake Light (the operator, with
+    the scene's light in watts) stores a lightmap equal to the core's bake of the same scene; a bake
+    job cancelled during the bounces keeps the light so far; Show Lightmap builds a mesh whose UV
+    map 'lightmap' and page images are the level's; Bake with Cycles fills images of the same pages
+    and a difference image, and the Cycles and difference views show them."""
+    bpy = setup()
+    from brushbake.addon import bake, lightmap, storage
+    from brushbake.core.compile.pipeline import bake_scene
+
+    out: dict = {}
+    scene = bpy.context.scene
+    settings = scene.brushbake
+    walls = [box(bpy, "floor", (-1, -1, -1), (5, 4, 0)), box(bpy, "ceiling", (-1, -1, 3), (5, 4, 4)),
+             box(bpy, "west", (-1, -1, 0), (0, 4, 3)), box(bpy, "east", (4, -1, 0), (5, 4, 3)),
+             box(bpy, "south", (0, -1, 0), (4, 0, 3)), box(bpy, "north", (0, 3, 0), (4, 4, 3)),
+             box(bpy, "block", (2.5, 1.0, 0), (3.5, 2.0, 1.5))]
+    data = bpy.data.lights.new("lamp", "POINT")
+    data.energy, data.shadow_soft_size = 400.0, 0.0
+    lamp = bpy.data.objects.new("lamp", data)
+    lamp.location = (1.5, 1.5, 2.2)
+    scene.collection.objects.link(lamp)
+    select(bpy, walls)
+    settings.use_light, settings.light_bounces, settings.patch = True, 2, 2
+    settings.use_bevels = False
+    out["bake"] = call(bpy.ops.brushbake.bake)
+    level = storage.load_level(scene)
+    out["has_light"] = level.has_light
+    out["status"] = settings.status
+    core_scene = bake.gather(bpy.context, walls)
+    out["core_lights"] = [(li.kind, li.power) for li in core_scene.lights]
+    again = bake_scene(core_scene)
+    out["same_as_core"] = bool(np.array_equal(again.lm_pages, level.lm_pages))
+    # a bake job cancelled once the bounces run keeps the light so far
+    job = bake.BakeJob(core_scene)
+    calls = {"n": 0}
+
+    def cancel_late():
+        calls["n"] += 1
+        return "bounce" in job.message
+
+    job._cancel.is_set = cancel_late  # the job's cancel flag, raised as Esc would, during bounce 1
+    result = job.start().wait(60)
+    out["cancelled_kept"] = [type(result).__name__, result.stats["light"]["cancelled"] if hasattr(result, "stats") else None]
+    out["show"] = call(bpy.ops.brushbake.show_lightmap)
+    obj = bpy.data.objects.get(lightmap.OBJECT)
+    uv = np.zeros(len(obj.data.loops) * 2, np.float32)
+    obj.data.uv_layers[lightmap.UV_NAME].data.foreach_get("uv", uv)
+    lit = np.flatnonzero(level.lm_face_page >= 0)
+    index = np.concatenate([np.arange(a, a + c) for a, c in zip(level.face_first_vertex[lit], level.face_num_vertices[lit])])
+    out["uv_match"] = bool(np.allclose(uv.reshape(-1, 2), level.lm_vertex_uv[index], atol=1e-6))
+    out["image_match"] = bool(np.allclose(lightmap.image_page(bpy.data.images["brushbake lightmap 0"]),
+                                          level.lm_pages[0], rtol=1e-6, atol=1e-6))
+    out["material_emits"] = any(n.type == "EMISSION" for n in obj.data.materials[0].node_tree.nodes)
+    settings.cycles_samples = 16
+    out["cycles"] = call(bpy.ops.brushbake.bake_cycles)
+    out["cycles_status"] = settings.status
+    out["cycles_images"] = sorted(i.name for i in bpy.data.images if i.name.startswith(("brushbake cycles",
+                                                                                       "brushbake difference")))
+    out["cycles_mean"] = float(lightmap.image_page(bpy.data.images["brushbake cycles 0"]).mean())
+    out["walls_render_again"] = all(not o.hide_render for o in walls)
+    for view in ("CYCLES", "DIFFERENCE"):
+        settings.lightmap_view = view
+        out[f"show_{view}"] = call(bpy.ops.brushbake.show_lightmap)
+    return out
+
+
+def scenario_cycles_compare(args) -> dict:
+    """Issue 12's comparison: a sample scene baked by brushbake and by Cycles (CPU) into the same
+    pages, per-luxel relative RMSE for each number of bounces.  args: scene file, samples, then
+    the bounce counts."""
+    bpy = setup()
+    from brushbake.addon import lightmap
+    from brushbake.core.compile.lm_compare import relative_rmse
+    from brushbake.core.compile.pipeline import bake_scene
+    from brushbake.core.formats.loaders import load_scene
+    from brushbake.core.model.light_units import light_power
+
+    path, samples, bounces = args[0], int(args[1]), [int(b) for b in args[2:]]
+    core = load_scene(path)
+    core.hulls = []
+    s = core.settings
+    s.light, s.bevels, s.patch, s.light_threshold, s.shoot_fraction = True, False, 1, 0.0, 1.0
+    scene = bpy.context.scene
+    for li in core.lights:  # the same lights in Blender, in watts by the .map rule
+        data = bpy.data.lights.new(li.name, "POINT")
+        data.energy, data.color, data.shadow_soft_size = light_power(li, s.map_scale), li.color, 0.0
+        obj = bpy.data.objects.new(li.name, data)
+        obj.location = li.position
+        scene.collection.objects.link(obj)
+    out: dict = {"rmse": {}, "seconds": {}}
+    import time
+
+    for b in bounces:
+        s.bounces = b
+        t0 = time.perf_counter()
+        level = bake_scene(core)
+        t1 = time.perf_counter()
+        cycles = lightmap.bake_cycles(scene, level, samples=samples, bounces=b, reflectance=s.reflectance)
+        t2 = time.perf_counter()
+        out["rmse"][str(b)] = relative_rmse(level, level.lm_pages, cycles)
+        out["seconds"][str(b)] = {"brushbake": round(t1 - t0, 3), "cycles": round(t2 - t1, 3)}
+        out["luxels"] = int(level.stats["light"]["luxels"])
+    return out
+
+
 def main(argv) -> int:
     name, args = argv[1], argv[2:]
     try:

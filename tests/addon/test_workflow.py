@@ -35,11 +35,11 @@ def isolated_blender_env(user_resources: Path) -> dict[str, str]:
     return env
 
 
-def run_scenario(tmp_path: Path, name: str, *args: str) -> dict:
+def run_scenario(tmp_path: Path, name: str, *args: str, timeout: float = TIMEOUT_S) -> dict:
     user = tmp_path / "blender_user"
     user.mkdir(exist_ok=True)
     proc = subprocess.run([sys.executable, str(SCENARIOS), name, *map(str, args)], capture_output=True, text=True,
-                          timeout=TIMEOUT_S, env=isolated_blender_env(user), stdin=subprocess.DEVNULL, cwd=tmp_path)
+                          timeout=timeout, env=isolated_blender_env(user), stdin=subprocess.DEVNULL, cwd=tmp_path)
     lines = [line for line in proc.stdout.splitlines() if line.startswith(PREFIX)]
     assert proc.returncode == 0 and lines, f"scenario {name} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     result = json.loads(lines[-1].removeprefix(PREFIX))
@@ -267,6 +267,7 @@ def test_demo_blend_and_every_panel_draws(tmp_path):
     assert r["panel_problems"] == []
     assert set(r["panels_drawn"]) == {"BRUSHBAKE_PT_main", "BRUSHBAKE_PT_hulls", "BRUSHBAKE_PT_roles",
                                       "BRUSHBAKE_PT_bake", "BRUSHBAKE_PT_previews", "BRUSHBAKE_PT_export",
+                                      "BRUSHBAKE_PT_light",
                                       "BRUSHBAKE_UL_hulls"}
     assert all(n > 0 for n in r["panels_drawn"].values()), r["panels_drawn"]
 

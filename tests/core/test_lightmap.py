@@ -282,3 +282,61 @@ def test_bake_is_byte_identical():
     b = furnace(0.4, bounces=3)
     assert a.lm_pages.tobytes() == b.lm_pages.tobytes()
     assert a.lm_vertex_uv.tobytes() == b.lm_vertex_uv.tobytes()
+
+
+def test_a_light_with_a_radius_casts_soft_edges():
+    """A wall between a lamp and part of the floor: with radius 0 every floor luxel is fully lit or
+    fully dark (against the unshadowed I cos / d^2); with a radius, luxels along the shadow's edge
+    get a share in between (several rays per luxel to the lamp's disk)."""
+    floor = box_brush([-6, -6, -0.5], [6, 6, 0], "floor")
+    wall = box_brush([0.0, -6, 0], [0.2, 6, 1.0], "wall")
+    shares = {}
+    for radius in (0.0, 0.5):
+        lamp = Light("lamp", (-1.0, 0.0, 2.0), kind="point", power=2000.0, radius=radius)
+        level = bake(Scene("soft", brushes=[floor, wall], lights=[lamp]), bounces=0, reflectance=0.0, light_samples=16)
+        charts = charts_of(level)
+        top = [f for f in range(len(level.face_plane))
+               if level.plane_normals[level.face_plane[f]][2] > 0.5 and level.face_vertices(f)[:, 2].max() < 0.01]
+        idx, centre, value = luxel_centres(level, charts, top)
+        ok = (np.abs(centre[:, :2]) < 5.5).all(axis=1) & (centre[:, 0] > 0.5)
+        rel = np.array(lamp.position) - centre[ok]
+        d = np.linalg.norm(rel, axis=1)
+        free = 2000.0 * POINT_VALUE_PER_WATT * (rel[:, 2] / d) / d ** 2
+        shares[radius] = value[ok, 0] / free
+    hard, soft = shares[0.0], shares[0.5]
+    assert np.all((hard < 1e-9) | (np.abs(hard - 1) < 2e-3))  # (the 1 mm lift, float32 pages)
+    between = (soft > 0.05) & (soft < 0.95)
+    assert between.sum() >= 10 and ((hard < 1e-9).sum() > 10) and ((hard > 0.99).sum() > 10)
+
+
+def test_solid_angle_is_the_mean_of_cos_over_d2():
+    """A patch's direct light is the light's solid angle over its area: against the mean of
+    cos / d^2 over a dense grid of the polygon (a lamp 0.2 m above a 0.5 m square, off centre too)."""
+    from brushbake.core.compile.lm_direct import solid_angle
+
+    square = np.array([[[0, 0, 0], [0.5, 0, 0], [0.5, 0.5, 0], [0, 0.5, 0], [0, 0, 0]]], float)
+    g = (np.arange(400) + 0.5) / 400 * 0.5
+    xs, ys = np.meshgrid(g, g)
+    for lamp in ([0.25, 0.25, 0.2], [0.9, -0.3, 0.7]):
+        rel = np.array(lamp) - np.stack([xs.ravel(), ys.ravel(), np.zeros(xs.size)], axis=1)
+        d2 = (rel ** 2).sum(axis=1)
+        mean = (rel[:, 2] / np.sqrt(d2) / d2).mean()
+        got = solid_angle(np.array(lamp, float), square, np.array([4]))[0] / 0.25
+        assert abs(got / mean - 1) < 1e-3
+
+
+def test_compare_counts_whole_luxels_and_is_zero_for_equal_pages():
+    from brushbake.core.compile.lm_compare import face_luxels, relative_rmse
+
+    floor = box_brush([-2.2, -1.0, -0.5], [2.0, 1.0, 0.0], "floor")  # 4.2 x 2 m: 8 x 4 whole luxels on top
+    level = bake(Scene("f", brushes=[floor], lights=[Light("l", (0, 0, 2), kind="point", power=100.0)]), bounces=0)
+    page, y, x = face_luxels(level)
+    charts = charts_of(level)
+    top = [f for f in range(len(level.face_plane)) if level.plane_normals[level.face_plane[f]][2] > 0.5]
+    pt, yt, xt = charts.luxel_texels()
+    on_top = set(zip(pt[np.isin(charts.luxel_face, top)].tolist(), yt[np.isin(charts.luxel_face, top)].tolist(),
+                     xt[np.isin(charts.luxel_face, top)].tolist()))
+    assert len(on_top & set(zip(page.tolist(), y.tolist(), x.tolist()))) == 8 * 4
+    assert relative_rmse(level, level.lm_pages, level.lm_pages) == 0.0
+    # 10% too bright everywhere: 10% per lit luxel, less where the floor (dark sides) takes over
+    assert 0.05 < relative_rmse(level, 1.1 * level.lm_pages, level.lm_pages) <= 0.1 + 1e-6
