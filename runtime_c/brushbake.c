@@ -1346,3 +1346,266 @@ int bbk_can_see_points_many(const bbk_level *lv, size_t n, const double *pairs, 
     }
     return BBK_OK;
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * The slide mover (core/runtime/move.py, the single-character path, operation for operation) */
+
+#define QUAKE_UNIT (1.0 / 32.0)
+#define SAME_PLANE_DOT 0.99
+#define STEP_GAIN_EPSILON 1e-6
+#define CREASE_EPSILON 1e-9
+
+void bbk_move_defaults(bbk_move_settings *s) {
+    s->max_clip_planes = 5;
+    s->max_bumps = 4;
+    s->step_height = 18 * QUAKE_UNIT;
+    s->ground_normal_z = 0.7;
+    s->overclip = 1.001;
+    s->surface_gap = 1.0 / 1024.0;
+    s->ground_probe = 0.25 * QUAKE_UNIT;
+    s->nudge_speed = 1.0 * QUAKE_UNIT;
+    s->into_epsilon = 0.1 * QUAKE_UNIT;
+}
+
+static int valid_settings(const bbk_move_settings *s) {
+    return s->max_clip_planes >= 3 && s->max_clip_planes <= BBK_MAX_CLIP_PLANES && s->max_bumps >= 1 &&
+           s->ground_normal_z > 0.0 && s->ground_normal_z <= 1.0 && s->step_height >= 0 && s->surface_gap > 0 &&
+           s->ground_probe > s->surface_gap && s->overclip >= 1.0 && is_finite(s->step_height) &&
+           is_finite(s->ground_probe) && is_finite(s->overclip) && is_finite(s->nudge_speed) &&
+           is_finite(s->into_epsilon);
+}
+
+static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+static void clip_velocity(const double *v, const double *n, double overclip, double *out) {
+    double backoff = v[0] * n[0] + v[1] * n[1] + v[2] * n[2];
+    backoff = backoff < 0 ? backoff * overclip : backoff / overclip;
+    double r[3] = {v[0] - n[0] * backoff, v[1] - n[1] * backoff, v[2] - n[2] * backoff};
+    memcpy(out, r, sizeof r);
+}
+
+/* _clip_to_planes: 1 when stopped dead */
+static int clip_to_planes(double *vel, double (*planes)[3], int count, const bbk_move_settings *s) {
+    double eps = s->into_epsilon;
+    for (int i = 0; i < count; i++) {
+        const double *pi = planes[i];
+        if (dot3(vel, pi) >= eps) continue;
+        double clip[3];
+        clip_velocity(vel, pi, s->overclip, clip);
+        for (int j = 0; j < count; j++) {
+            const double *pj = planes[j];
+            if (j == i || dot3(clip, pj) >= eps) continue;
+            clip_velocity(clip, pj, s->overclip, clip);
+            if (dot3(clip, pi) >= 0) continue;
+            double c[3] = {pi[1] * pj[2] - pi[2] * pj[1], pi[2] * pj[0] - pi[0] * pj[2], pi[0] * pj[1] - pi[1] * pj[0]};
+            double length = sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]), d[3] = {0.0, 0.0, 0.0};
+            if (!(length < CREASE_EPSILON)) {
+                d[0] = c[0] / length;
+                d[1] = c[1] / length;
+                d[2] = c[2] / length;
+            }
+            double k = dot3(d, vel);
+            clip[0] = d[0] * k;
+            clip[1] = d[1] * k;
+            clip[2] = d[2] * k;
+            for (int m = 0; m < count; m++)
+                if (m != i && m != j && dot3(clip, planes[m]) < eps) {
+                    vel[0] = vel[1] = vel[2] = 0.0;
+                    return 1;
+                }
+        }
+        memcpy(vel, clip, sizeof clip);
+        return 0;
+    }
+    return 0;
+}
+
+static double backed_off(double t, const double *delta, const double *n, double gap) {
+    double into = -(delta[0] * n[0] + delta[1] * n[1] + delta[2] * n[2]);
+    if (!(into > 0)) return 0.0;
+    return py_min(py_max(t - gap / into, 0.0), t);
+}
+
+typedef struct slide {
+    double pos[3], vel[3];
+    int hits, blocked, stopped, start_solid;
+} slide;
+
+static int do_slide(const bbk_level *lv, uint32_t hull, const double *position, const double *velocity, double dt,
+                    const bbk_move_settings *s, const double *ground_normal, slide *out) {
+    double planes[BBK_MAX_CLIP_PLANES][3], vel[3], pos[3];
+    int count = 0, err;
+    memcpy(pos, position, sizeof pos);
+    memcpy(vel, velocity, sizeof vel);
+    if (ground_normal && ground_normal[2] >= s->ground_normal_z) {  /* _seed_planes */
+        memcpy(planes[count++], ground_normal, 3 * sizeof(double));
+        if (dot3(vel, ground_normal) < 0) clip_velocity(vel, ground_normal, s->overclip, vel);
+    }
+    double speed = sqrt(vel[0] * vel[0] + vel[1] * vel[1] + vel[2] * vel[2]);
+    if (speed > 0) {
+        planes[count][0] = vel[0] / speed;
+        planes[count][1] = vel[1] / speed;
+        planes[count][2] = vel[2] / speed;
+        count++;
+    }
+    out->hits = out->blocked = out->stopped = out->start_solid = 0;
+    double time_left = dt;
+    for (int bump = 0; bump < s->max_bumps; bump++) {
+        double delta[3] = {vel[0] * time_left, vel[1] * time_left, vel[2] * time_left};
+        double end[3] = {pos[0] + delta[0], pos[1] + delta[1], pos[2] + delta[2]};
+        if (end[0] == pos[0] && end[1] == pos[1] && end[2] == pos[2]) break;
+        bbk_hit tr;
+        if ((err = bbk_trace(lv, hull, pos, end, 1, &tr))) return err;
+        if (tr.start_solid) {
+            out->start_solid = 1;
+            break;
+        }
+        if (!tr.hit) {
+            memcpy(pos, end, sizeof pos);
+            break;
+        }
+        const double *n = tr.normal;
+        double f = backed_off(tr.fraction, delta, n, s->surface_gap);
+        if (f > 0)
+            for (int k = 0; k < 3; k++) pos[k] = pos[k] + f * delta[k];
+        time_left -= time_left * f;
+        out->hits++;
+        if (n[2] < s->ground_normal_z) out->blocked = 1;
+        if (count >= s->max_clip_planes) {
+            vel[0] = vel[1] = vel[2] = 0.0;
+            out->stopped = 1;
+            break;
+        }
+        int same = 0;
+        for (int k = 0; k < count; k++)
+            if (dot3(n, planes[k]) > SAME_PLANE_DOT) same = 1;
+        if (same) {
+            for (int k = 0; k < 3; k++) vel[k] = vel[k] + n[k] * s->nudge_speed;
+            continue;
+        }
+        memcpy(planes[count++], n, 3 * sizeof(double));
+        if ((out->stopped = clip_to_planes(vel, planes, count, s))) break;
+    }
+    memcpy(out->pos, pos, sizeof pos);
+    memcpy(out->vel, vel, sizeof vel);
+    return BBK_OK;
+}
+
+static int ground_check(const bbk_level *lv, uint32_t hull, const double *p, const bbk_move_settings *s,
+                        int *on_ground, double *normal) {
+    double end[3] = {p[0], p[1], p[2] - s->ground_probe};
+    bbk_hit tr;
+    int err = bbk_trace(lv, hull, p, end, 1, &tr);
+    if (err) return err;
+    *on_ground = 0;
+    normal[0] = normal[1] = normal[2] = 0.0;
+    if (tr.start_solid || !tr.hit) return BBK_OK;
+    memcpy(normal, tr.normal, 3 * sizeof(double));
+    *on_ground = normal[2] >= s->ground_normal_z;
+    return BBK_OK;
+}
+
+/* _finish: never end in solid; then the ground check (or the ground the step landed on) */
+static int finish(const bbk_level *lv, uint32_t hull, const double *start, const slide *sl, int stepped,
+                  const bbk_move_settings *s, const double *landed_normal, bbk_move_result *out) {
+    memcpy(out->position, sl->pos, sizeof out->position);
+    memcpy(out->velocity, sl->vel, sizeof out->velocity);
+    out->clip_planes = sl->hits;
+    out->stepped = stepped;
+    out->blocked = sl->blocked || sl->stopped;
+    out->start_solid = sl->start_solid;
+    out->reverted = 0;
+    int solid = solid_open(lv, hull == 0 ? &lv->point : &lv->onion, hull == 0 ? lv->point.root : lv->onion.root,
+                           sl->pos[0], sl->pos[1], sl->pos[2], 1u << hull);
+    if (solid < 0) return BBK_ERR_INTERNAL;
+    if (solid) {
+        memcpy(out->position, start, sizeof out->position);
+        out->velocity[0] = out->velocity[1] = out->velocity[2] = 0.0;
+        out->reverted = 1;
+        landed_normal = NULL;
+    }
+    if (landed_normal) {
+        out->on_ground = 1;
+        memcpy(out->ground_normal, landed_normal, sizeof out->ground_normal);
+        return BBK_OK;
+    }
+    return ground_check(lv, hull, out->position, s, &out->on_ground, out->ground_normal);
+}
+
+static int move_args(const bbk_level *lv, uint32_t hull, const double *p, const double *v, double dt,
+                     const bbk_move_settings **s, const double *g, bbk_move_settings *defaults) {
+    const tree *t;
+    if (!lv || !p || !v || !finite3(p) || !finite3(v) || !is_finite(dt) || (g && !finite3(g))) return BBK_ERR_ARGUMENT;
+    if (!*s) {
+        bbk_move_defaults(defaults);
+        *s = defaults;
+    }
+    if (!valid_settings(*s)) return BBK_ERR_ARGUMENT;
+    return hull_tree(lv, hull, &t);
+}
+
+int bbk_slide_move(const bbk_level *lv, uint32_t hull, const double position[3], const double velocity[3], double dt,
+                   const bbk_move_settings *s, const double *ground_normal, bbk_move_result *out) {
+    bbk_move_settings defaults;
+    slide sl;
+    int err = move_args(lv, hull, position, velocity, dt, &s, ground_normal, &defaults);
+    if (err || !out) return err ? err : BBK_ERR_ARGUMENT;
+    if ((err = do_slide(lv, hull, position, velocity, dt, s, ground_normal, &sl))) return err;
+    return finish(lv, hull, position, &sl, 0, s, NULL, out);
+}
+
+int bbk_step_slide_move(const bbk_level *lv, uint32_t hull, const double position[3], const double velocity[3],
+                        double dt, const bbk_move_settings *s, const double *ground_normal, bbk_move_result *out) {
+    bbk_move_settings defaults;
+    int err = move_args(lv, hull, position, velocity, dt, &s, ground_normal, &defaults);
+    if (err || !out) return err ? err : BBK_ERR_ARGUMENT;
+    if ((err = bbk_slide_move(lv, hull, position, velocity, dt, s, ground_normal, out))) return err;
+    if (out->start_solid || !out->blocked || out->reverted || s->step_height <= 0) return BBK_OK;
+    const double *start = position;
+    bbk_hit tr;
+    if (velocity[2] > 0) {  /* never step up while rising, unless there is ground within a step below */
+        double below[3] = {start[0], start[1], start[2] - s->step_height};
+        if ((err = bbk_trace(lv, hull, start, below, 1, &tr))) return err;
+        if (tr.start_solid || !tr.hit || tr.normal[2] < s->ground_normal_z) return BBK_OK;
+    }
+    double up_end[3] = {start[0], start[1], start[2] + s->step_height};
+    if ((err = bbk_trace(lv, hull, start, up_end, 1, &tr))) return err;
+    if (tr.start_solid) return BBK_OK;
+    double rise = s->step_height;
+    if (tr.hit) {
+        double up[3] = {0.0, 0.0, s->step_height};
+        rise = s->step_height * backed_off(tr.fraction, up, tr.normal, s->surface_gap);
+    }
+    if (rise <= 0) return BBK_OK;
+    double raised[3] = {start[0], start[1], start[2] + rise};
+    slide sl;
+    if ((err = do_slide(lv, hull, raised, velocity, dt, s, ground_normal, &sl))) return err;
+    if (sl.start_solid) return BBK_OK;
+    double drop = rise + s->ground_probe, delta[3] = {0.0, 0.0, -drop};
+    double down[3] = {sl.pos[0], sl.pos[1], sl.pos[2] - drop};
+    if ((err = bbk_trace(lv, hull, sl.pos, down, 1, &tr))) return err;
+    if (tr.start_solid || !tr.hit || tr.normal[2] < s->ground_normal_z) return BBK_OK;
+    double n[3] = {tr.normal[0], tr.normal[1], tr.normal[2]};
+    double f = backed_off(tr.fraction, delta, n, s->surface_gap);
+    double landed[3] = {sl.pos[0], sl.pos[1], sl.pos[2] - f * drop};
+    double gain_step = hypot(landed[0] - start[0], landed[1] - start[1]);
+    double gain_flat = hypot(out->position[0] - start[0], out->position[1] - start[1]);
+    if (!(gain_step > gain_flat + STEP_GAIN_EPSILON)) return BBK_OK;
+    memcpy(sl.pos, landed, sizeof landed);
+    clip_velocity(sl.vel, n, s->overclip, sl.vel);
+    sl.start_solid = 0;
+    return finish(lv, hull, start, &sl, 1, s, n, out);
+}
+
+int bbk_move_many(const bbk_level *lv, uint32_t hull, size_t n, const double *positions, const double *velocities,
+                  const double *dt, const bbk_move_settings *s, const double *ground_normals, int step,
+                  bbk_move_result *out) {
+    if (!lv || (n && (!positions || !velocities || !dt || !out))) return BBK_ERR_ARGUMENT;
+    for (size_t i = 0; i < n; i++) {
+        const double *g = ground_normals && finite3(ground_normals + 3 * i) ? ground_normals + 3 * i : NULL;
+        int err = (step ? bbk_step_slide_move : bbk_slide_move)(lv, hull, positions + 3 * i, velocities + 3 * i,
+                                                                  dt[i], s, g, out + i);
+        if (err) return err;
+    }
+    return BBK_OK;
+}

@@ -142,6 +142,49 @@ typedef struct bbk_shape {
 int bbk_shift_trace(const bbk_level *level, const bbk_shape *shape, const double start[3],
                     const double end[3], bbk_hit *out);
 
+/* ---- the slide mover (core/runtime/move.py: Quake III's PM_SlideMove / PM_StepSlideMove) -------- */
+
+#define BBK_MAX_CLIP_PLANES 64
+
+typedef struct bbk_move_settings {
+    int32_t max_clip_planes;  /* 3 to BBK_MAX_CLIP_PLANES; Quake III: 5 */
+    int32_t max_bumps;        /* traces per slide, >= 1; Quake III: 4 */
+    double step_height;       /* m: the highest ledge a character walks up (18/32) */
+    double ground_normal_z;   /* a plane with normal z at least this is ground (0.7) */
+    double overclip;          /* velocity clipping factor, >= 1 (1.001) */
+    double surface_gap;       /* m: the gap kept to a hit plane (1/1024) */
+    double ground_probe;      /* m: the ground check's trace down (0.25/32) */
+    double nudge_speed;       /* m/s: the push out of a plane hit twice (1/32) */
+    double into_epsilon;      /* m/s: a velocity runs into a plane below this (0.1/32) */
+} bbk_move_settings;
+
+typedef struct bbk_move_result {
+    double position[3];       /* where the reference point ends */
+    double velocity[3];       /* the velocity after clipping */
+    double ground_normal[3];  /* the ground check's plane normal (zero when nothing is below) */
+    int32_t on_ground;        /* the ground check found walkable ground */
+    int32_t clip_planes;      /* planes hit (the seed planes not counted) */
+    int32_t stepped;          /* the step path was taken */
+    int32_t blocked;          /* hit a plane too steep to stand on, or stopped dead */
+    int32_t start_solid;      /* a trace started in solid: the character did not move */
+    int32_t reverted;         /* the end was solid and the move was undone (never with right traces) */
+} bbk_move_result;
+
+void bbk_move_defaults(bbk_move_settings *settings);
+/* One character for dt seconds: the hull's reference point at `position` moves with `velocity`,
+ * colliding and sliding; ground_normal (NULL: none) is the ground it stands on, e.g. the previous
+ * result's.  bbk_step_slide_move also climbs steps.  settings NULL: the defaults. */
+int bbk_slide_move(const bbk_level *level, uint32_t hull, const double position[3], const double velocity[3],
+                   double dt, const bbk_move_settings *settings, const double *ground_normal, bbk_move_result *out);
+int bbk_step_slide_move(const bbk_level *level, uint32_t hull, const double position[3], const double velocity[3],
+                        double dt, const bbk_move_settings *settings, const double *ground_normal,
+                        bbk_move_result *out);
+/* n moves: positions, velocities n x 3, dt n; ground_normals n x 3 or NULL (a row of NaN: none);
+ * step 0: bbk_slide_move, 1: bbk_step_slide_move */
+int bbk_move_many(const bbk_level *level, uint32_t hull, size_t n, const double *positions,
+                  const double *velocities, const double *dt, const bbk_move_settings *settings,
+                  const double *ground_normals, int step, bbk_move_result *out);
+
 /* ---- visibility (levels baked with a PVS) ---------------------------------------------------- */
 
 /* the visibility cluster of the point's leaf, or -1 (no row: sees and is seen by everything) */

@@ -48,6 +48,17 @@ SHAPE_KINDS = {"Point": 0, "Sphere": 1, "Cylinder": 2, "Box": 3}
 ERR_NO_HULL, ERR_NO_VIS = 23, 24  # brushbake.h's BBK_ERR_NO_HULL, BBK_ERR_NO_VIS
 
 
+MOVE_DTYPE = np.dtype([("position", "<f8", (3,)), ("velocity", "<f8", (3,)), ("ground_normal", "<f8", (3,)),
+                       ("on_ground", "<i4"), ("clip_planes", "<i4"), ("stepped", "<i4"), ("blocked", "<i4"),
+                       ("start_solid", "<i4"), ("reverted", "<i4")])
+
+
+class _MoveSettings(ctypes.Structure):
+    _fields_ = [("max_clip_planes", ctypes.c_int32), ("max_bumps", ctypes.c_int32)] + [
+        (name, ctypes.c_double) for name in ("step_height", "ground_normal_z", "overclip", "surface_gap",
+                                             "ground_probe", "nudge_speed", "into_epsilon")]
+
+
 class _Shape(ctypes.Structure):
     _fields_ = [("kind", ctypes.c_int32), ("reserved", ctypes.c_int32), ("radius", ctypes.c_double),
                 ("height", ctypes.c_double), ("half", ctypes.c_double * 3)]
@@ -145,6 +156,7 @@ def _declare(lib) -> None:
     lib.bbk_trace_many.argtypes = [p, u32, size, p, i32, p]
     lib.bbk_shift_trace_many.argtypes = [p, ctypes.POINTER(_Shape), size, p, p]
     lib.bbk_can_see_points_many.argtypes = [p, size, p, p]
+    lib.bbk_move_many.argtypes = [p, u32, size, p, p, p, ctypes.POINTER(_MoveSettings), p, i32, p]
 
 
 class CLevel:
@@ -226,6 +238,25 @@ class CLevel:
         out = np.zeros(len(p), dtype=np.uint8)
         self._check(self._lib.bbk_can_see_points_many(self._handle, len(p), p.ctypes.data, out.ctypes.data))
         return out
+
+    def move(self, hull: int, positions, velocities, dt, settings, ground_normals=None, step: bool = False):
+        """slide_move_batch / step_slide_move_batch (core/runtime/move.py) in C: a MoveBatch."""
+        from .move import MoveBatch
+
+        pos = self._rows(positions, (3,))
+        vel = np.ascontiguousarray(np.broadcast_to(self._rows(velocities, (3,)), pos.shape))
+        dts = np.ascontiguousarray(np.broadcast_to(np.asarray(dt, dtype=np.float64).ravel(), (len(pos),)))
+        ground = None if ground_normals is None else np.ascontiguousarray(
+            np.broadcast_to(self._rows(ground_normals, (3,)), pos.shape))
+        c_settings = _MoveSettings(*(getattr(settings, f) for f, _ in _MoveSettings._fields_))
+        raw = np.zeros(len(pos), dtype=MOVE_DTYPE)
+        self._check(self._lib.bbk_move_many(self._handle, _hull(hull), len(pos), pos.ctypes.data, vel.ctypes.data,
+                                            dts.ctypes.data, ctypes.byref(c_settings),
+                                            None if ground is None else ground.ctypes.data, int(bool(step)),
+                                            raw.ctypes.data), hull)
+        return MoveBatch(raw["position"].copy(), raw["velocity"].copy(), raw["on_ground"] != 0,
+                         raw["ground_normal"].copy(), raw["clip_planes"].astype(np.int64), raw["stepped"] != 0,
+                         raw["blocked"] != 0, raw["start_solid"] != 0, raw["reverted"] != 0)
 
     def _segments(self, starts, ends) -> np.ndarray:
         s, e = self._rows(starts, (3,)), self._rows(ends, (3,))

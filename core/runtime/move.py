@@ -536,10 +536,13 @@ def _finish_v(level, hull, starts, pos, vel, s: MoveSettings):
 
 
 def slide_move_batch(level, hull: int, positions, velocities, dt, settings: MoveSettings | None = None,
-                     ground_normals=None) -> MoveBatch:
+                     ground_normals=None, backend: str = "numpy") -> MoveBatch:
     """slide_move for N characters at once (positions, velocities (N, 3); dt scalar or (N,);
-    ground_normals None or (N, 3), rows with normal z below ground_normal_z meaning 'none')."""
+    ground_normals None or (N, 3), rows with normal z below ground_normal_z meaning 'none').
+    backend "c": the C run-time (core/runtime/cruntime.py), slide_move's answers to the bit."""
     s = settings or DEFAULT_SETTINGS
+    if backend != "numpy":
+        return _c_move(level, hull, positions, velocities, dt, s, ground_normals, False, backend)
     starts = np.asarray(positions, dtype=np.float64).reshape(-1, 3).copy()
     vel0 = _as_rows(velocities, len(starts), "velocities")
     pos, vel, hits, blocked, start_solid = _slide_v(level, hull, starts, vel0, dt, s, ground_normals)
@@ -548,10 +551,23 @@ def slide_move_batch(level, hull: int, positions, velocities, dt, settings: Move
     return MoveBatch(pos, vel, on_ground, normal, hits, np.zeros(n, bool), blocked, start_solid, reverted)
 
 
+def _c_move(level, hull, positions, velocities, dt, s, ground_normals, step: bool, backend: str) -> MoveBatch:
+    from .cruntime import c_level, check_backend
+
+    check_backend(backend)
+    level.collision_tree(hull)  # the typed UnknownHullError, as the NumPy path gives
+    if s.max_clip_planes > 64:
+        raise ValueError("the C run-time keeps at most 64 clip planes (BBK_MAX_CLIP_PLANES)")
+    return c_level(level).move(hull, positions, velocities, dt, s, ground_normals, step)
+
+
 def step_slide_move_batch(level, hull: int, positions, velocities, dt, settings: MoveSettings | None = None,
-                          ground_normals=None) -> MoveBatch:
-    """step_slide_move for N characters at once (arguments as slide_move_batch)."""
+                          ground_normals=None, backend: str = "numpy") -> MoveBatch:
+    """step_slide_move for N characters at once (arguments as slide_move_batch; backend "c": the C
+    run-time, step_slide_move's answers to the bit)."""
     s = settings or DEFAULT_SETTINGS
+    if backend != "numpy":
+        return _c_move(level, hull, positions, velocities, dt, s, ground_normals, True, backend)
     starts = np.asarray(positions, dtype=np.float64).reshape(-1, 3).copy()
     n = len(starts)
     vel0 = _as_rows(velocities, n, "velocities")
