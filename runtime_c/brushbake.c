@@ -30,7 +30,14 @@
 /* ---------------------------------------------------------------------------------------------
  * The level in memory */
 
+typedef struct node {         /* a node with its plane, packed for the walks (made at load) */
+    double nx, ny, nz, d;
+    int32_t child[2];         /* front, back */
+    int32_t plane, pad;
+} node;
+
 typedef struct tree {
+    const node *nodes;        /* (n) packed copies of the three arrays below */
     const int32_t *plane;     /* (n) */
     const int32_t *children;  /* (n, 2): front, back */
     const uint32_t *solid;    /* (l) */
@@ -62,6 +69,7 @@ struct bbk_level {
     piece *pieces;            /* scratch of the open walk */
     size_t pieces_cap;
     uint8_t *row;             /* scratch: one decompressed PVS row */
+    node *packed;             /* the trees' nodes, packed */
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -652,7 +660,32 @@ int bbk_load(const void *data, size_t size, bbk_level **out, char *message, size
     lv->pieces_cap = 2 * (size_t)most + 16;
     lv->pieces = (piece *)malloc(lv->pieces_cap * sizeof *lv->pieces);
     lv->row = (uint8_t *)malloc(lv->row_bytes + 1);
-    if (!lv->pieces || !lv->row) {
+    int has_bevel = lv->bevel.solid != lv->point.solid;
+    size_t packed = (size_t)lv->point.n + lv->onion.n + (has_bevel ? lv->bevel.n : 0);
+    lv->packed = (node *)malloc((packed ? packed : 1) * sizeof *lv->packed);
+    if (lv->packed) {
+        node *at = lv->packed;
+        tree *ts[3] = {&lv->point, &lv->onion, &lv->bevel};
+        for (int k = 0; k < 3; k++) {
+            if (k == 2 && !has_bevel) {
+                lv->bevel.nodes = lv->point.nodes;
+                break;
+            }
+            ts[k]->nodes = at;
+            for (uint32_t i = 0; i < ts[k]->n; i++, at++) {
+                int32_t p = ts[k]->plane[i];
+                at->nx = lv->normals[3 * (size_t)p];
+                at->ny = lv->normals[3 * (size_t)p + 1];
+                at->nz = lv->normals[3 * (size_t)p + 2];
+                at->d = lv->dists[p];
+                at->child[0] = ts[k]->children[2 * (size_t)i];
+                at->child[1] = ts[k]->children[2 * (size_t)i + 1];
+                at->plane = p;
+                at->pad = 0;
+            }
+        }
+    }
+    if (!lv->pieces || !lv->row || !lv->packed) {
         bbk_free(lv);
         return fail(message, message_size, BBK_ERR_NOMEM, "out of memory");
     }
@@ -665,6 +698,7 @@ void bbk_free(bbk_level *level) {
     free(level->file);
     free(level->pieces);
     free(level->row);
+    free(level->packed);
     free(level);
 }
 
@@ -722,16 +756,13 @@ int bbk_hull_name(const bbk_level *lv, uint32_t hull, const char **name, uint32_
 /* ---------------------------------------------------------------------------------------------
  * Points (core/runtime/tree.py) */
 
-static double plane_side(const bbk_level *lv, int32_t p, double x, double y, double z) {
-    const double *n = lv->normals + 3 * (size_t)p;
-    return n[0] * x + n[1] * y + n[2] * z - lv->dists[p];
-}
-
 static uint32_t leaf_of(const bbk_level *lv, const tree *t, const double q[3]) {
     int32_t code = t->root;
+    (void)lv;
     while (code >= 0) {
-        double d = plane_side(lv, t->plane[code], q[0], q[1], q[2]);
-        code = t->children[2 * (size_t)code + (d < 0 ? 1 : 0)];
+        const node *nd = &t->nodes[code];
+        double d = nd->nx * q[0] + nd->ny * q[1] + nd->nz * q[2] - nd->d;
+        code = nd->child[d < 0 ? 1 : 0];
     }
     return (uint32_t)(-1 - code);
 }
@@ -742,17 +773,19 @@ uint32_t bbk_point_leaf(const bbk_level *lv, const double p[3]) { return leaf_of
 static int solid_open(const bbk_level *lv, const tree *t, int32_t code, double x, double y, double z, uint32_t bit) {
     int32_t todo[STACK_SIZE];
     int sp = 0;
+    (void)lv;
     todo[sp++] = code;
     while (sp) {
         code = todo[--sp];
         while (code >= 0) {
-            double d = plane_side(lv, t->plane[code], x, y, z);
+            const node *nd = &t->nodes[code];
+            double d = nd->nx * x + nd->ny * y + nd->nz * z - nd->d;
             if (-TOUCH_EPSILON <= d && d <= TOUCH_EPSILON) {
                 if (sp >= STACK_SIZE) return -1;
-                todo[sp++] = t->children[2 * (size_t)code + 1];
-                code = t->children[2 * (size_t)code];
+                todo[sp++] = nd->child[1];
+                code = nd->child[0];
             } else {
-                code = t->children[2 * (size_t)code + (d > 0 ? 0 : 1)];
+                code = nd->child[d > 0 ? 0 : 1];
             }
         }
         if (!(t->solid[-1 - code] & bit)) return 0;
@@ -795,13 +828,14 @@ static int fft_fast(const bbk_level *lv, const tree *t, const seg *g, uint32_t b
     struct { int32_t code, entry; double t0, t1; } stack[STACK_SIZE];
     int sp = 0, state = -1;
     int32_t code = t->root, entry = -1;
+    (void)lv;
     double t0 = 0.0, t1 = 1.0;
     for (;;) {
         while (code >= 0) {
-            int32_t p = t->plane[code];
-            const double *n = lv->normals + 3 * (size_t)p;
-            double ds = n[0] * g->sx + n[1] * g->sy + n[2] * g->sz - lv->dists[p];
-            double dd = n[0] * g->dx + n[1] * g->dy + n[2] * g->dz;
+            const node *nd = &t->nodes[code];
+            int32_t p = nd->plane;
+            double ds = nd->nx * g->sx + nd->ny * g->sy + nd->nz * g->sz - nd->d;
+            double dd = nd->nx * g->dx + nd->ny * g->dy + nd->nz * g->dz;
             double d0 = ds + t0 * dd, d1 = ds + t1 * dd;
             int on1 = -TOUCH_EPSILON <= d1 && d1 <= TOUCH_EPSILON, front0;
             if (-TOUCH_EPSILON <= d0 && d0 <= TOUCH_EPSILON) {
@@ -814,14 +848,14 @@ static int fft_fast(const bbk_level *lv, const tree *t, const seg *g, uint32_t b
             if (!(on1 || (d1 > 0) == front0)) {  /* straddle: the far half waits */
                 double tm = py_min(py_max(-ds / dd, t0), t1);
                 if (sp >= STACK_SIZE) return FAST_BUG;
-                stack[sp].code = t->children[2 * (size_t)code + (size_t)(1 - near)];
+                stack[sp].code = nd->child[1 - near];
                 stack[sp].t0 = tm;
                 stack[sp].t1 = t1;
                 stack[sp].entry = p ^ near;
                 sp++;
                 t1 = tm;
             }
-            code = t->children[2 * (size_t)code + (size_t)near];
+            code = nd->child[near];
         }
         int leaf_solid = (t->solid[-1 - code] & bit) ? 1 : 0;
         if (state < 0) {
@@ -946,12 +980,12 @@ static void pieces(walker *w, int32_t code, double t0, double t1, int32_t entry)
     const tree *t = w->t;
     const seg *g = w->g;
     while (code >= 0 && !w->bug) {
-        int32_t p = t->plane[code];
-        const double *n = lv->normals + 3 * (size_t)p;
-        double ds = n[0] * g->sx + n[1] * g->sy + n[2] * g->sz - lv->dists[p];
-        double dd = n[0] * g->dx + n[1] * g->dy + n[2] * g->dz;
+        const node *nd = &t->nodes[code];
+        int32_t p = nd->plane;
+        double ds = nd->nx * g->sx + nd->ny * g->sy + nd->nz * g->sz - nd->d;
+        double dd = nd->nx * g->dx + nd->ny * g->dy + nd->nz * g->dz;
         double d0 = ds + t0 * dd, d1 = ds + t1 * dd;
-        int32_t front = t->children[2 * (size_t)code], back = t->children[2 * (size_t)code + 1];
+        int32_t front = nd->child[0], back = nd->child[1];
         int on0 = -TOUCH_EPSILON <= d0 && d0 <= TOUCH_EPSILON, on1 = -TOUCH_EPSILON <= d1 && d1 <= TOUCH_EPSILON;
         if (on0 && on1) {  /* lying in the plane: solid where both children are */
             size_t a0 = w->top;
@@ -1147,10 +1181,11 @@ int bbk_shift_trace(const bbk_level *lv, const bbk_shape *sh, const double s[3],
             continue;
         }
         visited++;
-        int32_t p = t->plane[code];
+        const node *nd = &t->nodes[code];
+        int32_t p = nd->plane;
         const double *n = lv->normals + 3 * (size_t)p;
-        double ds = n[0] * sx + n[1] * sy + n[2] * sz - lv->dists[p];
-        double dd = n[0] * dx + n[1] * dy + n[2] * dz;
+        double ds = nd->nx * sx + nd->ny * sy + nd->nz * sz - nd->d;
+        double dd = nd->nx * dx + nd->ny * dy + nd->nz * dz;
         double up = support(sh, lv->normals + 3 * (size_t)(p ^ 1)), down = support(sh, n);
         struct { int32_t code, entry; double a, b; } parts[2];
         int count = 0;
@@ -1178,7 +1213,7 @@ int bbk_shift_trace(const bbk_level *lv, const bbk_shape *sh, const double s[3],
                 ok = side == 0 ? g0 <= 0 : g0 < 0;
             }
             if (ok) {
-                parts[count].code = t->children[2 * (size_t)code + (size_t)side];
+                parts[count].code = nd->child[side];
                 parts[count].a = a;
                 parts[count].b = b;
                 parts[count].entry = ent;
