@@ -8,7 +8,10 @@
   boxes, face-connected, the world box's border layer outside), which never touches the tree;
 - every map in maps/ is classified (the verdicts recorded in docs/VISIBILITY.md), and
   every leak's chain is a real path: entity in the first portal's cluster, consecutive portals
-  sharing a cluster, the last one a void portal.
+  sharing a cluster, the last one a void portal;
+- q1_mountain (ericw's qbsp: leaks; here sealed): its terrain is watertight from the file's own
+  points, and the seal hangs on slivers under 0.1 unit that qbsp's brush split drops: dropping
+  them where a plane passes 0.005 unit from a vertex (tests/core/qbsp_sites.py) makes it leak.
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ from brushbake.core.runtime.query import point_leaves
 MAP_LEAKS = {
     "q1_cube.map": True,  # one brush, the player start beside it
     "q1_hulls.map": True,  # two brushes, no room around the entities
-    "q1_mountain.map": False,  # terrain of tetrahedra meeting edge to edge: sealed (ericw: leak)
+    # terrain of tetrahedra meeting edge to edge: sealed in exact geometry; ericw's qbsp leaks
+    # through slivers its 0.1-unit split rule drops (test below; ericw's own test expects sealed)
+    "q1_mountain.map": False,
 }
 
 
@@ -208,28 +213,66 @@ def test_every_map_is_classified(map_path, levels):
 
 
 def test_q1_mountain_is_sealed_by_a_watertight_terrain(map_named, levels):
-    """Why q1_mountain is sealed here (ericw-tools calls it leaking, docs/VISIBILITY.md): its terrain
-    brushes are tetrahedra hanging under the triangles of a height field, and every edge of that
-    surface inside the sky box is shared by exactly two triangles; the edges used once all lie on
-    the sky walls.  The cells above and below meet only along those edges (no portal), and the
-    player start is above."""
+    """Why q1_mountain is sealed here (ericw-tools' qbsp calls it leaking, docs/VISIBILITY.md): its
+    terrain brushes hang under the triangles (and a few flat quads) of a height field, and every
+    edge of that surface inside the sky box is shared by exactly two of them; the edges used once
+    all lie on the sky walls, inside the walls' height (-1568..4192 units).  Every terrain vertex
+    is an integer point of the file and every brush is at least 15 units thick, so qbsp has no
+    brush to drop as degenerate, and the player start is 1,600 units above the terrain under it.
+    The cells above and below meet only along those edges (no portal)."""
     compiled = levels.get(map_named("q1_mountain.map"))
     scene = compiled.scene
     terrain = [b for b in scene.brushes if ":entity2:" in b.name]
     assert len(terrain) == 388
     count: dict = {}
     for b in terrain:
+        v = np.asarray(b.vertices) * 32
+        assert np.abs(v - np.round(v)).max() < 1e-9  # the file's integer points, nothing else
         tops = [f for f, n in zip(b.faces, b.normals) if n[2] > 0.05]
-        assert len(tops) == 1  # one top triangle per tetrahedron
-        v = np.round(np.asarray(tops[0]) * 32, 3)  # Quake units, integers in the file
-        for i in range(len(v)):
-            edge = tuple(sorted([tuple(v[i]), tuple(v[(i + 1) % len(v)])]))
+        assert len(tops) == 1  # one top face per brush
+        top = np.round(np.asarray(tops[0]) * 32, 3)  # Quake units, integers in the file
+        n = np.cross(top[1] - top[0], top[2] - top[0])
+        assert np.max(np.abs((v - top[0]) @ n)) / np.linalg.norm(n) > 15.0  # thickness under the top
+        for i in range(len(top)):
+            edge = tuple(sorted([tuple(top[i]), tuple(top[(i + 1) % len(top)])]))
             count[edge] = count.get(edge, 0) + 1
     once = [e for e, c in count.items() if c == 1]
     assert all(c <= 2 for c in count.values())
     assert once and all(all(abs(abs(p[0]) - 4096) < 1e-6 for p in e) or all(abs(abs(p[1]) - 4096) < 1e-6 for p in e)
                         for e in once)
+    assert all(-1568 < p[2] < 4192 for e in once for p in e)
+    start = np.array(scene.markers[0].position)  # metres
+    assert scene.markers[0].kind == "player_start" and np.allclose(start * 32, (2576, -2416, 1144))
+    column = np.array([[start[0], start[1], z / 32] for z in range(-1560, 1100, 4)])
+    below = [b for b in terrain if b.contains(column).any()]
+    assert below and all(np.asarray(b.vertices)[:, 2].max() * 32 < 1144 - 1000 for b in below)
     level = compiled.level
     portals = build_portals(level)
     report = find_leaks(level, portals, *inside_points(scene))
     assert not report.leaks and report.outside_clusters.sum() > 0
+
+
+def test_q1_mountain_seal_hangs_on_a_tenth_of_a_unit_where_qbsp_splits(map_named, levels):
+    """What ericw-tools' qbsp does with this map (docs/VISIBILITY.md, tests/core/qbsp_sites.py):
+    its brush BSP does not split a brush that reaches less than 0.1 unit across a node's plane, it
+    keeps it whole on the far side, so on the near side that sliver is empty.  Here 80 times a face
+    plane passes within 0.1 unit of a terrain vertex without containing it (the nearest 0.0047
+    unit), 16 of them with brushes that reach across only at that vertex; lqdm13, built of slabs
+    meeting edge to edge on the integer grid and sealed for ericw too, has none.  Dropping those
+    tips as qbsp would at the nearest site opens the terrain: the leak's chain passes through V."""
+    import qbsp_sites
+
+    scene = map_named("q1_mountain.map")
+    mountain = levels.get(scene).scene
+    found = qbsp_sites.sites(mountain)
+    tips = [s for s in found if s.tips]
+    assert len(found) == 80 and len(tips) == 16
+    nearest = tips[0]
+    assert nearest.vertex == (-585.0, 3511.0, -1112.0) and abs(abs(nearest.distance) - 0.004665) < 1e-6
+    assert sorted(mountain.brushes[t].name.rsplit(":", 1)[-1] for t in nearest.tips) == [
+        "brush292", "brush305", "brush82", "brush83"]
+    assert not qbsp_sites.sites(levels.get(map_named("lqdm13.map")).scene)
+    report, level, portals = qbsp_sites.opens(mountain, nearest)
+    assert report.leaks and report.entity.endswith("(player_start)")
+    assert not check_chain(level, portals, report), check_chain(level, portals, report)
+    assert np.min(np.linalg.norm(report.chain * 32 - np.array(nearest.vertex), axis=1)) < 0.1
