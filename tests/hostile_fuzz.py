@@ -9,6 +9,12 @@ and classifies the outcome:
   'typed'  -- a BrushbakeError (the project's typed error) stopped it
   'crash'  -- anything else: a bug (the message and the case are kept)
 
+Only the code under test is measured: each case wraps the reader, the compile or the queries in
+`under_test()`, not the forging of its input (building a 15 MB JSON chain with json.dumps is the
+attacker's work, not ours).  run_case_measured() returns, beside the outcome, that code's process
+CPU seconds, wall seconds and, with track_memory(True) on Linux, its peak resident memory (the
+kernel's VmHWM, reset before the code under test through /proc/self/clear_refs).
+
 tests/test_hostile.py runs a fast seeded subset of every kind; bench/fuzz_hostile.py runs the
 long campaign (>= 100,000 cases) and prints the counts, the slowest case and the peak memory.
 
@@ -23,6 +29,7 @@ import io
 import json
 import math
 import re
+import time
 from functools import lru_cache
 
 import numpy as np
@@ -41,6 +48,50 @@ KINDS = {
 }
 
 TREES = ("", "onion_", "bevel_")
+
+# --------------------------------------------------------------------------------------------
+# Measuring the code under test
+
+_MEASURE = {"cpu_s": 0.0, "wall_s": 0.0, "peak_rss_kib": 0}
+_MEMORY = {"on": False}
+_CLEAR_REFS = "/proc/self/clear_refs"
+
+
+def track_memory(on: bool) -> bool:
+    """Measure each case's peak RSS (Linux: VmHWM reset per case); True when the kernel allows it."""
+    if on:
+        try:
+            with open(_CLEAR_REFS, "w") as f:
+                f.write("5")
+        except OSError:
+            on = False
+    _MEMORY["on"] = on
+    return on
+
+
+def _peak_rss_kib() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+@contextlib.contextmanager
+def under_test():
+    """Measure the enclosed code (the code under test of a case) into _MEASURE, even when it raises."""
+    if _MEMORY["on"]:
+        with open(_CLEAR_REFS, "w") as f:
+            f.write("5")  # the peak resident set is now the current one
+    c0, w0 = time.process_time(), time.perf_counter()
+    try:
+        yield
+    finally:
+        _MEASURE["cpu_s"] += time.process_time() - c0
+        _MEASURE["wall_s"] += time.perf_counter() - w0
+        if _MEMORY["on"]:
+            _MEASURE["peak_rss_kib"] = max(_MEASURE["peak_rss_kib"], _peak_rss_kib())
+
 
 # --------------------------------------------------------------------------------------------
 # Base inputs (built once)
@@ -217,10 +268,15 @@ def case_tree(rng: np.random.Generator) -> str:
 
     what, fields = forge_tree(rng)
     if rng.random() < 0.15:
-        level = level_from_json(json_unchecked(fields), "forged.json")
+        text = json_unchecked(fields)
+        with under_test():
+            level = level_from_json(text, "forged.json")
+            run_level_queries(level, rng)
     else:
-        level = native.level_from_bytes(pack_unchecked(fields), "forged.bbk")
-    run_level_queries(level, rng)
+        data = pack_unchecked(fields)
+        with under_test():
+            level = native.level_from_bytes(data, "forged.bbk")
+            run_level_queries(level, rng)
     return what
 
 
@@ -231,13 +287,16 @@ def case_tree(rng: np.random.Generator) -> str:
 def case_hull(rng: np.random.Generator) -> str:
     from brushbake.core.runtime.query import point_solid
 
-    level = native.level_from_bytes(native.level_to_bytes(base_level()))
+    data = native.level_to_bytes(base_level())
+    with under_test():
+        level = native.level_from_bytes(data)
     hull = int(rng.choice([-1, 3, 4, 31, 32, 2**40, 1, 2]))
     if rng.random() < 0.3:  # a level whose trees lost the onion tree in memory (no reader between)
         level.onion_node_plane = level.onion_node_plane[:0]
         level.onion_node_children = level.onion_node_children[:0]
         level.onion_leaf_solid = level.onion_leaf_solid[:0]
-    point_solid(level, np.zeros((2, 3)), hull=hull)
+    with under_test():
+        point_solid(level, np.zeros((2, 3)), hull=hull)
     return "hull"
 
 
@@ -259,7 +318,8 @@ def case_coords(rng: np.random.Generator) -> str:
         doc = {"format": "brushbake-scene", "version": 1, "name": "far",
                "brushes": [{"box": [[float(lo)] * 3, [float(lo) + 1.0] * 3], "name": "b"}],
                "markers": [{"name": "m", "kind": "player_start", "position": [float(rng.choice([0, 1e6])), 0, 0]}]}
-        scene_from_dict(doc, "far.json")
+        with under_test():
+            scene_from_dict(doc, "far.json")
         return "json"
     text = BASE_MAP_TEXT
     if rng.random() < 0.5:  # move one brush (or all) by a large offset
@@ -281,7 +341,9 @@ def case_coords(rng: np.random.Generator) -> str:
             spans = [m.span() for m in _NUMBER.finditer(text)]
         what = "huge"
     scale = float(rng.choice([1 / 32, 1 / 32, 1.0, 1000.0]))
-    load_map_text(text, "far.map", scale=scale, strict=bool(rng.random() < 0.3))
+    strict = bool(rng.random() < 0.3)
+    with under_test():
+        load_map_text(text, "far.map", scale=scale, strict=strict)
     return what
 
 
@@ -305,20 +367,22 @@ def case_options(rng: np.random.Generator) -> str:
 
         numbers = ["-0.5", "-0.5", "-1", "0.5", "0.5", "1"]
         numbers[int(rng.integers(0, 6))] = str(rng.choice(BAD_VALUES + ["-1e300", "1e300", "-1001", "1000"]))
-        parse_hull("h=" + ",".join(numbers))
+        with under_test():
+            parse_hull("h=" + ",".join(numbers))
         return "hull"
     if rng.random() < 0.5:
         option = str(rng.choice(list(OPTIONS)))
-        try:
-            with contextlib.redirect_stderr(io.StringIO()):
-                args = build_parser().parse_args(["bake", "x.map", f"{option}={value}"])
-        except SystemExit as exit_:  # argparse refused it (one line, exit 2): counted as a typed refusal
-            if exit_.code != 2:
-                raise
-            raise InvalidSettingError(f"{option} refused when parsed") from None
         from brushbake.core.model.scene import Settings
 
-        check_settings(Settings(**{OPTIONS[option]: getattr(args, option[2:].replace("-", "_"))}))
+        with under_test():
+            try:
+                with contextlib.redirect_stderr(io.StringIO()):
+                    args = build_parser().parse_args(["bake", "x.map", f"{option}={value}"])
+            except SystemExit as exit_:  # argparse refused it (one line, exit 2): counted as a typed refusal
+                if exit_.code != 2:
+                    raise
+                raise InvalidSettingError(f"{option} refused when parsed") from None
+            check_settings(Settings(**{OPTIONS[option]: getattr(args, option[2:].replace("-", "_"))}))
         return "cli"
     name = str(rng.choice(list(SETTING_RANGES) + ["splitter", "bevels"]))
     try:
@@ -331,7 +395,8 @@ def case_options(rng: np.random.Generator) -> str:
         name, value if value in ("NaN", "Infinity", "-Infinity") else json.dumps(parsed))
     from brushbake.core.formats.scene_json import parse_scene_text
 
-    scene_from_dict(parse_scene_text(text, "s.json"), "s.json")
+    with under_test():
+        scene_from_dict(parse_scene_text(text, "s.json"), "s.json")
     return "json"
 
 
@@ -369,10 +434,12 @@ def case_degenerate(rng: np.random.Generator) -> str:
             lines.insert(j, extra)
             block = "\n".join(lines)
         brushes.append(block)
-    scene = load_map_text(BASE_MAP % "\n".join(brushes), "tiny.map", strict=bool(rng.random() < 0.5))
-    scene.hulls = [parse_hull("stand"), parse_hull("crouch")]
-    scene.settings.vis = "none"  # a shrunken wall leaves a hole: that is the leak check's (tests/test_cli_leaks.py)
-    bake_scene(scene)
+    text, strict = BASE_MAP % "\n".join(brushes), bool(rng.random() < 0.5)
+    with under_test():
+        scene = load_map_text(text, "tiny.map", strict=strict)
+        scene.hulls = [parse_hull("stand"), parse_hull("crouch")]
+        scene.settings.vis = "none"  # a shrunken wall leaves a hole: that is the leak check's (tests/test_cli_leaks.py)
+        bake_scene(scene)
     return f"k=1e{int(math.floor(math.log10(k)))}"
 
 
@@ -448,6 +515,18 @@ CASES = {"tree": case_tree, "hull": case_hull, "coords": case_coords, "options":
 
 def run_case(kind: str, seed: int) -> tuple[str, str]:
     """(outcome, detail) of case (kind, seed): outcome 'result', 'typed' or 'crash'."""
+    return run_case_measured(kind, seed)[:2]
+
+
+def run_case_measured(kind: str, seed: int) -> tuple[str, str, dict]:
+    """(outcome, detail, measure) of case (kind, seed): measure holds the code under test's
+    'cpu_s' and 'wall_s' and, when track_memory is on, its 'peak_rss_kib' (0 otherwise)."""
+    _MEASURE.update(cpu_s=0.0, wall_s=0.0, peak_rss_kib=0)
+    outcome, detail = _run(kind, seed)
+    return outcome, detail, dict(_MEASURE)
+
+
+def _run(kind: str, seed: int) -> tuple[str, str]:
     rng = np.random.default_rng([hash_kind(kind), seed])
     try:
         detail = CASES[kind](rng)
