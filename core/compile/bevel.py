@@ -48,10 +48,10 @@ from ..errors import CancelledError
 from ..geometry import snap_normals
 from ..runtime.level import POINT_HULL_BIT
 from ..runtime.tree import Tree
-from ..tolerances import (BEVEL_COSINE_SLACK, BEVEL_MIN_DIRECTION, BEVEL_ON_EPSILON, CELL_BOX_MARGIN,
+from ..tolerances import (AXIAL_SNAP_EPSILON, BEVEL_COSINE_SLACK, BEVEL_MIN_DIRECTION, BEVEL_ON_EPSILON, CELL_BOX_MARGIN,
                           CORNER_DETERMINANT, CORNER_FEASIBLE_SLACK, FLAT_TOP_LEVEL_Z, MIN_EDGE_LENGTH,
                           NORMAL_EPSILON, ON_EPSILON)
-from .cells import tree_cells, unique_points
+from .cells import CellArrays, cell_arrays, unique_points
 
 #: An edge gap wider than the bevel angle is cut into at most this many equal parts (only angles
 #: below 180 / MAX_EDGE_PARTS degrees are limited by it).
@@ -106,11 +106,18 @@ def solid_cells(tree, bounds, chains: bool = False):
     (leaf, faces, chain) where chain lists the ancestors' planes, root first, each oriented
     outward from the leaf (plane p on a back path, p ^ 1 on a front path): plane shifting clips
     with all of them, faces of the cell or not.  The cells are core/compile/cells.py's."""
+    cells = solid_cell_arrays(tree, bounds)
+    for k, code in enumerate(cells.codes.tolist()):
+        yield (-1 - code, cells.faces(k), cells.chains[k]) if chains else (-1 - code, cells.faces(k))
+
+
+def solid_cell_arrays(tree, bounds) -> CellArrays:
+    """The solid (bit 0) leaves' cells within `bounds` grown by CELL_BOX_MARGIN, as
+    core/compile/cells.py's CellArrays (depth-first order)."""
     lo = np.asarray(bounds[0], float) - CELL_BOX_MARGIN
     hi = np.asarray(bounds[1], float) + CELL_BOX_MARGIN
     solid = (np.asarray(tree.leaf_solid) & 1).astype(bool)
-    for code, faces, chain in tree_cells(tree, lo, hi, leaves=solid, chains=True):
-        yield (-1 - code, faces, chain) if chains else (-1 - code, faces)
+    return cell_arrays(tree, lo, hi, leaves=solid)
 
 
 # --------------------------------------------------------------------------------------------
@@ -155,6 +162,7 @@ class _CellPlanes:
         self.count = int(keep.sum())
         self.pn[: self.count], self.pd[: self.count], self.dist[:, : self.count] = pn[keep], pd[keep], dist[:, keep]
         self.out: dict = {"edge": [], "vertex": [], "axial": [], "flat_top": []}
+        self.edges = None  # the sharp edges when found for many cells at once (_all_sharp_edges)
 
     def on(self) -> np.ndarray:
         """(V, real faces) bool: the vertex lies on the face's plane."""
@@ -164,13 +172,13 @@ class _CellPlanes:
         """(P,) bool: the planes (faces, touching ancestors, bevels) through all these vertices."""
         return np.all(np.abs(self.dist[rows, : self.count]) <= BEVEL_ON_EPSILON, axis=0)
 
-    def add(self, kind: str, n: np.ndarray, d: float) -> bool:
+    def add(self, kind: str, n: np.ndarray, d: float, proj: np.ndarray | None = None) -> bool:
         """Choose the bevel (n, d) unless the cell has it already (a plane equal within tolerance,
-        or a face with its normal); True when chosen."""
+        or a face with its normal); True when chosen.  proj: matmul(verts, n) when known."""
         same = np.all(np.abs(self.pn[: self.count] - n) < NORMAL_EPSILON, axis=1)
         if same[: self.n_real].any() or (same & (np.abs(self.pd[: self.count] - d) < ON_EPSILON)).any():
             return False
-        self.push(kind, n, d, matmul(self.verts, n) - d)
+        self.push(kind, n, d, (matmul(self.verts, n) if proj is None else proj) - d)
         return True
 
     def push(self, kind: str, n: np.ndarray, d: float, dist: np.ndarray) -> None:
@@ -225,6 +233,58 @@ def _sharp_edges(cell: _CellPlanes, cos_edge: float):
             yield ri[a], ri[b], mask
 
 
+def _edge_frame(fn: list, fa: int, fb: int):
+    """(u, w, span) of the edge between faces fa and fb (normals fn, Python floats): u the first
+    face's normal, w the unit direction in the edge's normal plane towards the second, span the
+    angle from u to it; None for a zero-thickness sliver (opposite faces)."""
+    u, b = fn[fa], fn[fb]
+    bu = b[0] * u[0] + b[1] * u[1] + b[2] * u[2]
+    w = [b[0] - bu * u[0], b[1] - bu * u[1], b[2] - bu * u[2]]
+    length = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+    if length < BEVEL_MIN_DIRECTION:
+        return None
+    w = [w[0] / length, w[1] / length, w[2] / length]
+    return u, w, math.atan2(b[0] * w[0] + b[1] * w[1] + b[2] * w[2], bu)
+
+
+def _edge_angles(cell: _CellPlanes, mask, u, w, span) -> list[float]:
+    """The sorted distinct angles (from u towards w, clipped to [0, span]) of the planes through
+    the edge's vertices (faces, touching ancestors, bevels so far), with 0 and span."""
+    at = cell.pn[: cell.count][cell.through(mask)]
+    angles = np.clip(np.arctan2(matmul(at, np.array(w)), matmul(at, np.array(u))), 0.0, span)
+    return np.unique(np.concatenate([[0.0, span], angles])).tolist()
+
+
+def _cut_gaps(cell: _CellPlanes, angles: list[float], u, w, limit: float, cos_edge: float) -> None:
+    """Cut each gap between adjacent angles wider than the bevel angle into equal parts: a bevel
+    plane through the edge at each inner angle (normals snapped and normalised as
+    geometry.snap_normals and detmath.norm do, here on Python floats: the same IEEE operations)."""
+    for lo_, hi_ in zip(angles[:-1], angles[1:]):
+        gap = hi_ - lo_
+        if math.cos(gap) >= cos_edge - BEVEL_COSINE_SLACK:
+            continue  # adjacent planes within the angle
+        parts = min(MAX_EDGE_PARTS, max(2, math.ceil(gap / max(limit, BEVEL_COSINE_SLACK) - BEVEL_COSINE_SLACK)))
+        for k in range(1, parts):
+            phi = lo_ + gap * k / parts
+            c, s_ = math.cos(phi), math.sin(phi)
+            m = _snap([c * u[0] + s_ * w[0], c * u[1] + s_ * w[1], c * u[2] + s_ * w[2]])
+            length = math.sqrt(m[0] * m[0] + m[1] * m[1] + m[2] * m[2])
+            m = np.array([m[0] / length, m[1] / length, m[2] / length])
+            proj = matmul(cell.verts, m)
+            cell.add("edge", m, float(proj.max()), proj)
+
+
+def _snap(n: list) -> list:
+    """geometry.snap_normals of one normal, on Python floats."""
+    mag = [abs(n[0]), abs(n[1]), abs(n[2])]
+    axis = 0 if mag[0] >= mag[1] and mag[0] >= mag[2] else (1 if mag[1] >= mag[2] else 2)  # the first largest
+    if max(mag[(axis + 1) % 3], mag[(axis + 2) % 3]) < AXIAL_SNAP_EPSILON:
+        out = [0.0, 0.0, 0.0]
+        out[axis] = 1.0 if n[axis] > 0 else (-1.0 if n[axis] < 0 else 0.0)
+        return out
+    return n
+
+
 def _edge_bevels(cell: _CellPlanes, settings: BevelSettings) -> None:
     """Around each sharp edge, planes through it (faces, touching ancestors, bevels so far) sorted
     by angle; each gap between adjacent ones wider than the angle is cut into equal parts.  The
@@ -232,29 +292,82 @@ def _edge_bevels(cell: _CellPlanes, settings: BevelSettings) -> None:
     limit = math.radians(settings.angle)
     cos_edge = math.cos(limit)
     fn = cell.fn.tolist()
-    for fa, fb, mask in _sharp_edges(cell, cos_edge):
-        u, b = fn[fa], fn[fb]
-        bu = b[0] * u[0] + b[1] * u[1] + b[2] * u[2]
-        w = [b[0] - bu * u[0], b[1] - bu * u[1], b[2] - bu * u[2]]
-        length = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
-        if length < BEVEL_MIN_DIRECTION:
-            continue  # a zero-thickness sliver: the faces are opposite
-        w = [w[0] / length, w[1] / length, w[2] / length]
-        span = math.atan2(b[0] * w[0] + b[1] * w[1] + b[2] * w[2], bu)
-        at = cell.pn[: cell.count][cell.through(mask)]
-        angles = np.clip(np.arctan2(matmul(at, np.array(w)), matmul(at, np.array(u))), 0.0, span)
-        angles = np.unique(np.concatenate([[0.0, span], angles])).tolist()
-        for lo_, hi_ in zip(angles[:-1], angles[1:]):
-            gap = hi_ - lo_
-            if math.cos(gap) >= cos_edge - BEVEL_COSINE_SLACK:
-                continue  # adjacent planes within the angle
-            parts = min(MAX_EDGE_PARTS, max(2, math.ceil(gap / max(limit, BEVEL_COSINE_SLACK) - BEVEL_COSINE_SLACK)))
-            for k in range(1, parts):
-                phi = lo_ + gap * k / parts
-                c, s_ = math.cos(phi), math.sin(phi)
-                m = snap_normals(np.array([[c * u[0] + s_ * w[0], c * u[1] + s_ * w[1], c * u[2] + s_ * w[2]]]))[0]
-                m = m / float(norm(m))
-                cell.add("edge", m, float((matmul(cell.verts, m)).max()))
+    edges = cell.edges if cell.edges is not None else _sharp_edges(cell, cos_edge)
+    for fa, fb, mask in edges:
+        frame = _edge_frame(fn, fa, fb)
+        if frame is not None:
+            u, w, span = frame
+            _cut_gaps(cell, _edge_angles(cell, mask, u, w, span), u, w, limit, cos_edge)
+
+
+def _all_edge_bevels(cells: list[_CellPlanes], buffers: dict, settings: BevelSettings, cancel=None,
+                     progress=None, n_solid: int = 0) -> None:
+    """The edge phase of every cell, in order (cell by cell, edge by edge, as _edge_bevels).
+
+    Each edge's angles are found for all edges at once from the planes the cells have before the
+    phase (buffers: _all_cell_planes' views).  An edge bevel chosen earlier in the same cell can
+    pass through a later edge and add an angle: such an edge (any plane chosen since the phase
+    began through all its vertices) has its angles found again alone, as _edge_bevels would.
+    Layout: edges (E,) with cell ec, geometry eu, ew (E, 3), span es; (edge, vertex) rows (R,);
+    (edge, vertex, plane) rows (T,); (edge, plane) rows (P,), by edge then plane."""
+    limit = math.radians(settings.angle)
+    cos_edge = math.cos(limit)
+    ec, eu, ew, es, emask = [], [], [], [], []
+    per_cell = []
+    for c, cell in enumerate(cells):
+        fn = cell.fn.tolist()
+        mine = []
+        for fa, fb, mask in cell.edges:
+            frame = _edge_frame(fn, fa, fb)
+            if frame is not None:
+                mine.append((len(ec), mask) + frame)
+                ec.append(c), eu.append(frame[0]), ew.append(frame[1]), es.append(frame[2]), emask.append(mask)
+        per_cell.append(mine)
+    angles_of: list = []
+    if ec:
+        ec = np.array(ec)
+        eu, ew, es = np.array(eu, float), np.array(ew, float), np.array(es, float)
+        count, cap, dfirst, cfirst = buffers["count"], buffers["cap"], buffers["dfirst"], buffers["cfirst"]
+        nm = np.array([len(m) for m in emask])
+        rv = np.concatenate(emask)  # (R,) the edges' vertices (cell-local)
+        re = np.repeat(np.arange(len(ec)), nm)
+        n0 = count[ec]  # the planes before the phase
+        # (edge, vertex, plane) -> on the plane; all of an edge's vertices -> the plane is through it
+        tr = np.repeat(np.arange(len(rv)), n0[re])
+        tq = np.arange(len(tr)) - np.repeat(np.cumsum(n0[re]) - n0[re], n0[re])
+        te = re[tr]
+        on = np.abs(buffers["dist"][dfirst[ec[te]] + rv[tr] * cap[ec[te]] + tq]) <= BEVEL_ON_EPSILON
+        pfirst = np.concatenate([[0], np.cumsum(n0)])
+        slot = pfirst[te] + tq
+        through = np.ones(int(pfirst[-1]), bool)
+        np.logical_and.at(through, slot, on)
+        pe = np.repeat(np.arange(len(ec)), n0)[through]
+        pn = buffers["pn"][cfirst[ec[pe]] + (np.arange(int(pfirst[-1])) - pfirst[np.repeat(np.arange(len(ec)), n0)])[through]]
+        a = pn[:, 0] * ew[pe, 0] + pn[:, 1] * ew[pe, 1] + pn[:, 2] * ew[pe, 2]
+        b = pn[:, 0] * eu[pe, 0] + pn[:, 1] * eu[pe, 1] + pn[:, 2] * eu[pe, 2]
+        ang = np.clip(np.arctan2(a, b), 0.0, es[pe])
+        ang = np.concatenate([ang, np.zeros(len(ec)), es])
+        owner = np.concatenate([pe, np.arange(len(ec)), np.arange(len(ec))])
+        order = np.lexsort((ang, owner))
+        ang, owner = ang[order], owner[order]
+        keep = np.ones(len(ang), bool)
+        keep[1:] = (owner[1:] != owner[:-1]) | (ang[1:] != ang[:-1])  # np.unique: sorted, equal values once
+        ang, owner = ang[keep], owner[keep]
+        bounds = np.searchsorted(owner, np.arange(len(ec) + 1)).tolist()
+        flat = ang.tolist()
+        angles_of = [flat[bounds[e]: bounds[e + 1]] for e in range(len(ec))]
+        count0 = count.tolist()
+    for c, cell in enumerate(cells):
+        if cancel is not None and cancel():
+            raise CancelledError()
+        if progress is not None and c % PROGRESS_EVERY == PROGRESS_EVERY - 1:
+            progress(0.9 * (c + 1) / max(n_solid, 1), f"{c + 1} of {n_solid} solid cells")
+        for e, mask, u, w, span in per_cell[c]:
+            angles = angles_of[e]
+            if cell.count > count0[c] and np.all(np.abs(cell.dist[mask, count0[c]: cell.count]) <= BEVEL_ON_EPSILON,
+                                                 axis=0).any():
+                angles = _edge_angles(cell, mask, u, w, span)  # a bevel chosen in this phase passes here
+            _cut_gaps(cell, angles, u, w, limit, cos_edge)
 
 
 def _vertex_candidates(cell: _CellPlanes) -> tuple[list[int], np.ndarray]:
@@ -265,14 +378,14 @@ def _vertex_candidates(cell: _CellPlanes) -> tuple[list[int], np.ndarray]:
     return todo.tolist(), np.abs(cell.dist[todo, : cell.count]) <= BEVEL_ON_EPSILON
 
 
-def _vertex_bevels(cell: _CellPlanes, settings: BevelSettings, reach=None) -> None:
+def _vertex_bevels(cell: _CellPlanes, settings: BevelSettings, reach=None, candidates=None) -> None:
     """At each vertex (off the world box, on three faces or more) whose corner, grown by a unit
     shift of every plane through it, reaches beyond 1 / cos(vertex_angle): a plane through it
     with the mean of its faces' normals.  `reach`: each candidate's corner_reach, computed for
     many cells at once by the caller (else here); a later vertex that a chosen vertex bevel
-    passes through is computed again with it."""
+    passes through is computed again with it.  `candidates`: _vertex_candidates(cell) when known."""
     reach_limit = 1.0 / math.cos(math.radians(settings.vertex_angle))
-    todo, through = _vertex_candidates(cell)
+    todo, through = _vertex_candidates(cell) if candidates is None else candidates
     if not todo:
         return
     if reach is None:
@@ -291,6 +404,183 @@ def _vertex_bevels(cell: _CellPlanes, settings: BevelSettings, reach=None) -> No
             continue
         m = snap_normals((m / length)[None])[0]
         cell.add("vertex", m, float(matmul(cell.verts[v], m)))
+
+
+def _all_cell_planes(cells: CellArrays, normals: np.ndarray, dists: np.ndarray,
+                     settings: BevelSettings) -> tuple[list[_CellPlanes], dict]:
+    """_CellPlanes of every cell, after the axial (or flat-top) phase, built for all cells at once,
+    and the buffers their planes and distances are views of (for _all_edge_bevels).
+
+    Bit for bit what _CellPlanes(faces, ...) and _axial_bevels give one cell at a time: the same
+    vertices (first per MIN_EDGE_LENGTH grid cell, in face order), the same planes in the same
+    order (real faces, then the touching ancestors, sorted, then the axial bevels in axis order),
+    each distance computed by the same products in the same order (detmath's).  Layout: faces
+    rows (F,) with owner cell fo; vertices (M,) with owner vo, cell c's at vfirst[c]:vfirst[c+1];
+    planes (Q,) with owner qo; (vertex, plane) pairs of one cell (T,), row-major per cell."""
+    C, F = len(cells.codes), len(cells.tag)
+    fo = np.repeat(np.arange(C), np.diff(cells.first))
+    tag = cells.tag
+    real = tag >= 0
+    fn, fd = np.zeros((F, 3)), np.zeros(F)
+    fn[real], fd[real] = normals[tag[real]], dists[tag[real]]
+    rows, cols = np.nonzero(np.arange(cells.verts.shape[1]) < cells.count[:, None])
+    allv, av_owner = cells.verts[rows, cols], fo[rows]
+    keys = np.round(allv / MIN_EDGE_LENGTH).astype(np.int64)  # cells.unique_points, per cell
+    order = np.lexsort((keys[:, 2], keys[:, 1], keys[:, 0], av_owner))
+    dup = np.zeros(len(order), bool)
+    dup[1:] = (av_owner[order][1:] == av_owner[order][:-1]) & np.all(keys[order][1:] == keys[order][:-1], axis=1)
+    unique = np.ones(len(allv), bool)
+    unique[order[dup]] = False
+    verts, vo = allv[unique], av_owner[unique]
+    vfirst = np.searchsorted(vo, np.arange(C + 1))
+    nv = np.diff(vfirst)
+    box = ~real[rows]
+    box_lo, box_hi = np.full((C, 3), np.inf), np.full((C, 3), -np.inf)
+    np.minimum.at(box_lo, av_owner[box], allv[box])
+    np.maximum.at(box_hi, av_owner[box], allv[box])
+    has_box = np.bincount(av_owner[box], minlength=C) > 0
+    on_box = has_box[vo] & (np.any(np.abs(verts - box_lo[vo]) <= ON_EPSILON, axis=1)
+                            | np.any(np.abs(verts - box_hi[vo]) <= ON_EPSILON, axis=1))
+    # the planes: real faces in face order, then the ancestors that are not faces, sorted
+    tags_l, first_l = tag.tolist(), cells.first.tolist()
+    ids, n_real, n_planes = [], [], []
+    for c in range(C):
+        rt = [t for t in tags_l[first_l[c]:first_l[c + 1]] if t >= 0]
+        extra = sorted({int(p) for p in cells.chains[c]} - set(rt))
+        ids += rt + extra
+        n_real.append(len(rt))
+        n_planes.append(len(rt) + len(extra))
+    ids = np.array(ids, np.int64)
+    n_real, n_planes = np.array(n_real, np.int64), np.array(n_planes, np.int64)
+    pn, pd = normals[ids].reshape(-1, 3), dists[ids].astype(np.float64)
+    qfirst = np.concatenate([[0], np.cumsum(n_planes)])
+    qo = np.repeat(np.arange(C), n_planes)
+    q_local = np.arange(len(ids)) - qfirst[qo]
+    # every (vertex, plane) pair of a cell, row-major: matmul(verts, pn.T) - pd of one cell
+    n_pairs = nv * n_planes
+    pair_first = np.concatenate([[0], np.cumsum(n_pairs)])
+    po = np.repeat(np.arange(C), n_pairs)
+    local = np.arange(int(pair_first[-1])) - pair_first[po]
+    vi = vfirst[po] + local // np.maximum(n_planes[po], 1)
+    qi = qfirst[po] + local % np.maximum(n_planes[po], 1)
+    dist = verts[vi, 0] * pn[qi, 0] + verts[vi, 1] * pn[qi, 1] + verts[vi, 2] * pn[qi, 2] - pd[qi]
+    touching = np.zeros(len(ids), bool)
+    touching[qi[(q_local[qi] >= n_real[po]) & (np.abs(dist) <= BEVEL_ON_EPSILON)]] = True
+    keep = (q_local < n_real[qo]) | touching
+    kept = np.bincount(qo[keep], minlength=C)
+    col = np.cumsum(keep) - 1 - np.concatenate([[0], np.cumsum(kept)])[qo]  # a kept plane's column in its cell
+    # the axial (or flat-top) phase
+    axial = np.zeros((C, 6), bool)
+    if settings.axial or settings.flat_top:
+        proj = matmul(verts, _AXES.T)
+        dmax = np.maximum.reduceat(proj, vfirst[:-1], axis=0) if len(verts) else np.zeros((0, 6))
+        boxed = np.logical_or.reduceat(on_box[:, None] & (proj >= dmax[vo] - ON_EPSILON), vfirst[:-1], axis=0)
+        same = np.all(np.abs(pn[keep][:, None, :] - _AXES[None]) < NORMAL_EPSILON, axis=2)
+        ko = qo[keep]
+        had = np.zeros((C, 6), bool)
+        np.logical_or.at(had, ko, same & (q_local[keep] < n_real[ko])[:, None])
+        np.logical_or.at(had, ko, same & (np.abs(pd[keep][:, None] - dmax[ko]) < ON_EPSILON))
+        topped = np.zeros(C, bool)
+        np.logical_or.at(topped, fo, real & (fn[:, 2] >= FLAT_TOP_LEVEL_Z))
+        axial = ~boxed & ~had
+        if not settings.axial:
+            axial &= (np.arange(6) == 4)[None] & ~topped[:, None]
+    n_axial = axial.sum(axis=1)
+    cap = kept + 16
+    count = kept + n_axial
+    # one buffer for all cells' planes and distances; each cell gets views of its part
+    cfirst = np.concatenate([[0], np.cumsum(cap)])
+    dfirst = np.concatenate([[0], np.cumsum(nv * cap)])
+    pn_buf, pd_buf, dist_buf = np.zeros((int(cfirst[-1]), 3)), np.zeros(int(cfirst[-1])), np.zeros(int(dfirst[-1]))
+    pn_buf[cfirst[qo[keep]] + col[keep]] = pn[keep]
+    pd_buf[cfirst[qo[keep]] + col[keep]] = pd[keep]
+    pk = keep[qi]
+    dist_buf[dfirst[po[pk]] + (local[pk] // n_planes[po[pk]]) * cap[po[pk]] + col[qi[pk]]] = dist[pk]
+    ac, aj = np.nonzero(axial)  # pushes in axis order per cell
+    a_col = kept[ac] + np.cumsum(axial, axis=1)[ac, aj] - 1
+    if len(ac):
+        pn_buf[cfirst[ac] + a_col] = _AXES[aj]
+        pd_buf[cfirst[ac] + a_col] = dmax[ac, aj]
+        rep = np.repeat(np.arange(len(ac)), nv[ac])
+        v_local = np.arange(len(rep)) - np.concatenate([[0], np.cumsum(nv[ac])])[rep]
+        c_, j_ = ac[rep], aj[rep]
+        dist_buf[dfirst[c_] + v_local * cap[c_] + a_col[rep]] = proj[vfirst[c_] + v_local, j_] - dmax[c_, j_]
+    kind = "axial" if settings.axial else "flat_top"
+    pushes: list[list] = [[] for _ in range(C)]
+    for c, j, d in zip(ac.tolist(), aj.tolist(), dmax[ac, aj].tolist() if len(ac) else []):
+        pushes[c].append((_AXES[j].copy(), d))
+    edges = _all_sharp_edges(verts, vfirst, cells.first, real, pn, qfirst, n_real, po, vi, qi, dist, q_local,
+                             math.cos(math.radians(settings.angle)))
+    out = []
+    for c in range(C):
+        cell = _CellPlanes.__new__(_CellPlanes)
+        cell.edges = edges[c]
+        a, b, v0, v1, k = first_l[c], first_l[c + 1], int(vfirst[c]), int(vfirst[c + 1]), int(cap[c])
+        cell.real, cell.fn, cell.fd = real[a:b], fn[a:b], fd[a:b]
+        cell.verts, cell.on_box, cell.n_real = verts[v0:v1], on_box[v0:v1], int(n_real[c])
+        cell.pn, cell.pd = pn_buf[cfirst[c]: cfirst[c] + k], pd_buf[cfirst[c]: cfirst[c] + k]
+        cell.dist = dist_buf[dfirst[c]: dfirst[c + 1]].reshape(v1 - v0, k)
+        cell.count = int(count[c])
+        cell.out = {"edge": [], "vertex": [], "axial": [], "flat_top": []}
+        cell.out[kind] = pushes[c]
+        out.append(cell)
+    buffers = {"pn": pn_buf, "cfirst": cfirst, "dist": dist_buf, "dfirst": dfirst, "cap": cap, "count": count}
+    return out, buffers
+
+
+def _all_sharp_edges(verts, vfirst, face_first, real, pn, qfirst, n_real, po, vi, qi, dist, q_local, cos_edge):
+    """_sharp_edges of every cell, found for all cells at once: per cell a list of (face a, face
+    b, vertex indices on both) in the same order (face pairs row-major) with the same tests:
+    two real faces sharing two vertices or more (on both planes within BEVEL_ON_EPSILON), the
+    cosine of their normals (summed in matmul's order) below the angle's, and the shared
+    vertices a real distance apart (np.ptp of their coordinates at least MIN_EDGE_LENGTH).
+    Layout: incidences (I,) vertex iv on real face ia of cell ic, sorted by vertex then face."""
+    C = len(n_real)
+    on = (q_local[qi] < n_real[po]) & (np.abs(dist) <= BEVEL_ON_EPSILON)
+    iv, ia, ic = vi[on], q_local[qi[on]], po[on]
+    edges: list[list] = [[] for _ in range(C)]
+    if not len(iv):
+        return edges
+    starts = np.flatnonzero(np.concatenate([[True], iv[1:] != iv[:-1]]))
+    k = np.diff(np.concatenate([starts, [len(iv)]]))
+    pv, pa, pb, pc = [], [], [], []
+    for i in range(int(k.max())):
+        for j in range(i + 1, int(k.max())):
+            has = k > j
+            a_, b_ = starts[has] + i, starts[has] + j
+            pv.append(iv[a_]), pa.append(ia[a_]), pb.append(ia[b_]), pc.append(ic[a_])
+    if not pv:
+        return edges
+    pv, pa, pb, pc = (np.concatenate(x) for x in (pv, pa, pb, pc))
+    width = int(n_real.max()) + 1
+    key = (pc * width + pa) * width + pb
+    order = np.argsort(key, kind="stable")
+    key, pv = key[order], pv[order]
+    uniq, first, count = np.unique(key, return_index=True, return_counts=True)
+    shared = count >= 2
+    uniq, first, count = uniq[shared], first[shared], count[shared]
+    c, rest = np.divmod(uniq, width * width)
+    a, b = np.divmod(rest, width)
+    qa, qb = qfirst[c] + a, qfirst[c] + b
+    cos = pn[qa, 0] * pn[qb, 0] + pn[qa, 1] * pn[qb, 1] + pn[qa, 2] * pn[qb, 2]
+    sharp = cos < cos_edge - BEVEL_COSINE_SLACK
+    c, a, b, first, count = c[sharp], a[sharp], b[sharp], first[sharp], count[sharp]
+    if not len(c):
+        return edges
+    rep = np.repeat(np.arange(len(c)), count)
+    vs = pv[np.repeat(first, count) + np.arange(len(rep)) - np.repeat(np.cumsum(count) - count, count)]
+    lo, hi = np.full((len(c), 3), np.inf), np.full((len(c), 3), -np.inf)
+    np.minimum.at(lo, rep, verts[vs])
+    np.maximum.at(hi, rep, verts[vs])
+    long_enough = (hi - lo).max(axis=1) >= MIN_EDGE_LENGTH
+    real_faces = [np.flatnonzero(real[face_first[i]: face_first[i + 1]]) for i in range(C)]
+    bounds = np.concatenate([[0], np.cumsum(count)]).tolist()
+    for e in np.flatnonzero(long_enough).tolist():
+        ce = int(c[e])
+        rf = real_faces[ce]
+        local = np.sort(vs[bounds[e]: bounds[e + 1]] - vfirst[ce])
+        edges[ce].append((int(rf[a[e]]), int(rf[b[e]]), local))
+    return edges
 
 
 def _cell_phases(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSettings, chain) -> _CellPlanes:
@@ -342,20 +632,25 @@ def corner_reaches(groups) -> list[float]:
     one 3x3 system (LAPACK solves each matrix of a stack alone, so a value never depends on the
     rest of the batch, and each is the value corner_reach would give alone)."""
     groups = [np.asarray(g, float).reshape(-1, 3) for g in groups]
+    flat = np.concatenate(groups) if groups else np.zeros((0, 3))
+    return corner_reaches_flat(flat, np.array([len(g) for g in groups], np.int64))
+
+
+def corner_reaches_flat(flat: np.ndarray, sizes: np.ndarray) -> list[float]:
+    """corner_reaches of the groups flat[:sizes[0]], flat[sizes[0]:sizes[0] + sizes[1]], ..."""
     out: list[float] = []
+    systems = sizes * (sizes - 1) * (sizes - 2) // 6
+    starts = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+    systems_l, n = systems.tolist(), len(sizes)
     start = 0
-    while start < len(groups):
-        end, systems = start, 0
-        while end < len(groups) and (end == start or systems + _n_triples(len(groups[end])) <= REACH_CHUNK):
-            systems += _n_triples(len(groups[end]))
+    while start < n:
+        end, total = start, 0
+        while end < n and (end == start or total + systems_l[end] <= REACH_CHUNK):
+            total += systems_l[end]
             end += 1
-        out += _reaches(groups[start:end])
+        out += _reaches(flat[starts[start]: starts[end]], sizes[start:end])
         start = end
     return out
-
-
-def _n_triples(k: int) -> int:
-    return k * (k - 1) * (k - 2) // 6
 
 
 def _triples(k: int) -> np.ndarray:
@@ -366,18 +661,17 @@ def _triples(k: int) -> np.ndarray:
     return t
 
 
-def _reaches(groups: list[np.ndarray]) -> list[float]:
+def _reaches(flat: np.ndarray, sizes: np.ndarray) -> list[float]:
     """corner_reaches of one batch.  Layout: padded (G, W, 3) the groups' normals padded with zero
     rows to the widest (a zero row never makes a vertex infeasible); mats (T, 3, 3) every group's
     triples, grouped by size; owner (T,) the group of each."""
-    out = [1.0] * len(groups)
-    sizes = np.array([len(g) for g in groups])
-    width = int(sizes.max()) if len(groups) else 0
+    out = [1.0] * len(sizes)
+    width = int(sizes.max()) if len(sizes) else 0
     if width < 3:
         return out
-    padded = np.zeros((len(groups), width, 3))
-    for i, g in enumerate(groups):
-        padded[i, : len(g)] = g
+    padded = np.zeros((len(sizes), width, 3))
+    group = np.repeat(np.arange(len(sizes)), sizes)
+    padded[group, np.arange(len(flat)) - np.repeat(np.cumsum(sizes) - sizes, sizes)] = flat
     mats, owners = [], []
     for k in np.unique(sizes[sizes >= 3]).tolist():
         g = np.flatnonzero(sizes == k)
@@ -393,7 +687,7 @@ def _reaches(groups: list[np.ndarray]) -> list[float]:
     n = padded[owner]
     feasible = np.all(x[:, None, 0] * n[:, :, 0] + x[:, None, 1] * n[:, :, 1] + x[:, None, 2] * n[:, :, 2]
                       <= 1 + CORNER_FEASIBLE_SLACK, axis=1)
-    best = np.full(len(groups), -np.inf)
+    best = np.full(len(sizes), -np.inf)
     np.maximum.at(best, owner[feasible], norm(x[feasible], axis=1))
     return [b if b != -np.inf else 1.0 for b in best.tolist()]
 
@@ -469,13 +763,12 @@ def bevel_tree(tree, bounds, settings: BevelSettings | None = None, cancel=None,
                 parent[-1 - f] = (node, 0)
             if b < 0:
                 parent[-1 - b] = (node, 1)
-        cells = []
-        for leaf, faces, chain in solid_cells(tree, bounds, chains=True):
-            if cancel is not None and cancel():
-                raise CancelledError()
-            if progress is not None and len(cells) % PROGRESS_EVERY == PROGRESS_EVERY - 1:
-                progress(0.9 * (len(cells) + 1) / max(n_solid, 1), f"{len(cells) + 1} of {n_solid} solid cells")
-            cells.append((leaf, _cell_phases(faces, normals, dists, settings, chain)))
+        arrays = solid_cell_arrays(tree, bounds)
+        if cancel is not None and cancel():
+            raise CancelledError()
+        cell_planes, buffers = _all_cell_planes(arrays, normals, dists, settings)
+        _all_edge_bevels(cell_planes, buffers, settings, cancel, progress, n_solid)
+        cells = list(zip((-1 - arrays.codes).tolist(), cell_planes))
         if settings.vertices:
             _all_vertex_bevels([c for _, c in cells], settings, cancel)
         for leaf, cell in cells:
@@ -507,18 +800,24 @@ def bevel_tree(tree, bounds, settings: BevelSettings | None = None, cancel=None,
 
 
 def _all_vertex_bevels(cells: list[_CellPlanes], settings: BevelSettings, cancel=None) -> None:
-    """The vertex phase of many cells, their corner reaches solved in one batch."""
-    groups, spans = [], []
+    """The vertex phase of many cells, their corner reaches solved in one batch (each candidate's
+    planes through it, in plane order, gathered per cell with one np.nonzero)."""
+    flats, sizes, candidates = [], [], []
     for cell in cells:
-        _, through = _vertex_candidates(cell)
-        spans.append((len(groups), len(groups) + len(through)))
-        groups += [cell.pn[: cell.count][row] for row in through]
-    reach = corner_reaches(groups)
+        todo, through = _vertex_candidates(cell)
+        candidates.append((todo, through))
+        if todo:
+            _, cols = np.nonzero(through)
+            flats.append(cell.pn[cols])
+            sizes.append(through.sum(axis=1))
+    reach = corner_reaches_flat(np.concatenate(flats), np.concatenate(sizes)) if flats else []
     if cancel is not None and cancel():
         raise CancelledError()
-    for cell, (a, b) in zip(cells, spans):
-        if b > a:
-            _vertex_bevels(cell, settings, reach[a:b])
+    at = 0
+    for cell, found in zip(cells, candidates):
+        if found[0]:
+            _vertex_bevels(cell, settings, reach[at: at + len(found[0])], found)
+            at += len(found[0])
 
 
 def add_bevels(level, settings: BevelSettings | None = None, cancel=None, progress=None) -> dict:

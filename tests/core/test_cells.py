@@ -81,3 +81,24 @@ def test_only_wanted_cells_are_built_and_chains_orient_outward(map_named):
         assert (verts @ n.T - d <= 1e-6).all()  # every ancestor's plane, oriented outward, has the cell behind it
     nodes = {code for code, _, _ in tree_cells(level, lo, hi, nodes=True) if code >= 0}
     assert nodes == set(range(level.num_nodes))
+
+
+@pytest.mark.parametrize("name", ["q1_rocks.map", "slope.map", "e1m7.map"])
+def test_cells_are_the_one_polytope_at_a_time_walk_bit_for_bit(map_named, name):
+    """tree_cells splits a whole depth of the tree at once; tests/core/cells_reference.py splits
+    one polytope at a time, face by face.  Same cells, same order, same faces, same floats (and
+    signs of zero): the bevel stage's answers depend on them."""
+    from cells_reference import tree_cells_reference
+
+    level = compile_scene(load_scene(map_named(name)))
+    lo, hi = level.world_bounds[0] - 1.0, level.world_bounds[1] + 1.0
+    solid = (level.leaf_solid & 1).astype(bool)
+    for kwargs in ({}, {"leaves": solid}, {"nodes": True}, {"leaves": ~solid, "nodes": True}):
+        new = list(tree_cells(level, lo, hi, **kwargs))
+        old = list(tree_cells_reference(level, lo, hi, **kwargs))
+        assert [c for c, _, _ in new] == [c for c, _, _ in old]
+        for (_, fa, ca), (_, fb, cb) in zip(new, old):
+            assert ca == cb and [t for t, _ in fa] == [t for t, _ in fb]
+            for (_, va), (_, vb) in zip(fa, fb):
+                assert va.shape == vb.shape and np.array_equal(va, vb)
+                assert np.array_equal(np.signbit(va), np.signbit(vb))
