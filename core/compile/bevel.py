@@ -38,6 +38,7 @@ every node; a solid leaf's polytope is its cell.  Faces lying on the world box a
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -163,6 +164,7 @@ class _CellPlanes:
         self.pn[: self.count], self.pd[: self.count], self.dist[:, : self.count] = pn[keep], pd[keep], dist[:, keep]
         self.out: dict = {"edge": [], "vertex": [], "axial": [], "flat_top": []}
         self.edges = None  # the sharp edges when found for many cells at once (_all_sharp_edges)
+        self.vertex_todo = None  # the vertex phase's candidates when found for many cells at once
 
     def on(self) -> np.ndarray:
         """(V, real faces) bool: the vertex lies on the face's plane."""
@@ -373,9 +375,11 @@ def _all_edge_bevels(cells: list[_CellPlanes], buffers: dict, settings: BevelSet
 def _vertex_candidates(cell: _CellPlanes) -> tuple[list[int], np.ndarray]:
     """The vertices the vertex phase looks at (off the world box, on three real faces or more)
     and, for each, which of the cell's planes pass through it: (vertices, (V', P) bool)."""
-    on = cell.on()
-    todo = np.flatnonzero(~cell.on_box & (on.sum(axis=1) >= 3))
-    return todo.tolist(), np.abs(cell.dist[todo, : cell.count]) <= BEVEL_ON_EPSILON
+    if cell.vertex_todo is None:
+        todo = np.flatnonzero(~cell.on_box & (cell.on().sum(axis=1) >= 3)).tolist()
+    else:
+        todo = cell.vertex_todo
+    return todo, np.abs(cell.dist[todo, : cell.count]) <= BEVEL_ON_EPSILON
 
 
 def _vertex_bevels(cell: _CellPlanes, settings: BevelSettings, reach=None, candidates=None) -> None:
@@ -390,14 +394,15 @@ def _vertex_bevels(cell: _CellPlanes, settings: BevelSettings, reach=None, candi
         return
     if reach is None:
         reach = corner_reaches([cell.pn[: cell.count][row] for row in through])
-    on = cell.on()
-    ri = np.flatnonzero(cell.real)
+    on = ri = None
     first = cell.count
     for v, r in zip(todo, reach):
         if cell.count > first and (np.abs(cell.dist[v, first: cell.count]) <= BEVEL_ON_EPSILON).any():
             r = corner_reach(cell.pn[: cell.count][cell.through([v])])  # a vertex bevel passes here too
         if r <= reach_limit:
             continue
+        if on is None:
+            on, ri = cell.on(), np.flatnonzero(cell.real)
         m = cell.fn[ri[np.flatnonzero(on[v])]].sum(axis=0)
         length = float(norm(m))
         if length < BEVEL_MIN_DIRECTION:
@@ -442,16 +447,18 @@ def _all_cell_planes(cells: CellArrays, normals: np.ndarray, dists: np.ndarray,
     on_box = has_box[vo] & (np.any(np.abs(verts - box_lo[vo]) <= ON_EPSILON, axis=1)
                             | np.any(np.abs(verts - box_hi[vo]) <= ON_EPSILON, axis=1))
     # the planes: real faces in face order, then the ancestors that are not faces, sorted
-    tags_l, first_l = tag.tolist(), cells.first.tolist()
-    ids, n_real, n_planes = [], [], []
-    for c in range(C):
-        rt = [t for t in tags_l[first_l[c]:first_l[c + 1]] if t >= 0]
-        extra = sorted({int(p) for p in cells.chains[c]} - set(rt))
-        ids += rt + extra
-        n_real.append(len(rt))
-        n_planes.append(len(rt) + len(extra))
-    ids = np.array(ids, np.int64)
-    n_real, n_planes = np.array(n_real, np.int64), np.array(n_planes, np.int64)
+    first_l = cells.first.tolist()
+    width = len(normals) + 1
+    real_keys = fo[real] * width + tag[real]  # (cell, plane), cells in order, faces in order
+    chain_flat = np.fromiter(itertools.chain.from_iterable(cells.chains), np.int64)
+    chain_keys = np.repeat(np.arange(C), [len(ch) for ch in cells.chains]) * width + chain_flat
+    extra_keys = np.setdiff1d(chain_keys, real_keys)  # sorted: by cell, then plane
+    keys = np.concatenate([real_keys, extra_keys])
+    owner_of = keys // width
+    order = np.lexsort((np.repeat([0, 1], [len(real_keys), len(extra_keys)]), owner_of))  # stable
+    ids = (keys % width)[order]
+    n_real = np.bincount(fo[real], minlength=C)
+    n_planes = n_real + np.bincount(extra_keys // width, minlength=C)
     pn, pd = normals[ids].reshape(-1, 3), dists[ids].astype(np.float64)
     qfirst = np.concatenate([[0], np.cumsum(n_planes)])
     qo = np.repeat(np.arange(C), n_planes)
@@ -507,14 +514,21 @@ def _all_cell_planes(cells: CellArrays, normals: np.ndarray, dists: np.ndarray,
         dist_buf[dfirst[c_] + v_local * cap[c_] + a_col[rep]] = proj[vfirst[c_] + v_local, j_] - dmax[c_, j_]
     kind = "axial" if settings.axial else "flat_top"
     pushes: list[list] = [[] for _ in range(C)]
+    rows = [_AXES[j].copy() for j in range(6)]  # shared by the cells: bevel normals are never written to
     for c, j, d in zip(ac.tolist(), aj.tolist(), dmax[ac, aj].tolist() if len(ac) else []):
-        pushes[c].append((_AXES[j].copy(), d))
+        pushes[c].append((rows[j], d))
     edges = _all_sharp_edges(verts, vfirst, cells.first, real, pn, qfirst, n_real, po, vi, qi, dist, q_local,
                              math.cos(math.radians(settings.angle)))
+    # the vertex phase's candidates: off the world box, on three real faces or more (fixed now)
+    on_real = (q_local[qi] < n_real[po]) & (np.abs(dist) <= BEVEL_ON_EPSILON)
+    todo = np.flatnonzero(~on_box & (np.bincount(vi[on_real], minlength=len(verts)) >= 3))
+    todo_local = (todo - vfirst[vo[todo]]).tolist()
+    todo_bounds = np.searchsorted(todo, vfirst).tolist()
     out = []
     for c in range(C):
         cell = _CellPlanes.__new__(_CellPlanes)
         cell.edges = edges[c]
+        cell.vertex_todo = todo_local[todo_bounds[c]: todo_bounds[c + 1]]
         a, b, v0, v1, k = first_l[c], first_l[c + 1], int(vfirst[c]), int(vfirst[c + 1]), int(cap[c])
         cell.real, cell.fn, cell.fd = real[a:b], fn[a:b], fd[a:b]
         cell.verts, cell.on_box, cell.n_real = verts[v0:v1], on_box[v0:v1], int(n_real[c])
@@ -573,13 +587,15 @@ def _all_sharp_edges(verts, vfirst, face_first, real, pn, qfirst, n_real, po, vi
     np.minimum.at(lo, rep, verts[vs])
     np.maximum.at(hi, rep, verts[vs])
     long_enough = (hi - lo).max(axis=1) >= MIN_EDGE_LENGTH
-    real_faces = [np.flatnonzero(real[face_first[i]: face_first[i + 1]]) for i in range(C)]
+    local = (vs - vfirst[c[rep]])[np.lexsort((vs, rep))]  # each edge's vertices, ascending (a mask's order)
+    real_rows = np.flatnonzero(real)
+    real_first = np.searchsorted(real_rows, face_first[:-1])
+    fa = (real_rows[real_first[c] + a] - face_first[c]).tolist()
+    fb = (real_rows[real_first[c] + b] - face_first[c]).tolist()
     bounds = np.concatenate([[0], np.cumsum(count)]).tolist()
+    cl = c.tolist()
     for e in np.flatnonzero(long_enough).tolist():
-        ce = int(c[e])
-        rf = real_faces[ce]
-        local = np.sort(vs[bounds[e]: bounds[e + 1]] - vfirst[ce])
-        edges[ce].append((int(rf[a[e]]), int(rf[b[e]]), local))
+        edges[cl[e]].append((fa[e], fb[e], local[bounds[e]: bounds[e + 1]]))
     return edges
 
 

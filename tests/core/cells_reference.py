@@ -7,10 +7,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from brushbake.core.compile.cells import _frame, _wanted_subtrees, box_polytope, unique_points
+import math
+
+from brushbake.core.compile.cells import _wanted_subtrees, box_polytope, unique_points
 from brushbake.core.detmath import matmul
-from brushbake.core.geometry import split_polygon
+from brushbake.core.geometry import cross3, split_polygon
 from brushbake.core.tolerances import ON_EPSILON
+
+
+_FRAMES: dict = {}
+
+
+def _frame(n: np.ndarray) -> np.ndarray:
+    """the old per-plane frame (cells._frames does all at once): in the plane of unit normal n as the columns (v, u)
+    of a (3, 2) array (cached: a tree splits by each plane many times)."""
+    key = n.tobytes()
+    frame = _FRAMES.get(key)
+    if frame is None:
+        if len(_FRAMES) > 1 << 16:
+            _FRAMES.clear()
+        axis = int(np.argmax(np.abs(n)))
+        u = cross3(n, np.eye(3)[(axis + 1) % 3])
+        u /= math.sqrt(float(matmul(u, u)))
+        frame = _FRAMES[key] = np.stack([cross3(n, u), u], axis=1)  # (3, 2): v, u
+    return frame
 
 
 def _ordered_caps(pts: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
