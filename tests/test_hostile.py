@@ -296,3 +296,71 @@ def test_cli_class5_degenerate_brush_is_named(tmp_path):
     before = set(tmp_path.iterdir())
     proc = run_cli(tmp_path, "bake", "s.json", "-o", "s.bbk", "-q")
     assert_clean_failure(proc, tmp_path, before, "brush 'speck'")
+
+
+def _tiny_room_map(scale: float = 1e-4) -> str:
+    """The fuzzer's room with its pillar (brush 3) scaled by `scale` about its centre and its first
+    plane line written twice: issue 20's item 5 as a .map."""
+    brushes = []
+    for j, (lo, hi) in enumerate(hf.ROOM_BRUSHES):
+        lo, hi = np.array(lo, float), np.array(hi, float)
+        if j == 3:
+            c = (lo + hi) / 2
+            lo, hi = c + (lo - c) * scale, c + (hi - c) * scale
+        block = hf._box(lo.tolist(), hi.tolist())
+        if j == 3:
+            lines = block.split("\n")
+            lines.insert(2, lines[1])
+            block = "\n".join(lines)
+        brushes.append(block)
+    return hf.BASE_MAP % "\n".join(brushes)
+
+
+def test_class5_tiny_brush_with_a_repeated_plane_in_a_map_is_named(tmp_path):
+    """Issue 20 item 5 through a .map: the repeated line is dropped with a warning, the brush that
+    has no volume left is skipped with a warning naming it (Quake's rule; a strict load raises the
+    degenerate-brush error naming it), and the bake with box hulls and bevels goes through."""
+    from brushbake.core.errors import DegenerateBrushError
+    from brushbake.core.formats.mapfile import load_map_text
+
+    text = _tiny_room_map()
+    with pytest.raises(DegenerateBrushError, match=r"tiny\.map:entity0:brush3 \(line 27\).*no volume"):
+        load_map_text(text, "tiny.map", strict=True)
+    (tmp_path / "tiny.map").write_text(text)
+    proc = run_cli(tmp_path, "bake", "tiny.map", "-o", "tiny.bbk", "-q", "--hull", "stand", "--hull", "crouch",
+                   "--vis", "none")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines == ["warning: tiny.map:entity0:brush3: dropped a duplicate plane on line 29 (same as line 28).",
+                     "warning: tiny.map:entity0:brush3 (line 27) skipped: has no volume (its planes meet in a point, "
+                     "a line or a flat sheet)."], lines
+    level = native.level_from_bytes((tmp_path / "tiny.bbk").read_bytes())
+    assert level.has_bevel and level.hull_names == ["point", "stand", "crouch"]
+
+
+def test_class5_tiny_mesh_with_repeated_planes_from_the_addon_bridge_is_named():
+    """Issue 20 item 5 through what addon/bridge.py calls for a mesh object (brush_from_mesh with
+    its world-space vertices): a box scaled by 1e-4 whose quads are split into two triangles each
+    (every plane twice) is the degenerate-brush error naming the object.  The same scaled by 1e-4
+    on one axis only is a thin brush that bakes with box hulls and bevels.  Real Blender:
+    tests/addon/test_workflow.py::test_tiny_brush_with_repeated_planes_is_named."""
+    from brushbake.core.compile.pipeline import bake_scene
+    from brushbake.core.errors import DegenerateBrushError
+    from brushbake.core.formats.scene_json import scene_from_dict
+    from brushbake.core.model.brushes import brush_from_mesh
+    from brushbake.core.model.hulls import parse_hull
+
+    signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+    quads = [[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]]
+    tris = [t for q in quads for t in ([q[0], q[1], q[2]], [q[0], q[2], q[3]])]
+    centre = np.array([2.0, 2.0, 1.5])
+    with pytest.raises(DegenerateBrushError, match="Speck: has no volume"):
+        brush_from_mesh(centre + signs * 0.5 * 1e-4, tris, "Speck")
+    room = {"format": "brushbake-scene", "version": 1, "name": "s",
+            "brushes": [{"box": [[-2, -2, -0.5], [6, 6, 0]], "name": "floor"}]}
+    scene = scene_from_dict(room, "s.json")
+    scene.brushes.append(brush_from_mesh(centre + signs * 0.5 * np.array([1, 1, 1e-4]), tris, "Thin"))
+    scene.hulls = [parse_hull("stand"), parse_hull("crouch")]
+    scene.settings.vis = "none"
+    level = bake_scene(scene)
+    assert level.brush_names == ["floor", "Thin"] and level.has_bevel

@@ -60,6 +60,21 @@ def l_shape(bpy, name: str):
     return obj
 
 
+def tiny_box(bpy, name: str, centre=(2.0, 2.0, 1.5), scale: float = 1e-4):
+    """A 1 m box object scaled by `scale`, each quad split into two triangles (every plane twice):
+    issue 20's item 5 as a mesh."""
+    signs = [[x * 0.5, y * 0.5, z * 0.5] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]
+    quads = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+    mesh = bpy.data.meshes.new(name)
+    mesh.from_pydata(signs, [], [t for q in quads for t in ((q[0], q[1], q[2]), (q[0], q[2], q[3]))])
+    mesh.update()
+    obj = bpy.data.objects.new(name, mesh)
+    obj.location = centre
+    obj.scale = (scale, scale, scale)
+    bpy.context.scene.collection.objects.link(obj)
+    return obj
+
+
 def call(op, **kwargs) -> list[str]:
     """Run an operator; an ERROR report (which bpy.ops raises as RuntimeError) becomes
     ['ERROR', message] so the caller can check the message."""
@@ -130,6 +145,14 @@ def scenario_bake(args) -> dict:
     out["stand_solid"] = point_solid(level, probes, 1).tolist()
     out["status"] = scene.brushbake.status
     good = scene_state(bpy)
+
+    speck = tiny_box(bpy, "speck")  # issue 20 item 5: scaled by 1e-4, its planes repeated
+    select(bpy, [floor, pillar, speck])
+    good = scene_state(bpy)
+    out["speck"] = call(bpy.ops.brushbake.bake)
+    out["speck_status"] = scene.brushbake.status
+    out["speck_unchanged"] = scene_state(bpy) == good
+    bpy.data.objects.remove(speck)
 
     bad = l_shape(bpy, "Lshape")
     select(bpy, [floor, pillar, bad])

@@ -80,6 +80,15 @@ def test_non_convex_brush_is_named_and_the_previous_bake_kept(bake_result):
     assert r["nonconvex_unchanged"] is True
 
 
+def test_tiny_brush_with_repeated_planes_is_named(bake_result):
+    """Issue 20 item 5 in Blender: a box scaled by 1e-4 whose planes repeat (quads split into
+    triangles) is the degenerate-brush error naming the object; the previous bake is kept."""
+    r = bake_result
+    assert r["speck"][0] == "ERROR" and "speck: has no volume" in r["speck"][1], r["speck"]
+    assert "speck" in r["speck_status"] and "Traceback" not in r["speck"][1]
+    assert r["speck_unchanged"] is True
+
+
 def test_a_non_convex_mesh_may_be_non_solid(bake_result):
     r = bake_result
     assert r["set_role"] == ["FINISHED"] and r["nonsolid_bake"] == ["FINISHED"]
