@@ -760,6 +760,30 @@ def bevel_tree(tree, bounds, settings: BevelSettings | None = None, cancel=None,
     done; cancel() returning True stops the work with CancelledError.
     """
     settings = settings or BevelSettings()
+    return beveled_tree_from(tree, all_cell_bevels(tree, bounds, settings, cancel, progress))
+
+
+def all_cell_bevels(tree, bounds, settings: BevelSettings, cancel=None, progress=None) -> list[tuple[int, dict]]:
+    """(solid leaf, cell_bevels' dict of bevel planes) for every solid cell, in depth-first order;
+    the phases run for all cells at once (_all_cell_planes, _all_edge_bevels, _all_vertex_bevels)."""
+    if not len(np.asarray(tree.node_plane)):
+        return []
+    normals, dists = np.asarray(tree.plane_normals), np.asarray(tree.plane_dists)
+    n_solid = int(np.count_nonzero(np.asarray(tree.leaf_solid) & POINT_HULL_BIT))
+    arrays = solid_cell_arrays(tree, bounds)
+    if cancel is not None and cancel():
+        raise CancelledError()
+    cell_planes, buffers = _all_cell_planes(arrays, normals, dists, settings)
+    _all_edge_bevels(cell_planes, buffers, settings, cancel, progress, n_solid)
+    if settings.vertices:
+        _all_vertex_bevels(cell_planes, settings, cancel)
+    return [(leaf, cell.out) for leaf, cell in zip((-1 - arrays.codes).tolist(), cell_planes)]
+
+
+def beveled_tree_from(tree, cells: list[tuple[int, dict]]) -> BeveledTree:
+    """The beveled tree of `tree` with each listed solid leaf's bevels (all_cell_bevels' list) as a
+    chain of nodes in its place: axial (or flat top), edge, then vertex bevels, each node's plane
+    facing into the cell and its other child a new empty leaf of zero volume."""
     normals, dists = np.asarray(tree.plane_normals), np.asarray(tree.plane_dists)
     node_plane = np.asarray(tree.node_plane, dtype=np.int64)
     node_children = np.asarray(tree.node_children, dtype=np.int64).reshape(-1, 2)
@@ -770,40 +794,29 @@ def bevel_tree(tree, bounds, settings: BevelSettings | None = None, cancel=None,
     new_children: list[list[int]] = []
     children = node_children.copy()
     n_leaves = len(leaf_solid)
-    n_solid = int(np.count_nonzero(leaf_solid))
     beveled_cells = 0
-    if len(node_plane):
-        parent = {}
-        for node, (f, b) in enumerate(node_children.tolist()):
-            if f < 0:
-                parent[-1 - f] = (node, 0)
-            if b < 0:
-                parent[-1 - b] = (node, 1)
-        arrays = solid_cell_arrays(tree, bounds)
-        if cancel is not None and cancel():
-            raise CancelledError()
-        cell_planes, buffers = _all_cell_planes(arrays, normals, dists, settings)
-        _all_edge_bevels(cell_planes, buffers, settings, cancel, progress, n_solid)
-        cells = list(zip((-1 - arrays.codes).tolist(), cell_planes))
-        if settings.vertices:
-            _all_vertex_bevels([c for _, c in cells], settings, cancel)
-        for leaf, cell in cells:
-            found = cell.out
-            chain = [(kind, n, d) for kind in ("axial", "flat_top", "edge", "vertex") for n, d in found[kind]]
-            if not chain:
-                continue
-            beveled_cells += 1
-            node, side = parent[leaf]
-            first = len(node_plane) + len(new_planes)
-            children[node, side] = first
-            for k, (kind, n, d) in enumerate(chain):
-                counts[kind] += 1
-                inward = planes.add(n, d) ^ 1  # the node faces into the cell: front = the cell side
-                this = first + k
-                nxt = this + 1 if k + 1 < len(chain) else -1 - leaf
-                new_planes.append(inward)
-                new_children.append([nxt, -1 - n_leaves])
-                n_leaves += 1
+    parent = {}
+    for node, (f, b) in enumerate(node_children.tolist()):
+        if f < 0:
+            parent[-1 - f] = (node, 0)
+        if b < 0:
+            parent[-1 - b] = (node, 1)
+    for leaf, found in cells:
+        chain = [(kind, n, d) for kind in ("axial", "flat_top", "edge", "vertex") for n, d in found[kind]]
+        if not chain:
+            continue
+        beveled_cells += 1
+        node, side = parent[leaf]
+        first = len(node_plane) + len(new_planes)
+        children[node, side] = first
+        for k, (kind, n, d) in enumerate(chain):
+            counts[kind] += 1
+            inward = planes.add(n, d) ^ 1  # the node faces into the cell: front = the cell side
+            this = first + k
+            nxt = this + 1 if k + 1 < len(chain) else -1 - leaf
+            new_planes.append(inward)
+            new_children.append([nxt, -1 - n_leaves])
+            n_leaves += 1
     out_normals, out_dists = planes.arrays()
     all_plane = np.concatenate([node_plane, np.array(new_planes, dtype=np.int64)]).astype(np.int32)
     all_children = np.concatenate([children, np.array(new_children, dtype=np.int64).reshape(-1, 2)]).astype(np.int32)
