@@ -272,7 +272,8 @@ def _cut_gaps(cell: _CellPlanes, angles: list[float], u, w, limit: float, cos_ed
             m = _snap([c * u[0] + s_ * w[0], c * u[1] + s_ * w[1], c * u[2] + s_ * w[2]])
             length = math.sqrt(m[0] * m[0] + m[1] * m[1] + m[2] * m[2])
             m = np.array([m[0] / length, m[1] / length, m[2] / length])
-            proj = matmul(cell.verts, m)
+            v = cell.verts
+            proj = v[:, 0] * m[0] + v[:, 1] * m[1] + v[:, 2] * m[2]  # matmul(v, m), in its order
             cell.add("edge", m, float(proj.max()), proj)
 
 
@@ -720,12 +721,11 @@ class _PlaneAppender:
     existing plane table, reusing existing planes equal within tolerance."""
 
     def __init__(self, normals: np.ndarray, dists: np.ndarray):
-        self.normals = [tuple(r) for r in np.asarray(normals).tolist()]
+        self.normals = np.asarray(normals).tolist()
         self.dists = np.asarray(dists).tolist()
-        self.index: dict = {}
         rounded = np.round(np.asarray(normals)[0::2] * 1e6).astype(np.int64).tolist()
-        for i, r in zip(range(0, len(self.dists), 2), rounded):
-            self.index.setdefault(tuple(r) + (int(round(self.dists[i] * 1e4)),), i)
+        keys = [tuple(r) + (int(round(d * 1e4)),) for r, d in zip(rounded, self.dists[0::2])]
+        self.index: dict = dict(zip(reversed(keys), range(2 * (len(keys) - 1), -1, -2)))  # the first plane of a key
 
     @staticmethod
     def _key(n, d):
@@ -734,16 +734,19 @@ class _PlaneAppender:
 
     def add(self, n: np.ndarray, d: float) -> int:
         n = n.tolist() if isinstance(n, np.ndarray) else list(n)
-        axis = max(range(3), key=lambda i: abs(n[i]))  # the first largest, as np.argmax
+        a0, a1, a2 = abs(n[0]), abs(n[1]), abs(n[2])
+        axis = 0 if a0 >= a1 and a0 >= a2 else (1 if a1 >= a2 else 2)  # the first largest, as np.argmax
         canonical = n[axis] > 0
-        cn, cd = (n, d) if canonical else ([-x for x in n], -d)
+        cn, cd = (n, d) if canonical else ([-n[0], -n[1], -n[2]], -d)
         key = self._key(cn, cd)
         i = self.index.get(key)
         if i is None or not (all(abs(a - b) < NORMAL_EPSILON for a, b in zip(self.normals[i], cn))
                              and abs(self.dists[i] - cd) < ON_EPSILON):
             i = len(self.dists)
-            self.normals += [tuple(cn), tuple(-x for x in cn)]
-            self.dists += [float(cd), float(-cd)]
+            self.normals.append(cn)
+            self.normals.append([-cn[0], -cn[1], -cn[2]])
+            self.dists.append(float(cd))
+            self.dists.append(float(-cd))
             self.index[key] = i
         return i if canonical else i ^ 1
 

@@ -1,21 +1,25 @@
 """Leaf cells: the convex polytopes a tree's planes cut from a box, built once for every user.
 
 A node's region is split by its plane into its children's regions; a leaf's region is its *cell*.
-:func:`tree_cells` walks the tree from the box down, splitting a polytope at every node, and
-yields the cells (and node regions) asked for.  The bevel stage (core/compile/bevel.py) reads the
-solid leaves' cells; the add-on's overlays (addon/overlays.py) draw every leaf's cell and the
-bevel nodes' regions.
+:func:`cell_arrays` walks the tree from the box down one depth at a time, splitting every region
+at that depth by its node's plane in one pass of array operations, and returns the cells (and
+node regions) asked for as arrays in depth-first order; :func:`tree_cells` yields them one by one.
+The bevel stage (core/compile/bevel.py) reads the solid leaves' cells; the add-on's overlays
+(addon/overlays.py) draw every leaf's cell and the bevel nodes' regions.
 
 A polytope is a list of faces (tag, polygon): the polygon is convex, counter-clockwise seen from
 outside, and the tag names the plane it lies on, *outward* from the cell (plane index p, or its
 flip p ^ 1; tags -1..-6 are the box's faces, which are not tree planes).
 
-Splitting (:func:`split_polytope`) keeps every vertex it can: a face wholly on one side goes there
-unchanged, a face cut by the plane is split by geometry.split_polygon (new vertices exactly on
-axial planes), and the new face on the splitting plane (the *cap*) is the cut points, one per
-MIN_EDGE_LENGTH grid cell (the first met), sorted around their centre.  A polytope within
-ON_EPSILON of one side goes wholly to that side: the other side is empty (a zero-volume cell).
-The bevel stage's answers depend on these exact floats and orders, so they are fixed here.
+Splitting (:func:`_split_level`) keeps every vertex it can: a face wholly on one side goes there
+unchanged, a face cut by the plane is split by geometry.split_polygons (split_polygon bit for
+bit; new vertices exactly on axial planes), and the new face on the splitting plane (the *cap*) is
+the cut points, one per MIN_EDGE_LENGTH grid cell (the first met), sorted around their centre.  A
+polytope within ON_EPSILON of one side goes wholly to that side: the other side is empty (a
+zero-volume cell).  The bevel stage's answers depend on these exact floats and orders, so they are
+fixed here: each region gets the same floats in the same order as when polytopes were split one
+at a time, face by face (tests/core/cells_reference.py keeps that walk; tests/core/test_cells.py
+compares the two bit for bit).
 """
 
 from __future__ import annotations
