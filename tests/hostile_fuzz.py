@@ -493,19 +493,19 @@ def case_crowd(rng: np.random.Generator) -> str:
     from brushbake.core.runtime.crowd import Crowd, check_moves
     from brushbake.exporters.json_dump import level_from_json
 
-    what, fields = forge_crowd(rng)
-    if rng.random() < 0.2:
-        level = level_from_json(json_unchecked(fields), "forged.json")
-    else:
-        level = native.level_from_bytes(pack_unchecked(fields), "forged.bbk")
     from brushbake.cli import level_table
 
-    level_table(level)
-    lo, hi = np.asarray(level.world_bounds)
-    moves = lo + rng.random((64, 2, 3)) * (hi - lo)
-    check_moves(level.crowd, moves)
-    crowd = Crowd(level.crowd, 16, seed=int(rng.integers(0, 1000)))
-    crowd.tick()
+    what, fields = forge_crowd(rng)
+    as_json = rng.random() < 0.2
+    data = json_unchecked(fields) if as_json else pack_unchecked(fields)
+    with under_test():
+        level = level_from_json(data, "forged.json") if as_json else native.level_from_bytes(data, "forged.bbk")
+        level_table(level)
+        lo, hi = np.asarray(level.world_bounds)
+        moves = lo + rng.random((64, 2, 3)) * (hi - lo)
+        check_moves(level.crowd, moves)
+        crowd = Crowd(level.crowd, 16, seed=int(rng.integers(0, 1000)))
+        crowd.tick()
     return what
 
 
