@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detmath import dot, matmul
+from ..detmath import dot
 from ..geometry import cross3, split_polygons
 from ..tolerances import MIN_EDGE_LENGTH, ON_EPSILON
 
