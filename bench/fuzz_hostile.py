@@ -65,7 +65,7 @@ def main() -> int:
     per_kind_max: dict = {}
     t_start = time.perf_counter()
     kinds = list(hf.KINDS)
-    weights = [hf.KINDS[k] for k in kinds]
+    weights = [hf.KINDS[k] / sum(hf.KINDS.values()) for k in kinds]  # shares of the run (they need not add to 1)
     cumulative = [sum(weights[: i + 1]) for i in range(len(weights))]
     for n in range(args.cases):
         seed = args.first_seed + n
