@@ -58,6 +58,8 @@ class CrowdTruth:
     truth_legal: int  # truth moves the truth calls legal
     refused: int  # of those, refused by the slices (conservativeness)
     truth_wrong: int  # truth moves the slices call legal and the truth does not
+    truth_wrong_near: int  # of those, legal when lifted by one resolution
+    truth_wrong_far: int  # the rest (must be 0)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -120,6 +122,9 @@ def check_crowd(level, hull: int, n: int, seed: int = 0, bounds=None) -> CrowdTr
     b = truth_moves(level, hull, s, n, rng, bounds)
     tb = exact_legal(level, hull, b, s.step)
     sb = check_moves(s, b).astype(bool)
+    bad = b[sb & ~tb]
+    bad_near = exact_legal(level, hull, bad, s.step, lift=s.resolution) if len(bad) else np.zeros(0, bool)
     return CrowdTruth(moves=n, slice_legal=int(legal.sum()), wrong=len(wrong), wrong_near=int(near.sum()),
                       wrong_far=int(len(wrong) - near.sum()), truth_legal=int(tb.sum()),
-                      refused=int((tb & ~sb).sum()), truth_wrong=int((sb & ~tb).sum()))
+                      refused=int((tb & ~sb).sum()), truth_wrong=len(bad), truth_wrong_near=int(bad_near.sum()),
+                      truth_wrong_far=int(len(bad) - bad_near.sum()))

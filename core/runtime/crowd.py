@@ -116,6 +116,14 @@ class PaddedSlices:
         self.height_u = s.length_units(s.height)
         self._canon: dict = {}
 
+    def corner_bits(self, wide) -> tuple[np.ndarray, np.ndarray]:
+        """The corner bits in the crowd table's type: by flat offset + nx + 1, and by direction."""
+        key = ("corner", np.dtype(wide).str)
+        if key not in self._canon:
+            by_dir = (np.uint64(1) << np.arange(17, 25, dtype=np.uint64)).astype(wide)
+            self._canon[key] = (self.corner_bit.astype(wide), by_dir)
+        return self._canon[key]
+
     @property
     def ground(self) -> np.ndarray:
         return (self.table & np.uint32(0xFFFF)).astype(np.int64)
@@ -135,7 +143,8 @@ class PaddedSlices:
         """(K * cells,) for avatars of one height (the Crowd's): per place its ground (bits 0-15),
         whether an avatar arriving there has its head above the slice (bit 16: head room below the
         height), whether arriving there by direction d is clear of corners (bit 17 + d: always for
-        axial steps; corners_clear in this slice for diagonal ones) and how many slices down
+        axial steps; corners_clear in this slice for diagonal ones; never where there is no
+        ground, so the bit alone refuses INVALID ground) and how many slices down
         (bits 25 and up) the slice just above its head lies: one gather gives a step's landing
         ground, whether it rises, its corners and the key it lands on."""
         key = ("crowd", height_u)
@@ -156,6 +165,7 @@ class PaddedSlices:
                 h0 = np.maximum(g, g.take(a))
                 clear = (g.take(np.clip(a + dx, 0, n - 1)) <= h0) & (g.take(np.clip(a + dy * self.nx, 0, n - 1)) <= h0)
                 t |= clear.astype(wide) << wide(17 + d)
+            t[g == INVALID] &= ~wide(0xFF << 17)  # no arriving where there is no ground
             self._canon[key] = t
         return self._canon[key]
 
@@ -301,7 +311,7 @@ class Crowd:
         self.dir = self.rng.integers(0, 8, size=n).astype(np.intp)
         self.occupied = np.zeros(len(p.table), dtype=bool)
         self.occupied[self.key] = True
-        self.claim = np.zeros(len(p.table), dtype=np.intp)  # written before it is read, each pass
+        self.claim = np.zeros(len(p.table), dtype=np.int32 if n < 2**31 else np.int64)  # written, then read
         self.ticks = 0
 
     def positions(self) -> np.ndarray:
@@ -328,13 +338,15 @@ class Crowd:
         p = self.p
         ka = self.key if who is None else self.key.take(who)
         fa = self.feet if who is None else self.feet.take(who)
-        kb = ka + p.offsets.take(self.dir if who is None else self.dir.take(who))
-        ok, fb, new = crowd_steps(p, self.table, ka, kb, fa, self.height_u, self.step_u)
+        dirs = self.dir if who is None else self.dir.take(who)
+        kb = ka + p.offsets.take(dirs)
+        ok, fb, new = crowd_steps(p, self.table, ka, kb, fa, self.height_u, self.step_u, dirs)
         free = np.flatnonzero(~self.occupied.take(new))  # free places only
         ok, new, land = ok.take(free), new.take(free), fb.take(free)
         mover = ok if who is None else who.take(ok)
-        self.claim[new] = mover
-        win = np.flatnonzero(self.claim.take(new) == mover)
+        tag = mover.astype(self.claim.dtype)
+        self.claim[new] = tag
+        win = np.flatnonzero(self.claim.take(new) == tag)
         mover, new, land = mover.take(win), new.take(win), land.take(win)
         self.occupied[self.key.take(mover)] = False
         self.occupied[new] = True
@@ -345,18 +357,20 @@ class Crowd:
         return np.flatnonzero(refused) if who is None else who.take(np.flatnonzero(refused))
 
 
-def crowd_steps(p: PaddedSlices, table: np.ndarray, ka, kb, fa, height_u: int, step_u: int):
+def crowd_steps(p: PaddedSlices, table: np.ndarray, ka, kb, fa, height_u: int, step_u: int, dirs=None):
     """Algorithm 1 for avatars of one height, as Crowd walks them: (indices of the legal steps
     (M,), their landing ground (M,), their landing keys (M,)).  fa is in the table's unsigned type:
     |fb - fa| <= step is one unsigned comparison of fb - fa + step (wrapping) with 2 * step; the
     corner rule is the table's bit for the step's direction (PaddedSlices.crowd_table), judged in
-    slice i: risers, judged in slice j, are checked again.  The same verdicts as legal_steps
+    slice i: risers, judged in slice j, are checked again.  `dirs` (the steps' directions, when
+    known) saves working them out from the keys.  The same verdicts as legal_steps
     (tests/core/test_crowd.py compares them)."""
     t = table.take(kb)
     wide = t.dtype.type
     fb = t & wide(0xFFFF)
-    corner = t & p.corner_bit.take(kb - ka + (p.nx + 1)).astype(wide)
-    ok = np.flatnonzero((fb - fa + wide(step_u) <= wide(2 * step_u)) & (fb != INVALID) & (corner != 0))
+    bits = p.corner_bits(wide)
+    corner = t & (bits[1].take(dirs) if dirs is not None else bits[0].take(kb - ka + (p.nx + 1)))
+    ok = np.flatnonzero((fb - fa + wide(step_u) <= wide(2 * step_u)) & (corner != 0))
     t, fb, kb_ok = t.take(ok), fb.take(ok), kb.take(ok)
     new = kb_ok - (t >> wide(25)).astype(np.intp) * p.cells
     rise = np.flatnonzero(t & wide(1 << 16))
