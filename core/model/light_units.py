@@ -10,8 +10,9 @@ Color off bake the same quantity).  Each kind of light gives it as Blender (Cycl
   the bpy wheel bakes 6.31 under 1000 W at 2 m, against 6.33 by this rule, and 1 / pi under a
   sun of strength 1).  Spot
   lights multiply by Blender's cone: smoothstep((cos a - cos(size / 2)) / (blend (1 - cos(size / 2)))),
-  a the angle from the spot's axis, and nothing else (measured: a 90-degree spot with blend 0.3 in
-  Cycles over a plane is this times the point light's value within 0.5% across the cone).  A light's radius (Blender's 'Radius', soft shadows) is
+  a the angle from the spot's axis, and nothing else (tests/addon/test_light.py: a 90-degree spot
+  with blend 0.3 over a plane in Cycles is this times the point light's value, the median texel
+  within 0.3%, the steepest texels of the blend ring within 2% of the peak).  A light's radius (Blender's 'Radius', soft shadows) is
   sampled by several shadow rays per luxel.
 - sun lights of S W/m^2 (Blender's 'Strength'): irradiance S cos(theta), value S cos(theta) / pi.
 - surface lights: faces whose texture is named (the ericw-tools '_surface' idea) emit radiance S,

@@ -889,6 +889,52 @@ def scenario_cycles_compare(args) -> dict:
     return out
 
 
+def scenario_spot(args) -> dict:
+    """A Blender spot light (90 degrees, blend 0.3) 2 m over a plane, baked by Cycles (direct
+    diffuse), against the core's rule: the point light's value times lm_direct.spot_factor."""
+    bpy = setup()
+    import math
+
+    from brushbake.addon import lightmap
+    from brushbake.core.compile.lm_direct import SourceLight, spot_factor
+    from brushbake.core.model.light_units import POINT_VALUE_PER_WATT
+
+    scene = bpy.context.scene
+    scene.render.engine = "CYCLES"
+    scene.cycles.device, scene.cycles.samples = "CPU", 4
+    mesh = bpy.data.meshes.new("plane")
+    mesh.from_pydata([(-4, -4, 0), (4, -4, 0), (4, 4, 0), (-4, 4, 0)], [], [(0, 1, 2, 3)])
+    uv = mesh.uv_layers.new(name="uv")
+    uv.data.foreach_set("uv", np.array([0, 0, 1, 0, 1, 1, 0, 1], np.float32))
+    img = lightmap.page_image("spot bake", np.zeros((64, 64, 3), np.float32))
+    mesh.materials.append(lightmap._material("spot", img, emission=False, reflectance=0.5))
+    plane = bpy.data.objects.new("plane", mesh)
+    scene.collection.objects.link(plane)
+    data = bpy.data.lights.new("spot", "SPOT")
+    data.energy, data.shadow_soft_size, data.spot_size, data.spot_blend = 1000.0, 0.0, math.radians(90), 0.3
+    lamp = bpy.data.objects.new("spot", data)
+    lamp.location = (0, 0, 2)
+    scene.collection.objects.link(lamp)
+    for o in scene.objects:
+        o.select_set(False)
+    plane.select_set(True)
+    bpy.context.view_layer.objects.active = plane
+    scene.render.bake.use_pass_direct, scene.render.bake.use_pass_indirect, scene.render.bake.use_pass_color = True, False, False
+    bpy.ops.object.bake(type="DIFFUSE", pass_filter={"DIRECT"}, margin=0)
+    got = lightmap.image_page(img)[..., 0]
+    c = (np.arange(64) + 0.5) / 64 * 8 - 4
+    x, y = np.meshgrid(c, c)
+    rel = np.stack([x, y, np.full_like(x, -2.0)], axis=-1).reshape(-1, 3)
+    d = np.linalg.norm(rel, axis=1)
+    light = SourceLight("spot", "spot", np.array([0, 0, 2.0]), np.ones(3), np.array([0, 0, -1.0]),
+                        cos_half=math.cos(math.radians(45)), smooth=0.3 * (1 - math.cos(math.radians(45))))
+    want = 1000.0 * POINT_VALUE_PER_WATT * (2.0 / d) / d ** 2 * spot_factor(light, rel / d[:, None])
+    lit = want > 0.05 * want.max()
+    rel_err = np.abs(got.ravel()[lit] / want[lit] - 1)
+    return {"max_abs": float(np.abs(got.ravel() - want).max()), "peak": float(want.max()),
+            "median_rel": float(np.median(rel_err)), "p95_rel": float(np.percentile(rel_err, 95))}
+
+
 def main(argv) -> int:
     name, args = argv[1], argv[2:]
     try:
