@@ -71,8 +71,9 @@ def run_scene(path: Path, modes: list[str], segments: int, seed: int, flow_limit
         out[mode] = {"seconds": round(time.perf_counter() - w, 3), "cpu_s": round(time.process_time() - c, 3),
                      "avg_clusters_visible": round(s["avg_clusters_visible"], 2),
                      "avg_leaves_visible": round(s["avg_leaves_visible"], 2)}
-        if "paths_expanded" in s:
-            out[mode]["paths_expanded"] = s["paths_expanded"]
+        for key in ("states_expanded", "targets_clipped"):
+            if key in s:
+                out[mode][key] = s[key]
         out.update(portals=s["portals"], clusters=s["clusters"])
     if truth and results:
         any_result = next(iter(results.values()))

@@ -1,4 +1,4 @@
-"""Batches of convex windings for the portal flow (core/compile/pvs_flow.py): clipping many windings
+"""Batches of convex windings for the portal flow (core/compile/pvs_merged.py): clipping many windings
 by many planes at once, and Quake vis's separating planes, in NumPy.
 
 Layout: a batch of B windings is `w (B, M, 3)` float64 with `n (B,)` vertex counts; row b's
@@ -145,27 +145,3 @@ def packed_separators(source, ns, pas, npass):
     order = np.argsort(~valid, axis=1, kind="stable")[:, :width]
     return (np.take_along_axis(normal, order[:, :, None], axis=1), np.take_along_axis(dist, order, axis=1),
             counts)
-
-
-def clip_by_planes(target, nt, normal, dist, counts):
-    """Clip each target row to the front of its planes [0, counts[row])."""
-    nt = nt.copy()
-    for k in range(int(counts.max()) if len(counts) else 0):
-        rows = np.flatnonzero((counts > k) & (nt > 0))
-        if not len(rows):
-            break
-        w, c = clip_front(target[rows], nt[rows], normal[rows, k], dist[rows, k])
-        if w.shape[1] > target.shape[1]:
-            grown = np.zeros((len(nt), w.shape[1], 3))
-            grown[:, : target.shape[1]] = target
-            target = grown
-        target[rows] = 0.0
-        target[rows, : w.shape[1]] = w
-        nt[rows] = c
-    return _trim(target, nt)
-
-
-def clip_to_separators(source, ns, pas, npass, target, nt):
-    """Clip each target by the separators of its own (source, pass) row (packed_separators)."""
-    normal, dist, counts = packed_separators(source, ns, pas, npass)
-    return clip_by_planes(target, nt, normal, dist, counts)

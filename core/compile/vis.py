@@ -4,8 +4,8 @@ compressed rows (core/runtime/pvs.py), with counts and times for the CLI and the
 Methods (`bake --vis`):
 - 'fast'   conservative portal flow, rough mode (portal-to-portal flood only): the default, seconds
            even on the biggest maps;
-- 'flow'   conservative portal flow, full mode (core/compile/pvs_flow.py): tighter, minutes on big
-           maps (see docs/VISIBILITY.md);
+- 'flow'   conservative portal flow, full mode (core/compile/pvs_merged.py): Quake's separating
+           planes with the chains to each portal merged; tight (see docs/VISIBILITY.md);
 - 'sample' the thesis's sampling (core/compile/pvs_sample.py): fast, may miss;
 - 'none'   no PVS stored.
 
@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..runtime.pvs import compress_rows, pack_bits
-from .pvs_flow import DirectedPortals, cluster_rows, directed_portals, fast_vis, full_vis
+from .pvs_flow import DirectedPortals, directed_portals, fast_vis
+from .pvs_merged import merged_flow
 
 VIS_MODES = ("flow", "fast", "sample", "none")
 DEFAULT_VIS_MODE = "fast"
@@ -92,8 +93,7 @@ def compute_vis(level, portals, mode: str = DEFAULT_VIS_MODE, outside=None, prog
         flood, visible = fast_vis(dp, bar[0], cancel)
         stats["fast_seconds"] = time.perf_counter() - t0
         if mode == "flow":
-            portal_vis = full_vis(dp, flood, bar[1], cancel, stats)
-            visible = cluster_rows(dp, portal_vis)
+            visible = merged_flow(dp, flood, bar[1], cancel, stats)
     stats["seconds"] = time.perf_counter() - t0
     stats.update(visible_counts(visible, leaf_cluster))
     return VisResult(mode, visible, leaf_cluster, stats)

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from vis_grid import grid_truth, make_grid
 
-from brushbake.core.compile.pvs_flow import cluster_rows, directed_portals, fast_vis, full_vis
+from brushbake.core.compile.pvs_flow import directed_portals, fast_vis
+from brushbake.core.compile.pvs_merged import merged_flow
 from brushbake.core.compile.vis import inner_directed_portals, void_reachable
 
 
@@ -18,7 +19,7 @@ def both_modes(g):
     dp = directed_portals(g.clusters, g.plane, g.first_vertex, g.num_vertices, g.vertices, g.num_clusters,
                           g.normals, g.dists)
     flood, fast = fast_vis(dp)
-    full = cluster_rows(dp, full_vis(dp, flood))
+    full = merged_flow(dp, flood)
     return dp, fast, full
 
 

@@ -10,7 +10,8 @@ import pytest
 from vis_grid import grid_truth, make_grid
 
 from brushbake.core.compile.pipeline import compile_scene
-from brushbake.core.compile.pvs_flow import cluster_rows, directed_portals, fast_vis, full_vis
+from brushbake.core.compile.pvs_flow import directed_portals, fast_vis
+from brushbake.core.compile.pvs_merged import merged_flow
 from brushbake.core.compile.pvs_sample import sample_vis
 from brushbake.core.model.brushes import box_brush
 from brushbake.core.model.scene import Scene
@@ -34,7 +35,7 @@ def test_sampled_pairs_are_real_and_inside_the_flow(seed):
     sampled = sample_vis(level, dp, g.cluster_of_leaf, spacing=0.3, stats=stats)
     assert (sampled == sample_vis(level, dp, g.cluster_of_leaf, spacing=0.3)).all()  # seeded
     flood, fast = fast_vis(dp)
-    full = cluster_rows(dp, full_vis(dp, flood, budget=None))
+    full = merged_flow(dp, flood)
     assert (sampled == sampled.T).all() and sampled.diagonal().all()
     assert sampled[dp.src, dp.dst].all()
     assert not (sampled & ~full).any()  # every sampled pair is a real line of sight

@@ -1,0 +1,348 @@
+"""The full portal flow ('flow'), with merged states: Quake's RecursiveLeafFlow, but each chain of
+portals from a source portal s that reaches portal q is merged into one state (s, q), so the work
+grows with the number of (source, portal) pairs seen instead of with the number of chains.
+
+Quake's vis follows every chain s -> q1 -> ... -> qn separately; in an open area the chains are
+counted in millions, which is why its full vis takes minutes on big maps (and why the old path
+flow here needed a budget that made it loose).  Here a state (s, q) holds a *pass polygon* P(s, q):
+a convex part of portal q through which every unobstructed line from s along any chain to q
+crosses q.  P is stored as a k-DOP on q's plane (the largest extent of the polygon along K fixed
+directions in that plane), so merging the chains that reach q is an elementwise max, and the
+polygon is q clipped by those K half-planes.
+
+Expanding a state (s, r) with pass P(s, r), for every portal q leaving r's cluster (Quake's steps):
+  target  = q clipped to the front of s's plane;
+  source  = s clipped to the back of r's plane;
+  target is clipped by the separating planes of (source, P(s, r)), both ways round
+            (core/compile/pvs_winding.py: ClipToSeperators and its flipped form);
+  a target left non-empty: s sees q's cluster, and P(s, q) grows to hold it.
+A state whose P grew is expanded again (a worklist, one frontier per step, in batches).  After
+MAX_GROWTH growths a state takes the whole of q (it can then grow no more), which bounds the work.
+
+Why it never loses a line of sight (the invariant, by induction over a line's portals): a line L
+from s through portals q1 ... qn crosses q1 inside (q1 in front of s) = P(s, q1); crossing qi
+inside P(s, qi) and s inside (s behind qi's plane), L lies in front of every separator of that
+pair, so it crosses q(i+1) inside the clipped target, which P(s, q(i+1)) holds.  Merging only
+grows P (a k-DOP of a union holds the union); clips keep FLOW_CLIP_MARGIN on the kept side.
+
+Pruning, all conservative, as in Quake:
+- might: q is entered only if the fast mode's flood lets s see q (BasePortalVis + flood), and
+  only if q's cluster is in the state's might set: Quake's chain of ANDs, s's flood & the test
+  row of every portal passed (a portal's test row: its flood, or its final row once its own
+  flow is done -- sources go in waves, fewest flood bits first, as Quake orders them); merged
+  chains OR their might sets, and a state whose might set grew is expanded again;
+- more: a portal whose cluster s already sees, through which s could see nothing it does not
+  already see (the child's might set, cluster bits), is not entered;
+- symmetry: when source t has seen portal rev(s) (s reversed), s sees t's cluster; such rows seed
+  the 'more' test (they only add visibility).
+
+The rows are per source portal and per cluster; a cluster's row is the OR of its portals' rows, its
+neighbours and itself, made symmetric.
+
+Tried and dropped: flowing from each cluster at once (its exits merged into one source, separators
+tangent to the union of the exits): lq_e0m3 1.22M states against 1.41M here, but each dearer
+(112 s against 47 s CPU) and looser (134.6 leaves against 125.0): the portals of a cluster look
+into different places, so their states hardly overlap.  Keeping each state's part of the source
+too (a k-DOP in s's plane, clipped behind every portal passed, as Quake clips its source): no
+tighter on lq_e0m3 (125.08 leaves against 125.04), 11% slower.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import CancelledError
+from ..tolerances import FLOW_CLIP_MARGIN
+from .pvs_flow import DirectedPortals
+from .pvs_winding import clip_front, packed_separators
+
+#: directions of a pass polygon's k-DOP (in its portal's plane, evenly spaced)
+KDOP_DIRECTIONS = 8
+#: growths after which a state takes its whole portal (bounds the re-expansions)
+MAX_GROWTH = 4
+#: states expanded together in one batch
+STATE_BATCH = 4096
+#: a k-DOP extent that grows by less than this (m) is not a growth
+GROWTH_EPSILON = 1e-9
+#: bytes the dense per-wave state arrays may take (sets how many sources go in one wave)
+WAVE_BYTES = 64 << 20
+
+
+def kdop_directions(dp: DirectedPortals) -> np.ndarray:
+    """(D, K, 3) unit directions in each portal's plane, evenly spaced round its normal."""
+    n = dp.normal
+    helper = np.where(np.abs(n[:, 0:1]) < 0.6, np.array([[1.0, 0.0, 0.0]]), np.array([[0.0, 1.0, 0.0]]))
+    u = _cross(n, helper)
+    u /= np.sqrt(u[:, 0] ** 2 + u[:, 1] ** 2 + u[:, 2] ** 2)[:, None]
+    v = _cross(n, u)
+    ang = 2.0 * np.pi * np.arange(KDOP_DIRECTIONS) / KDOP_DIRECTIONS
+    return np.cos(ang)[None, :, None] * u[:, None, :] + np.sin(ang)[None, :, None] * v[:, None, :]
+
+
+def _cross(a, b):
+    return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
+
+
+def extents(w: np.ndarray, n: np.ndarray, dirs: np.ndarray) -> np.ndarray:
+    """(B, K): the largest d_k . x over each row's vertices (summed x, y, z in order)."""
+    d = w[:, None, :, 0] * dirs[:, :, None, 0] + w[:, None, :, 1] * dirs[:, :, None, 1] \
+        + w[:, None, :, 2] * dirs[:, :, None, 2]  # (B, K, M)
+    valid = (np.arange(w.shape[1])[None, :] < n[:, None])[:, None, :]
+    return np.where(valid, d, -np.inf).max(axis=2)
+
+
+def pass_polygons(dp: DirectedPortals, r: np.ndarray, h: np.ndarray, dirs: np.ndarray, full: np.ndarray):
+    """Each portal r clipped to its k-DOP h (only by the half-planes that cut it)."""
+    w, n = dp.windings[r], dp.count[r].copy()
+    for k in range(dirs.shape[1]):
+        rows = np.flatnonzero((h[:, k] < full[r, k]) & (n > 0))
+        if len(rows):
+            w, n = _clip_rows(w, n, rows, -dirs[r[rows], k], -h[rows, k])
+    return w, n
+
+
+def _clip_rows(w, n, rows, normal, dist):
+    cw, cn = clip_front(w[rows], n[rows], normal, dist)
+    if cw.shape[1] > w.shape[1]:
+        grown = np.zeros((len(n), cw.shape[1], 3))
+        grown[:, : w.shape[1]] = w
+        w = grown
+    else:
+        w = w.copy()
+    n = n.copy()
+    w[rows] = 0.0
+    w[rows, : cw.shape[1]] = cw
+    n[rows] = cn
+    return w, n
+
+
+def clip_by_cutting(target, nt, normal, dist, counts):
+    """Clip each target row to the front of its planes [0, counts[row]).  Only the (row, plane)
+    pairs where the plane cuts the row are clipped, one cutting plane of every row per pass (the
+    same result as clipping by all of them in order: a plane that does not cut a polygon does not
+    cut any part of it); a plane with the whole row behind it empties the row."""
+    if not len(nt):
+        return target, nt
+    s = normal.shape[1]
+    d = (normal[:, :, None, 0] * target[:, None, :, 0] + normal[:, :, None, 1] * target[:, None, :, 1]
+         + normal[:, :, None, 2] * target[:, None, :, 2]) - dist[:, :, None] + FLOW_CLIP_MARGIN  # (B, S, M)
+    vt = (np.arange(target.shape[1])[None, :] < nt[:, None])[:, None, :]
+    live = np.arange(s)[None, :] < counts[:, None]
+    behind = (d < 0) & vt
+    cuts = np.any(behind, axis=2) & live
+    culled = np.any(np.all(behind | ~vt, axis=2) & live, axis=1)
+    nt = np.where(culled, 0, nt)
+    rows = np.flatnonzero(cuts.any(axis=1) & ~culled)
+    if not len(rows):
+        return target, nt
+    sub_cuts = cuts[rows]
+    per = sub_cuts.sum(axis=1)
+    # each row's cutting planes, left-packed in their order
+    plane_order = np.argsort(~sub_cuts, axis=1, kind="stable")[:, : int(per.max())]
+    w, n = target[rows], nt[rows]
+    pn, pd = normal[rows], dist[rows]
+    for j in range(plane_order.shape[1]):
+        sel = np.flatnonzero((per > j) & (n > 0))
+        if not len(sel):
+            break
+        k = plane_order[sel, j]
+        cw, cn = clip_front(w[sel], n[sel], pn[sel, k], pd[sel, k])
+        if cw.shape[1] > w.shape[1]:
+            grown = np.zeros((len(n), cw.shape[1], 3))
+            grown[:, : w.shape[1]] = w
+            w = grown
+        w[sel] = 0.0
+        w[sel, : cw.shape[1]] = cw
+        n[sel] = cn
+    if w.shape[1] > target.shape[1]:
+        grown = np.zeros((len(nt), w.shape[1], 3))
+        grown[:, : target.shape[1]] = target
+        target = grown
+    else:
+        target = target.copy()
+    target[rows] = 0.0
+    target[rows, : w.shape[1]] = w
+    nt = nt.copy()
+    nt[rows] = n
+    return target, nt
+
+
+def separators_by_size(sw, sn, pw, pn, rows_per_bucket: int = 512):
+    """packed_separators over rows sorted by (source, pass) vertex counts, each bucket trimmed to its
+    own widths (the candidates grow with Ms * Mp * (Ms + Mp): padding to the batch's widest would
+    cost several times the work).  Same planes as packed_separators, columns padded to the widest."""
+    b = len(sn)
+    order = np.argsort(sn * 1024 + pn, kind="stable")
+    parts = []
+    for i in range(0, b, rows_per_bucket):
+        rows = order[i: i + rows_per_bucket]
+        ms, mp = max(int(sn[rows].max()), 1), max(int(pn[rows].max()), 1)
+        parts.append((rows, packed_separators(sw[rows, :ms], sn[rows], pw[rows, :mp], pn[rows])))
+    width = max(p[1][0].shape[1] for p in parts) if parts else 1
+    normal, dist, count = np.zeros((b, width, 3)), np.zeros((b, width)), np.zeros(b, dtype=np.int64)
+    for rows, (n_, d_, c_) in parts:
+        normal[rows, : n_.shape[1]] = n_
+        dist[rows, : d_.shape[1]] = d_
+        count[rows] = c_
+    return normal, dist, count
+
+
+def _bit(bits, rows, cols):
+    return ((bits[rows, cols >> 3] >> (cols & 7).astype(np.uint8)) & 1).astype(bool)
+
+
+def _children(first, leaving, clusters):
+    """(parent index, portal) for every portal leaving each cluster."""
+    per = first[clusters + 1] - first[clusters]
+    parent = np.repeat(np.arange(len(clusters)), per)
+    q = leaving[np.repeat(first[clusters] - np.cumsum(per) + per, per) + np.arange(int(per.sum()))]
+    return parent, q
+
+
+def portal_cluster_bits(dp: DirectedPortals, portal_rows: np.ndarray) -> np.ndarray:
+    """(R, C) bool: the clusters the portals of each row lead into."""
+    out = np.zeros((portal_rows.shape[0], dp.num_clusters), dtype=bool)
+    r, q = np.nonzero(portal_rows)
+    out[r, dp.dst[q]] = True
+    return out
+
+
+def merged_flow(dp: DirectedPortals, flood: np.ndarray, progress=None, cancel=None,
+                stats: dict | None = None) -> np.ndarray:
+    """(C, C) bool cluster PVS by the merged full flow; `flood` is the fast mode's (D, D) rows."""
+    d, c = dp.num, dp.num_clusters
+    vis = np.eye(c, dtype=bool)
+    if d == 0:
+        return vis
+    flow = _Flow(dp, flood, cancel)
+    order = np.argsort(flood.sum(axis=1), kind="stable")
+    wave = int(max(8, min(512, WAVE_BYTES // max(1, d * (8 * KDOP_DIRECTIONS + 2 + (c + 7) // 8)))))
+    for start in range(0, d, wave):
+        flow.run_wave(order[start: start + wave])
+        if progress is not None:
+            done = min(d, start + wave)
+            progress(done / d, f"portal flow {done}/{d} portals")
+    rows = np.unpackbits(flow.test_cl, axis=1, bitorder="little", count=c).astype(bool)
+    np.logical_or.at(vis, dp.src, rows)
+    vis[dp.src, dp.dst] = True
+    if stats is not None:
+        stats.update(states_expanded=flow.expanded, targets_clipped=flow.clipped)
+    return vis | vis.T
+
+
+class _Flow:
+    """The state of one merged flow: per portal, its cluster row (flood, then final) and the
+    portal-level sightings that seed later sources by symmetry."""
+
+    def __init__(self, dp: DirectedPortals, flood: np.ndarray, cancel):
+        self.dp, self.cancel = dp, cancel
+        self.flood_bits = np.packbits(flood, axis=1, bitorder="little")
+        flood_cl = portal_cluster_bits(dp, flood)
+        self.might_cl = np.packbits(flood_cl, axis=1, bitorder="little")  # s's might, clusters
+        self.test_cl = self.might_cl.copy()  # flood, then the final row once done
+        self.seen = np.zeros((dp.num, dp.num), dtype=bool)  # portal-level sightings of done sources
+        self.dirs = kdop_directions(dp)
+        self.full = extents(dp.windings, dp.count, self.dirs)
+        self.first, self.leaving = dp.leaving()
+        self.expanded = self.clipped = 0
+
+    def run_wave(self, sources: np.ndarray) -> None:
+        dp, k = self.dp, KDOP_DIRECTIONS
+        w = len(sources)
+        self.sources = sources
+        self.h = np.full((w, dp.num, k), -np.inf)
+        self.grown = np.zeros((w, dp.num), dtype=np.int16)
+        self.vis = np.zeros((w, dp.num), dtype=bool)
+        self.viscl = np.zeros((w, dp.num_clusters), dtype=bool)
+        self.might = np.zeros((w, dp.num, self.might_cl.shape[1]), dtype=np.uint8)  # per state
+        t, ws = np.nonzero(self.seen[:, sources ^ 1])  # t saw rev(s): s sees t's cluster
+        self.viscl[ws, dp.src[t]] = True
+        # first step: every portal leaving s's cluster, clipped to the front of s
+        parent, q = _children(self.first, self.leaving, dp.dst[sources])
+        s = sources[parent]
+        ok = _bit(self.flood_bits, s, q) & (dp.plane[q] != (dp.plane[s] ^ 1))
+        parent, q, s = parent[ok], q[ok], s[ok]
+        tw, tn = clip_front(dp.windings[q], dp.count[q], dp.normal[s], dp.dist[s])
+        self._pending = []
+        self._mark(parent, q, tw, tn, self.might_cl[s] & self.test_cl[q])
+        fw, fq = self._grow()
+        while len(fw):
+            if self.cancel is not None and self.cancel():
+                raise CancelledError()
+            for i in range(0, len(fw), STATE_BATCH):
+                self._expand(fw[i: i + STATE_BATCH], fq[i: i + STATE_BATCH])
+            fw, fq = self._grow()
+        self.seen[sources] = self.vis
+        self.test_cl[sources] = np.packbits(self.viscl, axis=1, bitorder="little")
+
+    def _mark(self, wi, q, tw, tn, might) -> None:
+        """Record the non-empty targets: sightings, and their extents and might for _grow."""
+        ok = tn > 0
+        wi, q, tw, tn, might = wi[ok], q[ok], tw[ok], tn[ok], might[ok]
+        self.vis[wi, q] = True
+        self.viscl[wi, self.dp.dst[q]] = True
+        self._pending.append((wi * self.dp.num + q, extents(tw, tn, self.dirs[q]) + FLOW_CLIP_MARGIN, might))
+
+    def _grow(self):
+        """Merge this step's extents into the states; returns the states that grew (w, q)."""
+        k = KDOP_DIRECTIONS
+        flat_h = self.h.reshape(-1, k)
+        flat_m = self.might.reshape(-1, self.might.shape[2])
+        if not self._pending:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        idx = np.concatenate([p[0] for p in self._pending])
+        ext = np.concatenate([p[1] for p in self._pending])
+        mig = np.concatenate([p[2] for p in self._pending])
+        self._pending = []
+        if not len(idx):
+            return idx, idx
+        order = np.argsort(idx, kind="stable")
+        idx, ext, mig = idx[order], ext[order], mig[order]
+        starts = np.flatnonzero(np.concatenate(([True], idx[1:] != idx[:-1])))
+        idx, ext = idx[starts], np.maximum.reduceat(ext, starts, axis=0)
+        mig = np.bitwise_or.reduceat(mig, starts, axis=0)
+        old, old_m = flat_h[idx], flat_m[idx]
+        changed = np.any(ext > old + GROWTH_EPSILON, axis=1) | np.any(mig & ~old_m, axis=1)
+        idx, new = idx[changed], np.maximum(old[changed], ext[changed])
+        w, q = np.divmod(idx, self.dp.num)
+        self.grown[w, q] += 1
+        new[self.grown[w, q] > MAX_GROWTH] = np.inf
+        flat_h[idx] = new
+        flat_m[idx] = old_m[changed] | mig[changed]
+        return w, q
+
+    def _expand(self, wi, r) -> None:
+        dp = self.dp
+        s = self.sources[wi]
+        self.expanded += len(wi)
+        sw, sn = clip_front(dp.windings[s], dp.count[s], -dp.normal[r], -dp.dist[r])
+        pw, pn = pass_polygons(dp, r, self.h[wi, r], self.dirs, self.full)
+        live = np.flatnonzero((sn > 0) & (pn > 0))
+        if not len(live):
+            return
+        wi, r, s = wi[live], r[live], s[live]
+        parent, q = _children(self.first, self.leaving, dp.dst[r])
+        pw_, ps = wi[parent], s[parent]
+        state_might = self.might[wi, r]  # (B, C8): what the chains to r might still see
+        ok = _bit(self.flood_bits, ps, q) & _bit(state_might, parent, dp.dst[q]) \
+            & (dp.plane[q] != (dp.plane[r[parent]] ^ 1))
+        known = ok & self.viscl[pw_, dp.dst[q]]
+        idx = np.flatnonzero(known)
+        if len(idx):  # Quake's 'more' test on cluster bits
+            have = np.packbits(self.viscl, axis=1, bitorder="little")
+            more = np.any(state_might[parent[idx]] & self.test_cl[q[idx]] & ~have[pw_[idx]], axis=1)
+            ok[idx[~more]] = False
+        keep = np.flatnonzero(ok)
+        if not len(keep):
+            return
+        parent, q = parent[keep], q[keep]
+        child_might = state_might[parent] & self.test_cl[q]
+        used, parent = np.unique(parent, return_inverse=True)
+        normal, dist, count = separators_by_size(sw[live][used], sn[live][used], pw[live][used], pn[live][used])
+        tw, tn = clip_front(dp.windings[q], dp.count[q], dp.normal[s[used][parent]], dp.dist[s[used][parent]])
+        tw, tn = clip_by_cutting(tw, tn, normal[parent], dist[parent], count[parent])
+        self.clipped += len(q)
+        self._mark(wi[used][parent], q, tw, tn, child_might)
+
+
