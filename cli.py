@@ -738,7 +738,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--vis", choices=("flow", "fast", "sample", "none"), default=None,
                    help="visibility: portals, the leak check and the PVS by this method: fast (conservative "
                         "portal flood, seconds; the default unless the scene's settings say otherwise), flow "
-                        "(conservative portal flow with separating planes: tighter, minutes on big maps), sample "
+                        "(conservative portal flow with separating planes, chains merged: tight, about a minute on big maps), sample "
                         "(the thesis's rays: may miss); 'none' skips all three")
     b.add_argument("--allow-leak", action="store_true",
                    help="bake a leaking map anyway, treated as unsealed (the chain is still written as LEVEL.pts)")

@@ -44,7 +44,10 @@ tangent to the union of the exits): lq_e0m3 1.22M states against 1.41M here, but
 (112 s against 47 s CPU) and looser (134.6 leaves against 125.0): the portals of a cluster look
 into different places, so their states hardly overlap.  Keeping each state's part of the source
 too (a k-DOP in s's plane, clipped behind every portal passed, as Quake clips its source): no
-tighter on lq_e0m3 (125.08 leaves against 125.04), 11% slower.
+tighter on lq_e0m3 (125.08 leaves against 125.04), 11% slower.  One separator per edge, found as the
+plane through the edge tangent to the other polygon (angles about the edge, Ms * Mp work instead of
+Quake's Ms * Mp * (Ms + Mp)): 30% faster, but 2% looser (127.7 leaves), because it drops the
+planes through vertices that adjacent portals share, which Quake's trial of every vertex keeps.
 """
 
 from __future__ import annotations
