@@ -244,7 +244,8 @@ class _Flow:
         flood_cl = portal_cluster_bits(dp, flood)
         self.might_cl = np.packbits(flood_cl, axis=1, bitorder="little")  # s's might, clusters
         self.test_cl = self.might_cl.copy()  # flood, then the final row once done
-        self.seen = np.zeros((dp.num, dp.num), dtype=bool)  # portal-level sightings of done sources
+        # portal-level sightings of done sources, bits (D x D / 8 bytes)
+        self.seen = np.zeros((dp.num, (dp.num + 7) // 8), dtype=np.uint8)
         self.dirs = kdop_directions(dp)
         self.full = extents(dp.windings, dp.count, self.dirs)
         self.first, self.leaving = dp.leaving()
@@ -259,7 +260,9 @@ class _Flow:
         self.vis = np.zeros((w, dp.num), dtype=bool)
         self.viscl = np.zeros((w, dp.num_clusters), dtype=bool)
         self.might = np.zeros((w, dp.num, self.might_cl.shape[1]), dtype=np.uint8)  # per state
-        t, ws = np.nonzero(self.seen[:, sources ^ 1])  # t saw rev(s): s sees t's cluster
+        rev = sources ^ 1
+        saw = (self.seen[:, rev >> 3] >> (rev & 7).astype(np.uint8)) & 1  # (D, w)
+        t, ws = np.nonzero(saw)  # t saw rev(s): s sees t's cluster
         self.viscl[ws, dp.src[t]] = True
         # first step: every portal leaving s's cluster, clipped to the front of s
         parent, q = _children(self.first, self.leaving, dp.dst[sources])
@@ -276,7 +279,7 @@ class _Flow:
             for i in range(0, len(fw), STATE_BATCH):
                 self._expand(fw[i: i + STATE_BATCH], fq[i: i + STATE_BATCH])
             fw, fq = self._grow()
-        self.seen[sources] = self.vis
+        self.seen[sources] = np.packbits(self.vis, axis=1, bitorder="little")
         self.test_cl[sources] = np.packbits(self.viscl, axis=1, bitorder="little")
 
     def _mark(self, wi, q, tw, tn, might) -> None:
