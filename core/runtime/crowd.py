@@ -326,15 +326,15 @@ class Crowd:
             bits = np.unpackbits(self.rng.integers(0, 256, size=(len(refused) + 7) // 8, dtype=np.uint8))
             turn = 2 + 4 * bits[: len(refused)].astype(np.intp)  # 90 degrees left (+2) or right (+6)
             self.dir[refused] = (self.dir[refused] + turn) & 7
-            left = self._try(refused)
+            moved_again = self._try(refused, count_only=True)
         else:
-            left = refused
+            moved_again = 0
         self.ticks += 1
-        return len(self.key) - len(left)
+        return len(self.key) - len(refused) + moved_again
 
-    def _try(self, who) -> np.ndarray:
+    def _try(self, who, count_only: bool = False):
         """Try the step each avatar in `who` (None: all) faces; move the winners; return the
-        avatars refused."""
+        avatars refused (or, with count_only, how many moved)."""
         p = self.p
         ka = self.key if who is None else self.key.take(who)
         fa = self.feet if who is None else self.feet.take(who)
@@ -352,6 +352,8 @@ class Crowd:
         self.occupied[new] = True
         self.key[mover] = new
         self.feet[mover] = land
+        if count_only:
+            return len(win)
         refused = np.ones(len(ka), dtype=bool)
         refused[ok.take(win)] = False
         return np.flatnonzero(refused) if who is None else who.take(np.flatnonzero(refused))
