@@ -48,6 +48,10 @@ tighter on lq_e0m3 (125.08 leaves against 125.04), 11% slower.  One separator pe
 plane through the edge tangent to the other polygon (angles about the edge, Ms * Mp work instead of
 Quake's Ms * Mp * (Ms + Mp)): 30% faster, but 2% looser (127.7 leaves), because it drops the
 planes through vertices that adjacent portals share, which Quake's trial of every vertex keeps.
+Might sets of portals (Quake's own, D bits a state) instead of clusters: a little tighter (124.7
+leaves against 125.0) but 1.61M states against 1.41M (the 'more' test prunes less on portal bits)
+and 35% slower.  Larger k-DOPs and more growths (16 directions, 8 growths) on lqdm13: 369 leaves
+against 398, 47% slower.
 """
 
 from __future__ import annotations
