@@ -183,6 +183,35 @@ Progress shows in the status bar; Esc cancels and keeps the previous bake"""
         context.workspace.status_text_set(None)
 
 
+class BRUSHBAKE_OT_camera_stats(Operator):
+    """Count the faces and clusters the active camera (or the viewport's view) draws in each culling mode, and keep the counts"""
+
+    bl_idname = "brushbake.camera_stats"
+    bl_label = "Count Camera's Faces"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and storage.has_bake(context.scene)
+
+    def execute(self, context):
+        from . import camera_view
+
+        scene = context.scene
+        camera, why = camera_view.current_camera(context, scene.brushbake.cull_use_view)
+        if camera is None:
+            self.report({"WARNING"}, f"Nothing to cull: {why}")
+            return {"CANCELLED"}
+        try:
+            counts = camera_view.cull_counts(storage.load_level(scene), camera)
+        except BrushbakeError as err:
+            return _fail(self, scene, err)
+        text = "; ".join(camera_view.counts_text(counts))
+        scene.brushbake.camera_stats = text
+        self.report({"INFO"}, text)
+        return {"FINISHED"}
+
+
 class BRUSHBAKE_OT_frame_leak(Operator):
     """Select the brush nearest the hole of the last leak and frame it in the viewport"""
 
@@ -574,6 +603,7 @@ classes: tuple[type, ...] = (
     BRUSHBAKE_OT_trace,
     BRUSHBAKE_OT_make_preview,
     BRUSHBAKE_OT_frame_leak,
+    BRUSHBAKE_OT_camera_stats,
     BRUSHBAKE_OT_spawn_crowd,
     BRUSHBAKE_OT_show_lightmap,
     BRUSHBAKE_OT_bake_cycles,

@@ -253,8 +253,20 @@ def geometry_for(scene) -> OverlayGeometry:
     if settings.overlay == "TRACE":
         trace = last_trace(settings)
         return OverlayGeometry() if trace is None else trace_overlay(**trace)
+    camera = None
+    if settings.overlay == "CAMERA":
+        import bpy
+
+        from .camera_view import current_camera  # camera_view imports this module
+
+        camera, _ = current_camera(bpy.context, settings.cull_use_view)
+        if camera is None:
+            return OverlayGeometry()
+        camera = tuple(np.round(camera, 9).tolist())
+        _tag_sidebar(bpy.context, camera)
     key = (storage.bake_key(scene), settings.overlay, settings.overlay_hull, settings.overlay_empty,
-           tuple(scene.cursor.location) if settings.overlay == "VISIBLE" else None)
+           tuple(scene.cursor.location) if settings.overlay == "VISIBLE" else None,
+           (camera, settings.cull_mode) if camera is not None else None)
     if key[0] is None:
         return OverlayGeometry()
     if key not in _geometry_cache:
@@ -268,6 +280,10 @@ def geometry_for(scene) -> OverlayGeometry:
             from .crowd import slices_overlay  # crowd imports this module
 
             geom = slices_overlay(level)
+        elif settings.overlay == "CAMERA":
+            from .camera_view import camera_overlay
+
+            geom = camera_overlay(level, np.array(camera), settings.cull_mode)
         elif settings.overlay == "VISIBLE":
             from .visibility import visible_cells_overlay  # visibility imports this module
 
@@ -277,6 +293,22 @@ def geometry_for(scene) -> OverlayGeometry:
         _geometry_cache.clear()  # one at a time: overlays of big levels are large
         _geometry_cache[key] = geom
     return _geometry_cache[key]
+
+
+_last_camera: list = [None]
+
+
+def _tag_sidebar(context, camera) -> None:
+    """When the view's camera moved, redraw the sidebars of the 3D views (their culling counts)."""
+    if camera == _last_camera[0]:
+        return
+    _last_camera[0] = camera
+    screen = getattr(context, "screen", None)
+    for area in (screen.areas if screen else []):
+        if area.type == "VIEW_3D":
+            for region in area.regions:
+                if region.type == "UI":
+                    region.tag_redraw()
 
 
 # ------------------------------------------------------------------------------------------------

@@ -179,6 +179,39 @@ class BRUSHBAKE_PT_light(BrushbakeSubPanel, Panel):
         row.operator("brushbake.bake_cycles", icon="RENDER_STILL")
 
 
+class BRUSHBAKE_PT_camera(BrushbakeSubPanel, Panel):
+    """What the active camera (or the viewport's view) draws by each culling mode, live."""
+
+    bl_idname = "BRUSHBAKE_PT_camera"
+    bl_label = "Camera Culling"
+
+    def draw(self, context: Context) -> None:
+        from . import camera_view
+
+        layout = self.layout
+        settings = context.scene.brushbake
+        layout.prop(settings, "cull_mode", expand=True)
+        layout.prop(settings, "cull_use_view")
+        col = layout.column(align=True)
+        if not storage.has_bake(context.scene):
+            col.label(text="No bake yet")
+        else:
+            camera, why = camera_view.current_camera(context, settings.cull_use_view)
+            if camera is None:
+                col.label(text=f"Nothing to cull: {why}")
+            else:
+                try:
+                    level = storage.load_level(context.scene)
+                    counts = camera_view.cull_counts(level, camera, key=storage.bake_key(context.scene))
+                    for line in camera_view.counts_text(counts):
+                        col.label(text=line)
+                except Exception as err:  # a damaged bake must not break the sidebar
+                    col.label(text=f"Error: {err}", icon="ERROR")
+        layout.operator("brushbake.camera_stats", icon="CAMERA_DATA")
+        if settings.camera_stats:
+            layout.label(text=settings.camera_stats)
+
+
 class BRUSHBAKE_PT_export(BrushbakeSubPanel, Panel):
     bl_idname = "BRUSHBAKE_PT_export"
     bl_label = "Export"
@@ -199,6 +232,7 @@ classes: tuple[type, ...] = (
     BRUSHBAKE_PT_bake,
     BRUSHBAKE_PT_previews,
     BRUSHBAKE_PT_light,
+    BRUSHBAKE_PT_camera,
     BRUSHBAKE_PT_export,
 )
 """Classes of this module in registration order: parents before their sub-panels."""

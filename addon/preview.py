@@ -86,5 +86,7 @@ def preview_name(settings) -> str:
         return "brushbake trace"
     if settings.overlay == "BEVELS":
         return "brushbake bevels"
+    if settings.overlay == "CAMERA":
+        return f"brushbake camera {settings.cull_mode}"
     kind = "surface" if settings.overlay == "HULL_SURFACE" else "leaves"
     return f"brushbake {kind} {settings.overlay_hull}"

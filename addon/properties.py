@@ -67,6 +67,15 @@ OVERLAYS = (
     ("VISIBLE", "Seen from cursor", "The leaves the PVS lets the 3D cursor's leaf see (bake with Visibility)"),
     ("SLICES", "Crowd slices", "Where avatars can stand (green, by slice) and where they cannot (red); bake with "
                "Crowd slices"),
+    ("CAMERA", "Camera view", "The faces the active camera (or the viewport's view) draws in the chosen culling "
+               "mode, and its frustum (bake with Visibility for pvs and portal)"),
+)
+
+#: camera culling modes (core/runtime/cull.py, docs/CAMERA.md)
+CULL_MODES = (
+    ("pvs", "PVS", "The clusters in the PVS row of the camera's cluster"),
+    ("frustum", "Frustum", "Those whose leaf bounds meet the view frustum"),
+    ("portal", "Portal", "Those the portal walk reaches, the view narrowed at each portal"),
 )
 
 
@@ -235,6 +244,13 @@ class BRUSHBAKE_PG_settings(PropertyGroup):
         description="Draw the empty leaf cells as well (green), not only the solid ones",
     )
     show_overlay: BoolProperty(name="Show in viewport", default=False, update=_redraw_overlay)  # type: ignore[valid-type]
+    # camera culling (the 'Camera view' overlay and the sidebar's counts)
+    cull_mode: EnumProperty(name="Culling", items=CULL_MODES, default="portal", update=_redraw_overlay)  # type: ignore[valid-type]
+    cull_use_view: BoolProperty(  # type: ignore[valid-type]
+        name="Viewport view", default=False, update=_redraw_overlay,
+        description="Cull for the 3D viewport's own view instead of the scene's active camera",
+    )
+    camera_stats: StringProperty(name="Camera counts", default="")  # type: ignore[valid-type]
 
 
 class BRUSHBAKE_PG_object(PropertyGroup):

@@ -935,6 +935,102 @@ def scenario_spot(args) -> dict:
             "median_rel": float(np.median(rel_err)), "p95_rel": float(np.percentile(rel_err, 95))}
 
 
+def scenario_camera(args) -> dict:
+    """Issue 19 point 3: two rooms joined by a door, baked with Visibility; a camera in the first
+    looking at the wall.  Its brushbake camera follows Blender's (yaw, pitch, field of view); the
+    'Camera view' overlay in portal mode draws nothing of the second room while the PVS does; the
+    sidebar counts portal <= frustum <= pvs and change when the camera turns to the door; the
+    stats operator reports and stores them (and is refused without a bake); a viewport view
+    converts too; every panel draws."""
+    import math
+
+    bpy = setup()
+    import mathutils
+
+    from brushbake.addon import camera_view, overlays, panels, storage
+
+    out: dict = {}
+    scene = bpy.context.scene
+    settings = scene.brushbake
+    out["defaults"] = [settings.cull_mode, settings.cull_use_view]
+    cam_data = bpy.data.cameras.new("cam")
+    cam_obj = bpy.data.objects.new("cam", cam_data)
+    scene.collection.objects.link(cam_obj)
+    scene.camera = cam_obj
+    out["stats_without_bake"] = call(bpy.ops.brushbake.camera_stats)
+    walls = [box(bpy, "floor", (-0.5, -0.5, -0.5), (13.5, 6.5, 0)), box(bpy, "roof", (-0.5, -0.5, 3), (13.5, 6.5, 3.5)),
+             box(bpy, "w", (-0.5, -0.5, 0), (0, 6.5, 3)), box(bpy, "e", (13, -0.5, 0), (13.5, 6.5, 3)),
+             box(bpy, "s", (0, -0.5, 0), (13, 0, 3)), box(bpy, "n", (0, 6, 0), (13, 6.5, 3)),
+             box(bpy, "wall", (6, 0, 0), (7, 5, 3)), box(bpy, "lintel", (6, 5, 2.5), (7, 6, 3))]
+    marker = bpy.data.objects.new("start", None)
+    scene.collection.objects.link(marker)
+    marker.location = (1.0, 1.0, 1.0)
+    marker.brushbake.role = "INSIDE_MARKER"
+    select(bpy, walls + [marker])
+    settings.use_vis = True
+    out["bake"] = call(bpy.ops.brushbake.bake)
+    level = storage.load_level(scene)
+    out["has_portals"] = level.has_cull_portals
+    # the camera at (2, 1.5, 1.5) looking along +X: Blender cameras look down their local -Z
+    cam_obj.location = (2.0, 1.5, 1.5)
+    cam_obj.rotation_euler = (math.pi / 2, 0.0, -math.pi / 2)
+    cam_data.lens_unit = "FOV"
+    cam_data.angle = math.radians(40.0)
+    cam_data.clip_end = 100.0
+    scene.render.resolution_x, scene.render.resolution_y = 1500, 1000
+    bpy.context.view_layer.update()
+    row, why = camera_view.camera_from_object(scene, cam_obj)
+    out["camera_row"] = None if row is None else [round(float(v), 4) for v in row]
+    behind = level.leaf_bounds[:, 0, 0] >= 7 - 1e-9
+    leaves = {}
+    for mode in camera_view.MODES:
+        geom = camera_view.camera_overlay(level, row, mode)
+        drawn = set(geom.tri_leaf.tolist())
+        leaves[mode] = sorted(drawn)
+        out[f"{mode}_behind"] = bool(any(behind[list(drawn)])) if drawn else False
+        out[f"{mode}_triangles"] = geom.num_triangles
+        out[f"{mode}_lines"] = len(geom.line_positions) // 2
+    counts = camera_view.cull_counts(level, row)
+    out["counts"] = {m: list(counts[m]) for m in camera_view.MODES}
+    out["faces_total"] = counts["faces_total"]
+    # the overlay the scene asks for
+    settings.overlay = "CAMERA"
+    settings.cull_mode = "portal"
+    out["scene_overlay_triangles"] = overlays.geometry_for(scene).num_triangles
+    # turn to the door (y 5..6): more is drawn
+    cam_obj.rotation_euler = (math.pi / 2, 0.0, -math.pi / 2 + math.radians(35))
+    bpy.context.view_layer.update()
+    row2, _ = camera_view.camera_from_object(scene, cam_obj)
+    out["turned_counts"] = {m: list(v) for m, v in camera_view.cull_counts(level, row2).items() if m != "faces_total"}
+    out["turned_portal_behind"] = bool(any(behind[list(set(camera_view.camera_overlay(level, row2, "portal").tri_leaf.tolist()))]))
+    out["stats"] = call(bpy.ops.brushbake.camera_stats)
+    out["stats_text"] = settings.camera_stats
+    # a viewport view: a perspective view at the same place converts to the same camera
+    view = mathutils.Matrix.Translation((2.0, 1.5, 1.5)) @ mathutils.Euler((math.pi / 2, 0.0, -math.pi / 2)).to_matrix().to_4x4()
+    proj = mathutils.Matrix(((1 / math.tan(math.radians(20)), 0, 0, 0), (0, 1.5 / math.tan(math.radians(20)), 0, 0),
+                             (0, 0, -1.0, -0.2), (0, 0, -1, 0)))
+    fake_rv3d = type("R", (), {"view_matrix": view.inverted(), "window_matrix": proj, "is_perspective": True,
+                               "view_perspective": "PERSP"})()
+    fake_space = type("S", (), {"clip_end": 1000.0})()
+    vrow, _ = camera_view.camera_from_view(fake_space, fake_rv3d)
+    out["view_row"] = [round(float(v), 4) for v in vrow]
+    fake_rv3d.is_perspective = False
+    out["ortho"] = camera_view.camera_from_view(fake_space, fake_rv3d)[1]
+    # every panel draws
+    problems: list = []
+    drawn = {}
+    for cls in panels.classes:
+        if not hasattr(cls, "draw") or cls is panels.BRUSHBAKE_UL_hulls:
+            continue
+        calls: list = []
+        fake = type("FakePanel", (), {"layout": LayoutRecorder(problems, calls)})()
+        cls.draw(fake, bpy.context)
+        drawn[cls.__name__] = len(calls)
+    out["panel_problems"] = problems
+    out["camera_panel_calls"] = drawn.get("BRUSHBAKE_PT_camera", 0)
+    return out
+
+
 def main(argv) -> int:
     name, args = argv[1], argv[2:]
     try:

@@ -275,7 +275,7 @@ def test_demo_blend_and_every_panel_draws(tmp_path):
     assert r["save"] == ["FINISHED"] and (tmp_path / "cornell_box.blend").is_file()
     assert r["panel_problems"] == []
     assert set(r["panels_drawn"]) == {"BRUSHBAKE_PT_main", "BRUSHBAKE_PT_hulls", "BRUSHBAKE_PT_roles",
-                                      "BRUSHBAKE_PT_bake", "BRUSHBAKE_PT_previews", "BRUSHBAKE_PT_export",
+                                      "BRUSHBAKE_PT_bake", "BRUSHBAKE_PT_previews", "BRUSHBAKE_PT_camera", "BRUSHBAKE_PT_export",
                                       "BRUSHBAKE_PT_light",
                                       "BRUSHBAKE_UL_hulls"}
     assert all(n > 0 for n in r["panels_drawn"].values()), r["panels_drawn"]
@@ -339,3 +339,30 @@ def test_crowd_in_blender(tmp_path):
     assert r["moved"] > 1.0
     assert 0.0 in r["levels_used"] and 3.2 in r["levels_used"]
     assert r["undo_spawn"]
+
+
+def test_camera_culling_in_blender(tmp_path):
+    """Issue 19 point 3: the active camera becomes brushbake's camera (yaw 0, pitch 0, hfov 40,
+    aspect 1.5, far its clip end); the 'Camera view' overlay draws nothing of the room behind the
+    wall in portal mode while the PVS does; the sidebar's counts nest (portal <= frustum <= pvs) and
+    change when the camera turns to the door; the stats operator is refused without a bake and then
+    reports and keeps the counts; a perspective viewport converts alike, an orthographic one is
+    refused; the Camera Culling panel draws."""
+    r = run_scenario(tmp_path, "camera")
+    assert r["defaults"] == ["portal", False]
+    assert r["stats_without_bake"][0] == "ERROR" and "poll" in r["stats_without_bake"][1]
+    assert r["bake"] == ["FINISHED"] and r["has_portals"]
+    row = r["camera_row"]
+    assert np.allclose(row[:3], [2.0, 1.5, 1.5], atol=1e-4) and abs(row[3]) < 1e-3 and abs(row[4]) < 1e-3
+    assert abs(row[5] - 40.0) < 1e-2 and abs(row[6] - 1.5) < 1e-3 and row[7] == pytest.approx(100.0)
+    assert not r["portal_behind"] and r["pvs_behind"]
+    assert r["portal_triangles"] > 0 and r["portal_lines"] == 8
+    assert r["portal_triangles"] <= r["frustum_triangles"] <= r["pvs_triangles"]
+    c = r["counts"]
+    assert c["portal"][0] <= c["frustum"][0] <= c["pvs"][0] <= r["faces_total"]
+    assert r["scene_overlay_triangles"] == r["portal_triangles"]
+    assert r["turned_portal_behind"] and r["turned_counts"]["portal"][0] > c["portal"][0]
+    assert r["stats"] == ["FINISHED"] and "portal:" in r["stats_text"] and "pvs:" in r["stats_text"]
+    assert np.allclose(r["view_row"][:7], row[:7], atol=1e-3) and r["view_row"][7] == 1000.0
+    assert r["ortho"] == "the view is orthographic"
+    assert r["panel_problems"] == [] and r["camera_panel_calls"] > 3
