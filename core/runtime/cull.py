@@ -73,6 +73,8 @@ class CullData:
         idx = first[:, None] + np.minimum(slot[None, :], np.maximum(counts[:, None] - 1, 0))
         self.windings = np.asarray(level.cull_portal_vertices, dtype=np.float64)[idx] if q else np.zeros((0, w, 3))
         self.winding_counts = counts
+        self.portal_first = first
+        self.portal_vertices = np.asarray(level.cull_portal_vertices, dtype=np.float64).reshape(-1, 3)
         # directed portals 2q (clusters[q, 0] -> [q, 1]) and 2q + 1 (back), listed by source cluster
         src = np.stack([cl[:, 0], cl[:, 1]], axis=1).ravel()
         order = np.argsort(src, kind="stable")
@@ -221,11 +223,14 @@ def cull(level, cameras, mode: str = "portal") -> CullResult:
     cluster = data.leaf_cluster[leaf]
     drawn = pvs_leaves(level, data, cluster)
     overflow = np.zeros(len(cams), dtype=bool)
-    if mode != "pvs":
-        drawn &= frustum_leaves(data, cams, drawn)
-    if mode == "portal":
-        walk, overflow = portal_walk(data, cams, cluster, drawn)
-        drawn &= walk
+    if mode == "frustum":
+        drawn = frustum_leaves(data, cams, drawn)
+    elif mode == "portal":
+        # the walk enters clusters the frustum's planes keep a leaf of (a superset of 'frustum');
+        # then the exact box test runs on what it drew, so 'portal' lies within 'frustum'
+        coarse = frustum_leaves(data, cams, drawn, exact=False)
+        walk, overflow = portal_walk(data, cams, cluster, coarse)
+        drawn = frustum_leaves(data, cams, drawn & walk)
     return CullResult(mode, cams, drawn, leaf, cluster, overflow, time.perf_counter() - t0, data)
 
 
@@ -240,8 +245,10 @@ def pvs_leaves(level, data: CullData, cluster: np.ndarray) -> np.ndarray:
     return out & empty[None, :]
 
 
-def frustum_leaves(data: CullData, cams: np.ndarray, candidates: np.ndarray, chunk: int = 1 << 18) -> np.ndarray:
-    """(N, L) bool: candidate leaves whose bounds meet each camera's frustum (others False)."""
+def frustum_leaves(data: CullData, cams: np.ndarray, candidates: np.ndarray, exact: bool = True,
+                   chunk: int = 1 << 18) -> np.ndarray:
+    """(N, L) bool: candidate leaves whose bounds meet each camera's frustum (others False); with
+    exact False, those not wholly outside one of its 5 planes (a superset)."""
     out = np.zeros_like(candidates)
     cam, leaf = np.nonzero(candidates)
     planes = frustum_planes(cams)
@@ -249,8 +256,10 @@ def frustum_leaves(data: CullData, cams: np.ndarray, candidates: np.ndarray, chu
         c, lf = cam[a : a + chunk], leaf[a : a + chunk]
         near = boxes_inside_planes(planes[c], data.leaf_bounds[lf])  # the cheap half: the frustum's planes
         c, lf = c[near], lf[near]
-        ok = boxes_meet_frustums(cams, data.leaf_bounds, c, lf)  # then every separating axis
-        out[c[ok], lf[ok]] = True
+        if exact:
+            ok = boxes_meet_frustums(cams, data.leaf_bounds, c, lf)  # then every separating axis
+            c, lf = c[ok], lf[ok]
+        out[c, lf] = True
     return out
 
 

@@ -149,9 +149,9 @@ def _grow(explored: Explored, cam, cluster, support, num_clusters):
     if not len(cam):
         return cam, cluster, support
     key = cam * (num_clusters + 1) + cluster
-    uniq, inv = np.unique(key, return_inverse=True)
-    merged = np.full((len(uniq), DIRECTIONS), -np.inf)
-    np.maximum.at(merged, inv.ravel(), support)
+    order = np.argsort(key, kind="stable")
+    uniq, start = np.unique(key[order], return_index=True)
+    merged = np.maximum.reduceat(np.ascontiguousarray(support[order].T), start, axis=1).T.copy()
     keep = explored.grow(uniq, merged)
     uniq, merged = uniq[keep], merged[keep]
     return uniq // (num_clusters + 1), uniq % (num_clusters + 1), merged
@@ -201,44 +201,56 @@ def _step(data, frames: Frames, cam, cluster, support):
     narrow = np.flatnonzero(side <= -CULL_EYE_EPSILON)
     if len(narrow):
         zmin = -side[narrow] / frames.depth_factor[c[narrow]] * (1 - 1e-9) - CULL_MARGIN
-        proj = project_supports(frames, c[narrow], data.windings[q[narrow]], data.winding_counts[q[narrow]], zmin)
+        proj = project_supports(frames, data, c[narrow], q[narrow], zmin)
         new[narrow] = np.minimum(new[narrow], proj)
     alive = np.all(new + new[:, OPPOSITE] >= 0, axis=1)
     return c[alive], dest[alive].astype(np.int64), new[alive]
 
 
-def project_supports(frames: Frames, cam, verts, counts, zmin) -> np.ndarray:
-    """(M, DIRECTIONS) widened supports of the portals' central projections onto the view plane,
-    after clipping each by the near plane depth >= zmin (its vertices there kept within
-    CULL_MARGIN).  A portal with nothing left gets -inf everywhere (the frustum dies)."""
-    m, w = verts.shape[:2]
+def project_supports(frames: Frames, data, cam, q, zmin) -> np.ndarray:
+    """(M, DIRECTIONS) widened supports of portals q's central projections onto camera cam's view
+    plane, after clipping each by the near plane depth >= zmin (its vertices there kept within
+    CULL_MARGIN).  A portal with nothing left gets -inf everywhere (the frustum dies).
+
+    Portals wholly beyond their near plane (most) are projected vertex by vertex from the flat
+    vertex list (no padding) and reduced per portal; the others are clipped as padded polygons."""
+    m = len(cam)
+    counts = data.winding_counts[q]
+    owner = np.repeat(np.arange(m), counts)
+    pos = np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)
+    c = cam[owner]
+    rel = data.portal_vertices[data.portal_first[q][owner] + pos] - frames.eye[c]
+    depth = dot(rel, frames.forward[c])
+    low = np.zeros(m, dtype=bool)
+    low[owner[depth < zmin[owner]]] = True
+    out = np.full((m, DIRECTIONS), -np.inf)
+    flat = ~low[owner]
+    o, rel, depth, c = owner[flat], rel[flat], depth[flat], c[flat]
+    if len(o):
+        x = dot(rel, frames.right[c]) / depth
+        y = dot(rel, frames.up[c]) / depth
+        proj = DIR_A[:, None] * x[None, :] + DIR_B[:, None] * y[None, :]  # (D, V): reduced along rows
+        rows, start = np.unique(o, return_index=True)
+        out[rows] = np.maximum.reduceat(proj, start, axis=1).T
+    low = np.flatnonzero(low)
+    if len(low):
+        out[low] = _project_clipped(frames, cam[low], data.windings[q[low]], counts[low], zmin[low])
+    return widen(out)
+
+
+def _project_clipped(frames: Frames, cam, verts, counts, zmin) -> np.ndarray:
+    """project_supports for padded polygons (M, W, 3) that reach in front of their near plane."""
     e, f = frames.eye[cam], frames.forward[cam]
+    near = np.concatenate([f, (dot(f, e) + zmin)[:, None]], axis=1)
+    verts, counts = clip_polygons(verts, counts, near, np.ones(len(cam), dtype=bool))
+    w = verts.shape[1]
     valid = np.arange(w)[None, :] < counts[:, None]
     rel = verts - e[:, None, :]
-    depth = dot(rel, f[:, None, :])
-    low = np.flatnonzero(np.any(valid & (depth < zmin[:, None]), axis=1))
-    if len(low):
-        near = np.concatenate([f[low], (dot(f[low], e[low]) + zmin[low])[:, None]], axis=1)
-        v, cnt = clip_polygons(verts[low], counts[low], near, np.ones(len(low), dtype=bool))
-        width = max(w, v.shape[1])
-        if width > w:
-            verts = np.concatenate([verts, np.repeat(verts[:, :1], width - w, axis=1)], axis=1)
-            w = width
-        verts = verts.copy()
-        counts = counts.copy()
-        verts[low, : v.shape[1]] = v
-        counts[low] = cnt
-        valid = np.arange(w)[None, :] < counts[:, None]
-        rel = verts - e[:, None, :]
-        depth = dot(rel, f[:, None, :])
-    depth = np.where(valid, np.maximum(depth, 1e-300), 1.0)
+    depth = np.where(valid, np.maximum(dot(rel, f[:, None, :]), 1e-300), 1.0)
     x = dot(rel, frames.right[cam][:, None, :]) / depth
     y = dot(rel, frames.up[cam][:, None, :]) / depth
     proj = x[:, :, None] * DIR_A + y[:, :, None] * DIR_B  # (M, W, D)
-    proj = np.where(valid[:, :, None], proj, -np.inf).max(axis=1)
-    out = widen(proj)
-    out[counts == 0] = -np.inf
-    return out
+    return np.where(valid[:, :, None], proj, -np.inf).max(axis=1)
 
 
 def clip_polygons(verts: np.ndarray, counts: np.ndarray, plane: np.ndarray, live: np.ndarray,
