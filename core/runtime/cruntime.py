@@ -156,6 +156,7 @@ def _declare(lib) -> None:
     lib.bbk_trace_many.argtypes = [p, u32, size, p, i32, p]
     lib.bbk_shift_trace_many.argtypes = [p, ctypes.POINTER(_Shape), size, p, p]
     lib.bbk_can_see_points_many.argtypes = [p, size, p, p]
+    lib.bbk_visible_leaves.argtypes = [p, p, p, u32, p]
     lib.bbk_move_many.argtypes = [p, u32, size, p, p, p, ctypes.POINTER(_MoveSettings), p, i32, p]
 
 
@@ -257,6 +258,16 @@ class CLevel:
         return MoveBatch(raw["position"].copy(), raw["velocity"].copy(), raw["on_ground"] != 0,
                          raw["ground_normal"].copy(), raw["clip_planes"].astype(np.int64), raw["stepped"] != 0,
                          raw["blocked"] != 0, raw["start_solid"] != 0, raw["reverted"] != 0)
+
+    def visible_leaves(self, point) -> np.ndarray:
+        """The leaves one point's PVS holds (pvs.Visibility.visible_leaves), in increasing order."""
+        p = self._rows(point, (3,))[0].copy()
+        count = ctypes.c_uint32()
+        self._check(self._lib.bbk_visible_leaves(self._handle, p.ctypes.data, None, 0, ctypes.byref(count)))
+        out = np.zeros(max(count.value, 1), dtype=np.uint32)
+        self._check(self._lib.bbk_visible_leaves(self._handle, p.ctypes.data, out.ctypes.data, len(out),
+                                                 ctypes.byref(count)))
+        return out[: count.value].astype(np.int64)
 
     def _segments(self, starts, ends) -> np.ndarray:
         s, e = self._rows(starts, (3,)), self._rows(ends, (3,))

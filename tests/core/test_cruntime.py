@@ -179,6 +179,8 @@ def check_same_answers(level, n: int, seed: int) -> None:
     if level.has_vis:
         pairs = np.stack([s, e], axis=1)
         assert np.array_equal(c.can_see_points(pairs), visibility(level).can_see_points(pairs))
+        for p in s[:: max(1, len(s) // 40)]:  # points in solid (no cluster: every leaf) and in rooms
+            assert np.array_equal(c.visible_leaves(p), visibility(level).visible_leaves(p))
 
 
 def test_same_answers_on_sample_scenes(lib, sample_path):
