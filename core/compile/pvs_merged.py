@@ -110,18 +110,20 @@ def pass_polygons(dp: DirectedPortals, r: np.ndarray, h: np.ndarray, dirs: np.nd
 
 
 def _clip_rows(w, n, rows, normal, dist):
+    """Rows `rows` of the batch (w, n) clipped to the front of their planes; a new batch."""
     cw, cn = clip_front(w[rows], n[rows], normal, dist)
-    if cw.shape[1] > w.shape[1]:
-        grown = np.zeros((len(n), cw.shape[1], 3))
-        grown[:, : w.shape[1]] = w
-        w = grown
-    else:
-        w = w.copy()
+    return _put_rows(w, n, rows, cw, cn)
+
+
+def _put_rows(w, n, rows, rw, rn):
+    """A copy of the batch (w, n), widened if need be, with rows `rows` replaced by (rw, rn)."""
+    out = np.zeros((len(n), max(w.shape[1], rw.shape[1]), 3))
+    out[:, : w.shape[1]] = w
+    out[rows] = 0.0
+    out[rows, : rw.shape[1]] = rw
     n = n.copy()
-    w[rows] = 0.0
-    w[rows, : cw.shape[1]] = cw
-    n[rows] = cn
-    return w, n
+    n[rows] = rn
+    return out, n
 
 
 def clip_by_cutting(target, nt, normal, dist, counts):
@@ -154,25 +156,8 @@ def clip_by_cutting(target, nt, normal, dist, counts):
         if not len(sel):
             break
         k = plane_order[sel, j]
-        cw, cn = clip_front(w[sel], n[sel], pn[sel, k], pd[sel, k])
-        if cw.shape[1] > w.shape[1]:
-            grown = np.zeros((len(n), cw.shape[1], 3))
-            grown[:, : w.shape[1]] = w
-            w = grown
-        w[sel] = 0.0
-        w[sel, : cw.shape[1]] = cw
-        n[sel] = cn
-    if w.shape[1] > target.shape[1]:
-        grown = np.zeros((len(nt), w.shape[1], 3))
-        grown[:, : target.shape[1]] = target
-        target = grown
-    else:
-        target = target.copy()
-    target[rows] = 0.0
-    target[rows, : w.shape[1]] = w
-    nt = nt.copy()
-    nt[rows] = n
-    return target, nt
+        w, n = _clip_rows(w, n, sel, pn[sel, k], pd[sel, k])
+    return _put_rows(target, nt, rows, w, n)
 
 
 def separators_by_size(sw, sn, pw, pn, rows_per_bucket: int = 512):
