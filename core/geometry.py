@@ -11,7 +11,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from .detmath import matmul, norm
+from .detmath import arctan2, matmul, norm
 from .tolerances import (
     AXIAL_SNAP_EPSILON,
     DIST_EPSILON,
@@ -381,7 +381,7 @@ def order_polygon_vertices(points: np.ndarray, n: np.ndarray) -> np.ndarray:
     u /= math.sqrt(float(matmul(u, u)))
     v = cross3(n, u)
     rel = points - centre
-    angle = np.arctan2(matmul(rel, v), matmul(rel, u))
+    angle = arctan2(matmul(rel, v), matmul(rel, u))
     return points[np.argsort(angle, kind="stable")]
 
 

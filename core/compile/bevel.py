@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..detmath import matmul
+from ..detmath import arctan2, matmul
 from ..errors import CancelledError
 from ..runtime.level import POINT_HULL_BIT
 from ..runtime.tree import Tree
@@ -155,7 +155,7 @@ def _all_edge_bevels(cells: list[_CellPlanes], buffers: dict, settings: BevelSet
         pn = buffers["pn"][cfirst[ec[pe]] + (np.arange(int(pfirst[-1])) - pfirst[np.repeat(np.arange(len(ec)), n0)])[through]]
         a = pn[:, 0] * ew[pe, 0] + pn[:, 1] * ew[pe, 1] + pn[:, 2] * ew[pe, 2]
         b = pn[:, 0] * eu[pe, 0] + pn[:, 1] * eu[pe, 1] + pn[:, 2] * eu[pe, 2]
-        ang = np.clip(np.arctan2(a, b), 0.0, es[pe])
+        ang = np.clip(arctan2(a, b), 0.0, es[pe])
         ang = np.concatenate([ang, np.zeros(len(ec)), es])
         owner = np.concatenate([pe, np.arange(len(ec)), np.arange(len(ec))])
         order = np.lexsort((ang, owner))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..detmath import matmul, norm
+from ..detmath import arctan2, matmul, norm
 from ..geometry import snap_normals
 from ..tolerances import (AXIAL_SNAP_EPSILON, BEVEL_COSINE_SLACK, BEVEL_MIN_DIRECTION, BEVEL_ON_EPSILON,
                           CORNER_DETERMINANT, CORNER_FEASIBLE_SLACK, FLAT_TOP_LEVEL_Z, MIN_EDGE_LENGTH,
@@ -174,7 +174,7 @@ def _edge_angles(cell: _CellPlanes, mask, u, w, span) -> list[float]:
     """The sorted distinct angles (from u towards w, clipped to [0, span]) of the planes through
     the edge's vertices (faces, touching ancestors, bevels so far), with 0 and span."""
     at = cell.pn[: cell.count][cell.through(mask)]
-    angles = np.clip(np.arctan2(matmul(at, np.array(w)), matmul(at, np.array(u))), 0.0, span)
+    angles = np.clip(arctan2(matmul(at, np.array(w)), matmul(at, np.array(u))), 0.0, span)
     return np.unique(np.concatenate([[0.0, span], angles])).tolist()
 
 

@@ -694,7 +694,10 @@ def _plane_axes(normals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _ceil_log2(x: np.ndarray) -> np.ndarray:
-    return np.ceil(np.log2(np.maximum(x, 1))).astype(np.int64)
+    """ceil(log2(x)) for x >= 1 (x < 1 as 1), from the binary exponent (np.frexp is exact; NumPy's
+    log2 is not the same function in every NumPy version)."""
+    m, e = np.frexp(np.maximum(np.asarray(x, dtype=np.float64), 1.0))
+    return np.where(m == 0.5, e - 1, e).astype(np.int64)
 
 
 class _Level:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detmath import dot
+from ..detmath import arctan2, dot
 from ..geometry import cross3, split_polygons
 from ..tolerances import MIN_EDGE_LENGTH, ON_EPSILON
 
@@ -118,8 +118,8 @@ def _caps(pts: np.ndarray, owner: np.ndarray, n_regions: int, frames: np.ndarray
     f = frames[owner]
     y = rel[:, 0] * f[:, 0, 0] + rel[:, 1] * f[:, 1, 0] + rel[:, 2] * f[:, 2, 0]
     x = rel[:, 0] * f[:, 0, 1] + rel[:, 1] * f[:, 1, 1] + rel[:, 2] * f[:, 2, 1]
-    up = np.lexsort((np.arctan2(y, x), owner))
-    down = np.lexsort((np.arctan2(y, -x), owner))
+    up = np.lexsort((arctan2(y, x), owner))
+    down = np.lexsort((arctan2(y, -x), owner))
     return pts, owner, counts, first, up, down
 
 

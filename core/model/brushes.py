@@ -13,7 +13,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from ..detmath import matmul, norm
+from ..detmath import arctan2, matmul, norm
 from ..errors import (
     DegenerateBrushError,
     DuplicatePlaneError,
@@ -457,7 +457,7 @@ def _face_rings(verts: np.ndarray, v_idx: np.ndarray, face: np.ndarray, centre: 
     u /= norm(u, axis=1)[:, None]
     v = cross3(n, u)
     rel = verts[v_idx] - centre[face]
-    angle = np.arctan2(np.einsum("ij,ij->i", rel, v[face]), np.einsum("ij,ij->i", rel, u[face]))
+    angle = arctan2(np.einsum("ij,ij->i", rel, v[face]), np.einsum("ij,ij->i", rel, u[face]))
     order = np.lexsort((angle, face))
     face, pts = face[order], verts[v_idx[order]]
     starts = np.flatnonzero(np.r_[True, face[1:] != face[:-1]])

@@ -1,0 +1,44 @@
+"""detmath's functions that give the same bits with every NumPy version."""
+
+from __future__ import annotations
+
+import numpy as np
+
+def test_arctan2_is_the_c_librarys_element_by_element():
+    """NumPy 2's SIMD arctan2 differs from 1.26's in the last bit; detmath.arctan2 is libm's."""
+    import math
+
+    from brushbake.core.detmath import arctan2
+
+    rng = np.random.default_rng(7)
+    y, x = rng.normal(size=(2, 5000))
+    y[:10], x[:10] = 0.0, np.array([1, -1, 0, 0, -0.0, 1e-300, -1e-300, np.inf, -np.inf, 2.0])
+    got = arctan2(y, x)
+    assert got.dtype == np.float64 and got.shape == y.shape
+    assert [float(v) for v in got] == [math.atan2(a, b) for a, b in zip(y.tolist(), x.tolist())]
+    assert arctan2(np.zeros((2, 3)), np.ones((2, 3))).shape == (2, 3)
+
+
+def test_core_uses_no_numpy_transcendentals_that_differ_between_numpy_versions():
+    """np.arctan2, arccos, arcsin, exp and log differ between NumPy 1.26 and 2.x in the last bit;
+    core/ computes what it stores without them (detmath.arctan2 instead).  vis_truth draws random
+    segment lengths for tests and benchmarks only, so it may use them."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "core"
+    bad = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "vis_truth.py":
+            continue
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"np\.(arctan2|arccos|arcsin|arctan|exp|log|log2|log10|expm1|log1p)\(", line):
+                bad.append(f"{path.relative_to(root)}:{i}: {line.strip()}")
+    assert not bad, "\n".join(bad)
+
+
+def test_ceil_log2_from_the_exponent():
+    from brushbake.core.compile.bsp import _ceil_log2
+
+    x = np.array([0, 1, 2, 3, 4, 5, 7, 8, 9, 1023, 1024, 1025, 2**40, 2**40 + 1])
+    assert _ceil_log2(x).tolist() == [0 if v <= 1 else (int(v) - 1).bit_length() for v in x.tolist()]
