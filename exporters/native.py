@@ -434,12 +434,7 @@ def check_level_fields(f: dict, subject: str | None, hint: str) -> None:
     _check_tree(f, "", planes, nodes, leaves, fail)
     onion_nodes, onion_leaves = counts["onion nodes"][1], counts["onion leaves"][1]
     _check_tree(f, "onion_", planes, onion_nodes, onion_leaves, fail)
-    bevel = [s.field for s in OPTIONAL_SECTIONS if s.field in f]
-    if bevel and len(bevel) < len(OPTIONAL_SECTIONS):
-        missing = [s.field for s in OPTIONAL_SECTIONS if s.field not in f]
-        raise fail(f"has {', '.join(bevel)} but no {', '.join(missing)}: the beveled tree needs all of "
-                   f"{', '.join(s.field for s in OPTIONAL_SECTIONS)}.")
-    if bevel:
+    if _all_or_none(f, [s.field for s in OPTIONAL_SECTIONS], "the beveled tree needs", fail):
         bevel_nodes, bevel_leaves = len(f["bevel_node_plane"]), len(f["bevel_leaf_solid"])
         if len(f["bevel_node_children"]) != bevel_nodes:
             raise fail(f"bevel_node_children has {len(f['bevel_node_children'])} entries but bevel_node_plane "
@@ -471,16 +466,22 @@ def check_level_fields(f: dict, subject: str | None, hint: str) -> None:
             raise fail(f"{field} has a box whose mins exceed its maxs.")
 
 
+def _all_or_none(f: dict, names: list[str], what_needs: str, fail) -> bool:
+    """A group of sections that only mean something together: True when all are present, False
+    when none is; one present without the others is an error naming both ('{what_needs} all of')."""
+    present = [n for n in names if n in f]
+    if present and len(present) < len(names):
+        missing = [n for n in names if n not in f]
+        raise fail(f"has {', '.join(present)} but no {', '.join(missing)}: {what_needs} all of "
+                   f"{', '.join(names)}.")
+    return bool(present)
+
+
 def _check_vis(f: dict, leaves: int, fail) -> None:
     """The PVS sections: all three or none; a cluster (or -1) per leaf; every row decodes to exactly
     ceil(C / 8) bytes with no bit beyond the last cluster."""
-    present = [s.field for s in VIS_SECTIONS if s.field in f]
-    if not present:
+    if not _all_or_none(f, [s.field for s in VIS_SECTIONS], "the visibility needs", fail):
         return
-    if len(present) < len(VIS_SECTIONS):
-        missing = [s.field for s in VIS_SECTIONS if s.field not in f]
-        raise fail(f"has {', '.join(present)} but no {', '.join(missing)}: the visibility needs all of "
-                   f"{', '.join(s.field for s in VIS_SECTIONS)}.")
     clusters = len(f["vis_row_offset"])
     if clusters < 1 or clusters > leaves:
         raise fail(f"has {clusters} visibility clusters for {leaves} leaves; each cluster is at least one leaf.")
@@ -498,14 +499,8 @@ def _check_crowd(f: dict, fail) -> None:
     coordinate limit, the avatar values in their settings' ranges, a power-of-two unit; 1 to
     MAX_SLICE_CELLS cells; 1 <= kept <= taken; slice heights strictly increasing from 1; no depth
     below unit 0.  Linear in the sections' size."""
-    names = [s.field for s in CROWD_SECTIONS] + ["crowd_depth"]
-    present = [n for n in names if n in f]
-    if not present:
+    if not _all_or_none(f, [s.field for s in CROWD_SECTIONS] + ["crowd_depth"], "the crowd slices need", fail):
         return
-    if len(present) < len(names):
-        missing = [n for n in names if n not in f]
-        raise fail(f"has {', '.join(present)} but no {', '.join(missing)}: the crowd slices need all of "
-                   f"{', '.join(names)}.")
     grid, size = f["crowd_grid"], f["crowd_size"].astype(np.int64)
     heights, depth = f["crowd_slice_height"].astype(np.int64), f["crowd_depth"]
     if not np.all(np.isfinite(grid)):
@@ -544,13 +539,8 @@ def _check_light(f: dict, faces: int, verts: int, fail) -> None:
     MAX_LIGHT_PAGE) whose pages hold exactly the texels stored; texels finite and >= 0; a page
     (or -1: no chart) per face, each chart's rectangle inside its page (all zero without a page);
     a finite UV per vertex."""
-    present = [s.field for s in LIGHT_SECTIONS if s.field in f]
-    if not present:
+    if not _all_or_none(f, [s.field for s in LIGHT_SECTIONS], "the lightmap needs", fail):
         return
-    if len(present) < len(LIGHT_SECTIONS):
-        missing = [s.field for s in LIGHT_SECTIONS if s.field not in f]
-        raise fail(f"has {', '.join(present)} but no {', '.join(missing)}: the lightmap needs all of "
-                   f"{', '.join(s.field for s in LIGHT_SECTIONS)}.")
     for name in ("lm_luxel", "lm_page_shape"):
         if len(f[name]) != 1:
             raise fail(f"{name} has {len(f[name])} records, expected 1.")
@@ -589,13 +579,8 @@ def _check_cull(f: dict, planes: int, fail) -> None:
     equal to the number of visibility clusters; each portal joins two different clusters, lies on a
     plane of the table, and has 3 to MAX_CULL_PORTAL_VERTICES finite vertices inside CQPV, each
     within CULL_PORTAL_ON_PLANE of its plane."""
-    present = [s.field for s in CULL_SECTIONS if s.field in f]
-    if not present:
+    if not _all_or_none(f, [s.field for s in CULL_SECTIONS], "the culling portals need", fail):
         return
-    if len(present) < len(CULL_SECTIONS):
-        missing = [s.field for s in CULL_SECTIONS if s.field not in f]
-        raise fail(f"has {', '.join(present)} but no {', '.join(missing)}: the culling portals need all of "
-                   f"{', '.join(s.field for s in CULL_SECTIONS)}.")
     if "vis_row_offset" not in f:
         raise fail("has culling portals but no visibility sections; they number the PVS's clusters.")
     clusters = len(f["vis_row_offset"])
