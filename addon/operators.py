@@ -37,6 +37,14 @@ def _fail(op, scene, err: Exception) -> set[str]:
 # hulls and roles
 
 
+class _NeedsBake:
+    """poll for the operators that work on the scene's bake: there must be one."""
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and storage.has_bake(context.scene)
+
+
 class BRUSHBAKE_OT_hull_add(Operator):
     """Add a box hull from a preset to the scene's hull list"""
 
@@ -183,16 +191,12 @@ Progress shows in the status bar; Esc cancels and keeps the previous bake"""
         context.workspace.status_text_set(None)
 
 
-class BRUSHBAKE_OT_camera_stats(Operator):
+class BRUSHBAKE_OT_camera_stats(_NeedsBake, Operator):
     """Count the faces and clusters the active camera (or the viewport's view) draws in each culling mode, and keep the counts"""
 
     bl_idname = "brushbake.camera_stats"
     bl_label = "Count Camera's Faces"
     bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context):
-        return context.scene is not None and storage.has_bake(context.scene)
 
     def execute(self, context):
         from . import camera_view
@@ -411,7 +415,7 @@ def place_marker(scene, location, normal):
     return obj
 
 
-class BRUSHBAKE_OT_trace(Operator):
+class BRUSHBAKE_OT_trace(_NeedsBake, Operator):
     """Trace from the 3D cursor along the view (or the given direction) for the chosen hull or shape,
 and put a marker at the hit"""
 
@@ -420,10 +424,6 @@ and put a marker at the hit"""
     bl_options = {"REGISTER", "UNDO"}
 
     direction: FloatVectorProperty(name="Direction", size=3, subtype="DIRECTION", default=(0.0, 0.0, -1.0))  # type: ignore[valid-type]
-
-    @classmethod
-    def poll(cls, context):
-        return context.scene is not None and storage.has_bake(context.scene)
 
     def invoke(self, context, event):
         # the view's region: context.region_data in the viewport, the space's region_3d from the sidebar
@@ -464,16 +464,12 @@ and put a marker at the hit"""
         return {"FINISHED"}
 
 
-class BRUSHBAKE_OT_make_preview(Operator):
+class BRUSHBAKE_OT_make_preview(_NeedsBake, Operator):
     """Turn the current overlay into a mesh in the 'brushbake preview' collection, for renders and inspection"""
 
     bl_idname = "brushbake.make_preview"
     bl_label = "Make Preview Object"
     bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context):
-        return context.scene is not None and storage.has_bake(context.scene)
 
     def execute(self, context):
         scene = context.scene
@@ -520,17 +516,13 @@ class BRUSHBAKE_OT_spawn_crowd(Operator):
         return {"FINISHED"}
 
 
-class BRUSHBAKE_OT_show_lightmap(Operator):
+class BRUSHBAKE_OT_show_lightmap(_NeedsBake, Operator):
     """Show the baked lightmap (or Cycles' bake of the same pages, or their difference) on a mesh of the
 level's faces in the 'brushbake lightmap' collection, through its lightmap UVs"""
 
     bl_idname = "brushbake.show_lightmap"
     bl_label = "Show Lightmap"
     bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context):
-        return context.scene is not None and storage.has_bake(context.scene)
 
     def execute(self, context):
         from . import lightmap
