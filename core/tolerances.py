@@ -396,6 +396,12 @@ LUXEL_INSET = 1e-3
 #: TOUCH_EPSILON (1e-7 m) so a ray never starts on its own face, far below a luxel (0.5 m).
 LUXEL_LIFT = 1e-3
 
+#: m. A shadow ray toward a point of an area light stops this short of the light's surface, and
+#: the light's PVS cluster is the one this far in front of its centre: a light laid flush on a
+#: ceiling (as lamps are) is not found inside the ceiling's solid nor shadowed by its face.
+#: Equal to LUXEL_LIFT, far above TOUCH_EPSILON.
+AREA_LIGHT_GAP = 1e-3
+
 #: lightmap units (1 = the texture as painted). A light whose unshadowed contribution to a luxel
 #: is below this (a tenth of one 8-bit step in linear light) casts no ray there; a patch shooting
 #: less than this to a receiver casts none either.  Inverse-square light never reaches zero, so

@@ -196,7 +196,7 @@ def bake_light(level, scene, progress=None, cancel=None) -> dict:
                  charts_seconds=clock() - t0)
     check_cancel(cancel)
     vis = visibility(level) if has_vis(level) else None
-    lights = source_lights(scene, s.map_scale)
+    lights = source_lights(scene, s.map_scale, s.light_samples)
     if vis is not None and lights:
         light_clusters = clusters_of(level, np.array([li.position for li in lights]))
         for li, c in zip(lights, light_clusters.tolist()):

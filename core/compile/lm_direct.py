@@ -1,4 +1,4 @@
-"""Direct light at sample points: point, spot and sun lights, shadow rays in batches.
+"""Direct light at sample points: point, spot, sun and area lights, shadow rays in batches.
 
 For each light, the sample points (luxels and patch centres, lifted off their faces) it may
 light are those of the clusters its own cluster can see (the PVS: a light hidden from a cluster
@@ -7,7 +7,8 @@ LIGHT_CUTOFF unshadowed.  Their shadow rays (point to light; sun: point toward t
 the world or into a sky brush) go through the point tree in batches of RAY_BATCH segments
 (core/runtime/trace.py find_first_transitions: the lock-step walk).  Lights with a radius (or a
 sun with an angle) cast `samples` rays per point to a fixed spiral of points on the light's disk
-seen from the point: soft shadow edges.  Values are in lightmap units (core/model/light_units.py).
+seen from the point: soft shadow edges.  Area lights are sampled over their surface by
+core/compile/lm_area.py through the same batches.  Values are in lightmap units (core/model/light_units.py).
 
 Sums are np.add.at in the order the rays were made: the same scene gives the same bits.
 """
@@ -25,6 +26,7 @@ from ..geometry import cross3
 from ..model.light_units import POINT_VALUE_PER_WATT, light_power
 from ..runtime.trace import RAY_E, RAY_E2S, find_first_transitions
 from ..tolerances import LIGHT_CUTOFF
+from .lm_area import area_direct, area_source
 
 #: segments per call of the batch walk (its rate rises up to ~40,000 a batch)
 RAY_BATCH = 1 << 16
@@ -47,11 +49,15 @@ class SourceLight:
     cluster: int = -1  # PVS cluster of its position (-1: sees everything)
 
 
-def source_lights(scene, map_scale: float) -> list[SourceLight]:
-    """The scene's point, spot and sun lights in lightmap units (surface lights are patches)."""
+def source_lights(scene, map_scale: float, samples: int = 8) -> list:
+    """The scene's point, spot and sun lights in lightmap units, and its area lights
+    (lm_area.AreaSource, `samples` cells each); surface lights are patches."""
     out = []
     for light in scene.lights:
         if light.kind == "surface":
+            continue
+        if light.kind == "area":
+            out.append(area_source(light, map_scale, samples))
             continue
         power = light_power(light, map_scale)
         color = np.asarray(light.color, dtype=np.float64)
@@ -165,6 +171,8 @@ def direct_light(level, lights: list[SourceLight], points: np.ndarray, normals: 
             candidates = candidates[see(light.cluster, clusters)]
         if light.kind == "sun":
             _sun(light, points, normals, candidates, offsets, far, rays)
+        elif light.kind == "area":
+            area_direct(light, points, normals, candidates, rays)
         else:
             _point(light, points, normals, candidates, offsets, rays, patches)
         if progress is not None:

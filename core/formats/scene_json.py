@@ -36,7 +36,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..model.brushes import Brush, Contents, box_brush, brush_from_mesh, brush_from_planes
-from ..detmath import matmul, norm
+from ..detmath import dot, matmul, norm
 from ..errors import (
     BrushbakeError,
     BrushError,
@@ -46,7 +46,7 @@ from ..errors import (
     check_cancel,
 )
 from ..model.hulls import MAX_HULL_EXTENT
-from ..model.light_units import LIGHT_KINDS
+from ..model.light_units import AREA_SHAPES, LIGHT_KINDS
 from ..model.scene import DetailMesh, Hull, Light, Marker, Scene, Settings, setting_error
 from ..tolerances import DEGENERATE_FACE_AREA, MAX_COORDINATE, MIN_NORMAL_LENGTH, PLANE_COUNT_DECIMALS
 
@@ -407,7 +407,8 @@ def _read_lights(r: "_Reader", data: Any, scene: Scene) -> None:
     for i, item in enumerate(r.list(data.get("lights", []), "lights")):
         where = _label(item, f"lights[{i}]", "light")
         r.obj(item, where, ("position",), ("name", "color", "intensity", "type", "power", "direction", "spot_size",
-                                           "spot_blend", "radius", "texture"))
+                                           "spot_blend", "radius", "texture", "shape", "size", "size_y", "spread",
+                                           "axis"))
         lname = r.string(item["name"], f"{where}.name") if "name" in item else f"light{i}"
         where = f"light {lname!r}"
         light = Light(lname, r.vec3(item["position"], f"{where}.position"))
@@ -429,11 +430,12 @@ def _read_light_kind(r: "_Reader", item: dict, where: str, light: Light) -> None
         kind = r.string(item["type"], f"{where}.type")
         if kind not in LIGHT_KINDS:
             raise r.fail(f"{where}.type", f"is {kind!r}; it must be one of {', '.join(LIGHT_KINDS)}.",
-                         "Use point, spot, sun or surface.")
+                         "Use point, spot, sun, area or surface.")
         light.kind = kind
     for key, low, high, unit in (("power", 0.0, 1e9, "watts, W/m^2 or emission strength"),
                                  ("spot_size", 0.0, 180.0, "degrees"), ("spot_blend", 0.0, 1.0, "0 to 1"),
-                                 ("radius", 0.0, 1e4, "metres (sun: degrees)")):
+                                 ("radius", 0.0, 1e4, "metres (sun: degrees)"), ("size", 1e-6, 1e4, "metres"),
+                                 ("size_y", 1e-6, 1e4, "metres"), ("spread", 1e-3, 180.0, "degrees")):
         if key in item:
             value = r.number(item[key], f"{where}.{key}")
             if not low <= value <= high:
@@ -445,11 +447,30 @@ def _read_light_kind(r: "_Reader", item: dict, where: str, light: Light) -> None
         if float(norm(np.asarray(d, dtype=np.float64))) == 0.0:
             raise r.fail(f"{where}.direction", "is the zero vector.", "Give the direction the light shines in.")
         light.direction = d
+    _read_area_fields(r, item, where, light)
     if "texture" in item:
         light.texture = r.string(item["texture"], f"{where}.texture")
     if light.kind == "surface" and not light.texture:
         raise r.fail(f"{where}.texture", "is missing: a surface light names the texture whose faces emit.",
                      "Add \"texture\": the name of the emitting faces' texture.")
+
+
+def _read_area_fields(r: "_Reader", item: dict, where: str, light: Light) -> None:
+    """An area light's shape and its local X axis (across its direction)."""
+    if "shape" in item:
+        shape = r.string(item["shape"], f"{where}.shape")
+        if shape not in AREA_SHAPES:
+            raise r.fail(f"{where}.shape", f"is {shape!r}; it must be one of {', '.join(AREA_SHAPES)}.",
+                         "Use square, rectangle, disk or ellipse (Blender's area light shapes).")
+        light.shape = shape
+    if "axis" in item:
+        a = np.asarray(r.vec3(item["axis"], f"{where}.axis", coordinate=False), dtype=np.float64)
+        d = np.asarray(light.direction, dtype=np.float64)
+        across = a - float(dot(a, d)) / float(dot(d, d)) * d
+        if float(norm(across)) <= 1e-6 * max(float(norm(a)), 1e-300):
+            raise r.fail(f"{where}.axis", "is zero or parallel to the light's direction.",
+                         "Give the direction of the light's local X (its 'size' side), across its direction.")
+        light.axis = tuple(float(v) for v in a)
 
 
 def _read_markers(r: "_Reader", data: Any, scene: Scene) -> None:
@@ -769,9 +790,10 @@ def _light_kind_dict(li: Light) -> dict:
         out["type"] = li.kind
     if li.power is not None:
         out["power"] = _f(li.power, f"light {li.name!r}")
-    for key in ("direction", "spot_size", "spot_blend", "radius", "texture"):
+    for key in ("direction", "spot_size", "spot_blend", "radius", "texture", "shape", "size", "size_y", "spread",
+                "axis"):
         value = getattr(li, key)
         if value != getattr(default, key):
-            out[key] = _v(value, f"light {li.name!r}") if key == "direction" else (
-                value if key == "texture" else _f(value, f"light {li.name!r}"))
+            out[key] = _v(value, f"light {li.name!r}") if key in ("direction", "axis") else (
+                value if key in ("texture", "shape") else _f(value, f"light {li.name!r}"))
     return out

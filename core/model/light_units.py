@@ -15,8 +15,22 @@ Color off bake the same quantity).  Each kind of light gives it as Blender (Cycl
   within 0.3%, the steepest texels of the blend ring within 2% of the peak).  A light's radius (Blender's 'Radius', soft shadows) is
   sampled by several shadow rays per luxel.
 - sun lights of S W/m^2 (Blender's 'Strength'): irradiance S cos(theta), value S cos(theta) / pi.
+- area lights of P watts (Blender's Area light: square, rectangle, disk or ellipse of area A,
+  one-sided, shining along its normal): a Lambertian emitter of radiance P / (pi A) W/(m^2 sr),
+  so value = (P / (pi A)) F, F the form factor (1 / pi) integral cos_r cos_l / d^2 dA from the
+  face to the light (AREA_RADIANCE_PER_WATT).  Blender's Spread s < 180 degrees multiplies the
+  radiance leaving at angle theta from the normal by Cycles' soft-box grid,
+  max((tan a - tan theta) / (tan a - a), 0), a = s / 2 (3 / a^3 for the normalisation below
+  a = 0.05 rad), which keeps the power (area_spread_factor).  Measured in the bpy wheel's Cycles
+  (tests/addon/test_light.py, scenario 'area_units'): a 100 W light 1 m over a plane, the median
+  texel over the lit plane within 0.1% of this rule for square, rectangle, disk, ellipse and a
+  90-degree spread (1 m square: 7.53 at the centre, against 7.55 by the rule).
 - surface lights: faces whose texture is named (the ericw-tools '_surface' idea) emit radiance S,
   Blender's Emission Strength, in every direction: they shoot as patches in the radiosity.
+  Measured: a 1 m square of Principled BSDF Emission Strength 1 (white) 1 m over a plane gives
+  Cycles' centre texel 0.2365 against 0.2373 = F by this rule.  In Blender a brush whose
+  material emits (Principled BSDF Emission Color x Strength, or an Emission shader) is such a
+  surface light (addon/lightmap.py).
 
 A Quake light (the 'light' key, 300 by default, linear falloff to zero at that many units) has no
 watts.  The rule: the point light whose value on a face square to it at 128 units (4 m at the
@@ -30,6 +44,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 #: lightmap value per watt of a point light at 1 m, square to it (see above)
 POINT_VALUE_PER_WATT = 1.0 / (4.0 * math.pi ** 2)
 #: the distance in Quake units where a converted Quake light gives V / 255
@@ -37,7 +53,31 @@ QUAKE_REFERENCE_UNITS = 128.0
 #: Quake's full brightness
 QUAKE_FULL = 255.0
 
-LIGHT_KINDS = ("point", "spot", "sun", "surface")
+LIGHT_KINDS = ("point", "spot", "sun", "area", "surface")
+AREA_SHAPES = ("square", "rectangle", "disk", "ellipse")
+#: an area light's radiance (W/(m^2 sr)) per watt and per m^2^-1 of area: L = P / (pi A)
+AREA_RADIANCE_PER_WATT = 1.0 / math.pi
+#: below this half spread (radians) Cycles normalises the spread by its Taylor series 3 / a^3
+SPREAD_TAYLOR_BELOW = 0.05
+
+
+def area_light_area(light) -> float:
+    """m^2 of an area light's surface (Blender's size and size_y by its shape)."""
+    sx = float(light.size)
+    sy = float(light.size_y) if light.shape in ("rectangle", "ellipse") else sx
+    return sx * sy * (math.pi / 4.0 if light.shape in ("disk", "ellipse") else 1.0)
+
+
+def area_spread_factor(spread_degrees: float, tan_theta):
+    """Cycles' spread: the factor on an area light's radiance leaving at tan(theta) from its
+    normal (1 for the default 180 degrees; the power stays the same for every spread)."""
+    a = math.radians(min(max(float(spread_degrees), 0.0), 180.0)) / 2.0
+    if a >= math.pi / 2.0:
+        return np.ones_like(np.asarray(tan_theta, dtype=np.float64))
+    if a <= 0.0:
+        raise ValueError("a spread of 0 (parallel light) is not supported")
+    scale = 3.0 / a ** 3 if a <= SPREAD_TAYLOR_BELOW else 1.0 / (math.tan(a) - a)
+    return np.maximum((math.tan(a) - np.asarray(tan_theta, dtype=np.float64)) * scale, 0.0)
 
 
 def quake_light_watts(value: float, map_scale: float) -> float:
@@ -47,11 +87,11 @@ def quake_light_watts(value: float, map_scale: float) -> float:
 
 
 def light_power(light, map_scale: float) -> float:
-    """The light's power in Blender's units for its kind: watts (point, spot), W/m^2 (sun),
+    """The light's power in Blender's units for its kind: watts (point, spot, area), W/m^2 (sun),
     emission strength (surface); a light with no power given is converted from its Quake value."""
     if light.power is not None:
         return float(light.power)
-    if light.kind in ("point", "spot"):
+    if light.kind in ("point", "spot", "area"):
         return quake_light_watts(light.intensity, map_scale)
     if light.kind == "sun":  # V / 255 of full white on a face square to it
         return math.pi * float(light.intensity) / QUAKE_FULL

@@ -33,18 +33,26 @@ class Light:
     #: Quake's 'light' value (300 by default): brightness at the light, falling off linearly
     #: to zero at `intensity` units; stored unscaled so a .map round trip is lossless.
     intensity: float = 300.0
-    #: 'point', 'spot', 'sun' or 'surface' (faces whose texture is `texture` emit); see
+    #: 'point', 'spot', 'sun', 'area' or 'surface' (faces whose texture is `texture` emit); see
     #: core/model/light_units.py for the units and the Quake rule
     kind: str = "point"
-    #: Blender's units: watts (point, spot), W/m^2 (sun), emission strength (surface); None:
+    #: Blender's units: watts (point, spot, area), W/m^2 (sun), emission strength (surface); None:
     #: converted from `intensity` by the Quake rule
     power: float | None = None
-    #: spot and sun: the direction the light shines in (unit)
+    #: spot, sun and area: the direction the light shines in (unit; an area light's normal)
     direction: tuple[float, float, float] = (0.0, 0.0, -1.0)
     spot_size: float = 45.0  # degrees, the cone's full angle (Blender's Spot Size)
     spot_blend: float = 0.15  # Blender's Spot Blend, 0..1
     radius: float = 0.0  # m: point and spot lights' size (soft shadows); sun: angular diameter in degrees
     texture: str = ""  # surface lights: the texture name whose faces emit
+    #: area lights (Blender's Area light, one-sided, centred on `position`): 'square', 'rectangle',
+    #: 'disk' or 'ellipse'; `size` is the side (square, rectangle along `axis`) or the diameter
+    #: (disk, ellipse along `axis`), `size_y` the other side or diameter (rectangle, ellipse)
+    shape: str = "square"
+    size: float = 1.0  # m
+    size_y: float = 1.0  # m
+    spread: float = 180.0  # degrees: Blender's Spread (180 = a Lambertian emitter)
+    axis: tuple[float, float, float] = (1.0, 0.0, 0.0)  # area: the light's local X (unit, across `direction`)
 
 
 @dataclass

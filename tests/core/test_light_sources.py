@@ -33,19 +33,27 @@ def test_json_round_trip_of_every_kind(tmp_path):
               Light("s", (1, 2, 3), kind="spot", power=50.0, direction=(0, 1, 0), spot_size=60.0, spot_blend=0.3),
               Light("sun", (0, 0, 9), kind="sun", power=3.0, direction=(0.3, 0, -1), radius=1.0),
               Light("glow", (0, 0, 1), kind="surface", power=2.0, texture="lamp"),
-              Light("quake", (0, 0, 1), intensity=200.0)]
+              Light("quake", (0, 0, 1), intensity=200.0),
+              Light("panel", (0, 0, 2.9), kind="area", power=60.0, shape="ellipse", size=1.5, size_y=0.5,
+                    spread=60.0, axis=(0, 1, 0), direction=(0, 0, -1)),
+              Light("sq", (0, 0, 2.9), kind="area", power=60.0)]
     path = tmp_path / "s.json"
     path.write_text(dumps_scene(Scene("s", lights=lights)))
     back = load_scene_json(path).lights
     for a, b in zip(lights, back):
-        for key in ("kind", "power", "spot_size", "spot_blend", "radius", "texture", "intensity"):
+        for key in ("kind", "power", "spot_size", "spot_blend", "radius", "texture", "intensity", "shape", "size",
+                    "size_y", "spread", "axis"):
             assert getattr(a, key) == getattr(b, key), key
         assert np.allclose(a.direction, b.direction) and np.allclose(a.color, b.color)
-    assert '"type"' not in dumps_scene(Scene("s", lights=[lights[-1]]))  # old scenes keep their bytes
+    assert '"type"' not in dumps_scene(Scene("s", lights=[lights[4]]))  # old scenes keep their bytes
 
 
 @pytest.mark.parametrize("field,value,words", [
-    ("type", "area", "one of point, spot, sun, surface"),
+    ("type", "tube", "one of point, spot, sun, area, surface"),
+    ("shape", "star", "one of square, rectangle, disk, ellipse"),
+    ("size", 0, "size"),
+    ("spread", 0, "spread"),
+    ("axis", [0, 0, -2], "parallel"),
     ("power", -1, "power"),
     ("spot_size", 200, "spot_size"),
     ("direction", [0, 0, 0], "zero vector"),

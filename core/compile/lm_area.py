@@ -1,0 +1,158 @@
+"""Direct light from area lights (Blender's Area light): stratified samples over the light, one
+shadow ray each, for soft shadow edges.
+
+An area light (core/model/light_units.py) is a one-sided Lambertian square, rectangle, disk or
+ellipse of radiance L = P / (pi A).  At a sample point x with normal n (lifted off its face) in
+front of the light, the unshadowed value is L F(x), F the form factor from x to the light's
+polygon by Lambert's formula (lm_radiosity.point_polygon_form_factor, the polygon clipped to x's
+front half-space; a disk or ellipse is the ELLIPSE_SIDES-gon of the same area): exact, however
+near the light.  The light's surface is cut into n x n cells of equal area (n = ceil(sqrt(
+samples)); disks and ellipses by Shirley and Chiu's concentric map of the square's cells), the
+same fixed pattern for every point, so the bake is deterministic; each cell centre gets one
+shadow ray carrying the share
+
+    L F(x) * s_k w_k / sum_j w_j,    w_k = cos_x cos_light / d^2 toward cell k,
+
+s_k Cycles' spread factor for the direction to cell k (1 at the default 180 degrees).  Unshadowed,
+the shares sum to L F(x) exactly (at 180 degrees); a shadow edge hides some of them: the
+penumbra.  The light's PVS cluster is the one AREA_LIGHT_GAP in front of its centre; rays stop
+AREA_LIGHT_GAP short of the light.  Rays go through the same RayBatcher as the other lights.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..detmath import dot, norm
+from ..geometry import cross3
+from ..model.light_units import AREA_RADIANCE_PER_WATT, area_light_area, area_spread_factor, light_power
+from ..tolerances import AREA_LIGHT_GAP, LIGHT_CUTOFF
+
+#: sides of the polygon (of the same area) that stands for a disk or an ellipse in the form factor
+ELLIPSE_SIDES = 32
+#: sample points handled at once (memory: CHUNK x samples x 3 doubles, several times)
+CHUNK = 1 << 15
+
+
+@dataclass
+class AreaSource:
+    """An area light ready to shine: radiance in lightmap units, its polygon and sample cells."""
+
+    name: str
+    centre: np.ndarray  # (3,)
+    normal: np.ndarray  # (3,) unit, where it shines
+    rgb: np.ndarray  # (3,) radiance L (colour x P / (pi A))
+    polygon: np.ndarray  # (K, 3) the outline (an area-matched polygon for disks and ellipses)
+    cells: np.ndarray  # (S, 3) the sample cells' centres, on the light
+    spread: float = 180.0  # degrees
+    position: np.ndarray | None = None  # (3,) where its PVS cluster is found
+    cluster: int = -1
+    kind: str = "area"
+
+
+def light_frame(light) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(normal, u, v): unit normal (the light's direction), u its local X made perpendicular to
+    the normal (any perpendicular if `axis` is parallel to it), v = normal x u."""
+    n = np.asarray(light.direction, dtype=np.float64)
+    n = n / float(norm(n))
+    u = np.asarray(light.axis, dtype=np.float64)
+    u = u - float(dot(u, n)) * n
+    if float(norm(u)) < 1e-9:
+        u = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+        u = u - float(dot(u, n)) * n
+    u = u / float(norm(u))
+    return n, u, cross3(n, u)
+
+
+def unit_cells(shape: str, samples: int) -> np.ndarray:
+    """(S, 2) equal-area cell centres of the light in units of its half sizes ([-1, 1]^2, or the
+    unit disk for disks and ellipses), S = ceil(sqrt(samples))^2, row by row."""
+    n = max(1, math.ceil(math.sqrt(max(int(samples), 1)) - 1e-9))
+    c = (np.arange(n) + 0.5) / n * 2.0 - 1.0
+    a, b = [x.ravel() for x in np.meshgrid(c, c, indexing="xy")]
+    if shape not in ("disk", "ellipse"):
+        return np.stack([a, b], axis=1)
+    out = np.zeros((len(a), 2))
+    for k, (x, y) in enumerate(zip(a.tolist(), b.tolist())):  # Shirley and Chiu's concentric map
+        if x == 0.0 and y == 0.0:
+            continue
+        if abs(x) > abs(y):
+            r, phi = x, (math.pi / 4.0) * (y / x)
+        else:
+            r, phi = y, math.pi / 2.0 - (math.pi / 4.0) * (x / y)
+        out[k] = (r * math.cos(phi), r * math.sin(phi))
+    return out
+
+
+def area_source(light, map_scale: float, samples: int) -> AreaSource:
+    """The core Light (kind 'area') as an AreaSource with ceil(sqrt(samples))^2 cells."""
+    n, u, v = light_frame(light)
+    hx = 0.5 * float(light.size)
+    hy = 0.5 * float(light.size_y) if light.shape in ("rectangle", "ellipse") else hx
+    area = area_light_area(light)
+    c = np.asarray(light.position, dtype=np.float64)
+    if light.shape in ("disk", "ellipse"):
+        grow = math.sqrt(2.0 * math.pi / (ELLIPSE_SIDES * math.sin(2.0 * math.pi / ELLIPSE_SIDES)))
+        ang = [2.0 * math.pi * k / ELLIPSE_SIDES for k in range(ELLIPSE_SIDES)]
+        outline = np.array([(grow * math.cos(t), grow * math.sin(t)) for t in ang])
+    else:
+        outline = np.array([(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)])
+    # counter-clockwise seen from the lit side (irrelevant to the form factor, kept tidy)
+    outline = outline[::-1] if float(dot(cross3(u, v), n)) < 0 else outline
+    polygon = c[None, :] + (hx * outline[:, :1]) * u[None, :] + (hy * outline[:, 1:]) * v[None, :]
+    cells2 = unit_cells(light.shape, samples)
+    cells = c[None, :] + (hx * cells2[:, :1]) * u[None, :] + (hy * cells2[:, 1:]) * v[None, :]
+    power = light_power(light, map_scale)
+    rgb = np.asarray(light.color, dtype=np.float64) * (power * AREA_RADIANCE_PER_WATT / area if area > 0 else 0.0)
+    return AreaSource(light.name, c, n, rgb, polygon, cells, float(light.spread), c + AREA_LIGHT_GAP * n)
+
+
+def unshadowed(light: AreaSource, points: np.ndarray, normals: np.ndarray) -> np.ndarray:
+    """(M,) L's factor F: the form factor from each point to the light's polygon (0 behind it)."""
+    from .lm_radiosity import point_polygon_form_factor  # (lm_radiosity imports lm_direct, which imports this)
+
+    front = dot(points - light.centre[None, :], light.normal[None, :]) > 0
+    f = np.zeros(len(points))
+    if front.any():
+        k = len(light.polygon)
+        verts = np.broadcast_to(light.polygon, (int(front.sum()), k, 3))
+        f[front] = point_polygon_form_factor(points[front], normals[front], verts, np.full(len(verts), k))
+    return f
+
+
+def area_direct(light: AreaSource, points: np.ndarray, normals: np.ndarray, candidates: np.ndarray, rays) -> None:
+    """Shadow rays of one area light to the candidate points, added to `rays` (a RayBatcher)."""
+    for k in range(0, len(candidates), CHUNK):
+        _chunk(light, points, normals, candidates[k : k + CHUNK], rays)
+
+
+def _chunk(light: AreaSource, points, normals, idx, rays) -> None:
+    f = unshadowed(light, points[idx], normals[idx])
+    keep = f * float(light.rgb.max()) >= LIGHT_CUTOFF
+    idx, f = idx[keep], f[keep]
+    if not len(idx):
+        return
+    x = points[idx]
+    to_cell = light.cells[None, :, :] - x[:, None, :]  # (M, S, 3)
+    d2 = dot(to_cell, to_cell)
+    d = np.maximum(np.sqrt(d2), 1e-12)
+    cos_x = np.maximum(dot(to_cell, normals[idx][:, None, :]), 0.0) / d
+    cos_l = np.maximum(-dot(to_cell, light.normal[None, None, :]), 0.0) / d
+    w = cos_x * cos_l / d2
+    total = w.sum(axis=1)
+    none = total <= 0  # every cell behind the point's face: share equally (a grazing light)
+    w[none] = 1.0
+    total[none] = w.shape[1]
+    share = w / total[:, None]
+    if light.spread < 180.0:
+        sin_l = np.sqrt(np.maximum(1.0 - cos_l * cos_l, 0.0))
+        tan_l = np.where(cos_l > 0, sin_l / np.where(cos_l > 0, cos_l, 1.0), np.inf)
+        share = share * area_spread_factor(light.spread, tan_l)
+    ends = light.cells[None, :, :] - (AREA_LIGHT_GAP / d)[..., None] * to_cell
+    value = f[:, None, None] * share[..., None] * light.rgb[None, None, :]  # (M, S, 3)
+    for s in range(light.cells.shape[0]):
+        live = value[:, s].max(axis=1) > 0
+        rays.add(idx[live], x[live], ends[live, s], value[live, s])
