@@ -367,7 +367,7 @@ def cmd_bake(args) -> int:
     pointfile = out.with_suffix(".pts")
     progress.start("bake")
     try:
-        level = bake_scene(scene, progress=progress, extra_points=extra_points)
+        level = bake_scene(scene, progress=progress, extra_points=extra_points, light_backend=args.backend)
     except LeakError as err:  # the chain only: no level is written for a leaking map
         progress.done()
         write_outputs([(pointfile, pointfile_text(err.report.chain))])
@@ -770,6 +770,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--shoot-fraction", type=_setting("shoot_fraction"),
                    help="a bounce shoots its brightest patches holding this fraction of its unshot power, the rest "
                         f"waits for the next ({_range('shoot_fraction')}; default 0.95; 1: every patch, exact bounces)")
+    b.add_argument("--backend", choices=("auto", "numpy", "c"), default="auto",
+                   help="what traces light's rays: auto (the default: the C run-time where a C compiler can build "
+                        "it, else NumPy), numpy or c; the same lightmaps to the byte either way")
     b.add_argument("--png", action="store_true",
                    help="also write each lightmap page as LEVEL.lmK.png (8-bit sRGB; implies --light)")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress and no table")

@@ -1,6 +1,7 @@
 """Benchmark: lightmaps on every sample scene and map -- charts, direct light, bounces.
 
     python bench/light.py [--only NAME ...] [--bounces N] [--luxel M] [--patch N] [--vis fast|none]
+                          [--backend auto|numpy|c]
 
 Prints ONE JSON object on stdout (sorted keys); progress goes to stderr.  Per scene, baked with
 visibility (--vis, default fast; a leaking map with allow_leak) and no box hulls or bevels (their
@@ -10,6 +11,8 @@ time is not light's):
 - bounces: per bounce, shooters, pairs (receivers after the PVS and the cut), rays, seconds;
 - rays (all), rays_per_s over direct light and bounces; light_s (the stage's wall time) and
   direct_plus_one_bounce_s (charts + direct + bounce 1: what ericw's light_bounce column times);
+  light_cpu_s (the process's CPU time over the stage, every thread), backend and threads (what
+  traced the rays: core/compile/lm_rays.py);
 - ericw: the map's light_bounce seconds (bench/ericw_reference.md, the newest table) and the ratio.
 """
 
@@ -64,9 +67,9 @@ def run_scene(path: Path, args) -> dict:
     level = compile_scene(scene)
     if args.vis != "none":
         visibility_stage(scene, level)
-    t0 = time.perf_counter()
-    st = bake_light(level, scene)
-    wall = time.perf_counter() - t0
+    t0, c0 = time.perf_counter(), time.process_time()
+    st = bake_light(level, scene, backend=args.backend)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     bounces = [r for r in st["bounce_rounds"] if r["round"] > 0]
     surface = [r for r in st["bounce_rounds"] if r["round"] == 0]
     shot_s = sum(r["seconds"] for r in st["bounce_rounds"])
@@ -77,7 +80,7 @@ def run_scene(path: Path, args) -> dict:
                surface_lights=[{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()} for r in surface],
                bounces=[{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()} for r in bounces],
                rays_per_s=round(st["rays"] / max(st["direct_seconds"] + shot_s, 1e-9)),
-               light_s=round(wall, 3),
+               light_s=round(wall, 3), light_cpu_s=round(cpu, 3), backend=st["backend"], threads=st["threads"],
                direct_plus_one_bounce_s=round(wall - sum(r["seconds"] for r in bounces[1:]), 3),
                sealed=bool(level.stats.get("leak_report") is not None and not level.stats["leak_report"].leaks))
     return out
@@ -90,9 +93,11 @@ def main() -> None:
     p.add_argument("--luxel", type=float, default=0.5)
     p.add_argument("--patch", type=int, default=4)
     p.add_argument("--vis", default="fast", choices=("fast", "flow", "none"))
+    p.add_argument("--backend", default="auto", choices=("auto", "numpy", "c"), help="what traces the rays")
     args = p.parse_args()
     ericw = ericw_light()
-    result = {"settings": {"bounces": args.bounces, "luxel": args.luxel, "patch": args.patch, "vis": args.vis},
+    result = {"settings": {"bounces": args.bounces, "luxel": args.luxel, "patch": args.patch, "vis": args.vis,
+                           "backend": args.backend},
               "scenes": {}}
     for name, path in scene_files().items():
         if args.only and name not in args.only:

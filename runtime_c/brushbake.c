@@ -1363,6 +1363,16 @@ int bbk_trace_many(const bbk_level *lv, uint32_t hull, size_t n, const double *s
     return BBK_OK;
 }
 
+int bbk_find_first_transition_many(const bbk_level *lv, uint32_t hull, size_t n, const double *segments,
+                                   bbk_transition *out) {
+    if (!lv || (n && (!segments || !out))) return BBK_ERR_ARGUMENT;
+    for (size_t i = 0; i < n; i++) {
+        int err = bbk_find_first_transition(lv, hull, segments + 6 * i, segments + 6 * i + 3, out + i);
+        if (err) return err;
+    }
+    return BBK_OK;
+}
+
 int bbk_shift_trace_many(const bbk_level *lv, const bbk_shape *shape, size_t n, const double *segments, bbk_hit *out) {
     if (!lv || (n && (!segments || !out))) return BBK_ERR_ARGUMENT;
     for (size_t i = 0; i < n; i++) {

@@ -207,6 +207,10 @@ int bbk_trace_many(const bbk_level *level, uint32_t hull, size_t n, const double
                    bbk_hit *out);
 int bbk_shift_trace_many(const bbk_level *level, const bbk_shape *shape, size_t n,
                          const double *segments, bbk_hit *out);
+/* find_first_transition for n segments (light's shadow rays: only the kind and t matter).  Like
+ * every query it uses the level's scratch, so two threads need two loaded levels. */
+int bbk_find_first_transition_many(const bbk_level *level, uint32_t hull, size_t n, const double *segments,
+                                   bbk_transition *out);
 /* pairs: n x (a xyz, b xyz) */
 int bbk_can_see_points_many(const bbk_level *level, size_t n, const double *pairs, uint8_t *visible);
 

@@ -33,6 +33,7 @@ from .lm_charts import PADDING, Charts, edge_lines, lift, lit_faces, make_charts
 from .lm_direct import direct_light, source_lights
 from .lm_patches import Patches, make_patches
 from .lm_radiosity import PatchWorld, radiosity
+from .lm_rays import ShadowRays
 
 #: times a sample point found inside solid is moved halfway to its face's centre again
 SOLID_RETRIES = 4
@@ -172,14 +173,18 @@ def sky_brushes(scene) -> list:
             if any(t.lower().startswith("sky") for t in (b.textures or []))]
 
 
-def bake_light(level, scene, progress=None, cancel=None) -> dict:
+def bake_light(level, scene, progress=None, cancel=None, backend: str = "auto") -> dict:
     """Lightmaps for a compiled level (after visibility), stored into level.lm_*.  Returns the
     stage's stats (also level.stats['light']): counts, rays, seconds of direct light and of each
-    bounce, and whether a cancel cut the bounces short."""
+    bounce, and whether a cancel cut the bounces short.  `backend` traces the rays
+    (core/compile/lm_rays.py: 'auto' = the C run-time where it builds, else NumPy; 'numpy';
+    'c'): the same pages either way."""
     s = scene.settings
     clock = time.perf_counter
     t0 = clock()
     stats: dict = {"rays": 0}
+    rays = ShadowRays(level, backend)
+    stats["backend"], stats["threads"] = rays.backend, (rays.threads if rays.backend == "c" else 1)
     charts = make_charts(level, s.luxel, lit=lit_faces(level))
     patches = make_patches(level, charts, s.patch)
     lines = edge_lines(level, charts)
@@ -209,7 +214,8 @@ def bake_light(level, scene, progress=None, cancel=None) -> dict:
     normals = np.concatenate([charts.face_normal[lux_face], world.normal])
     direct = direct_light(level, lights, both, normals, np.concatenate([clusters, world.cluster]), see_one,
                           s.light_samples, sky_brushes(scene), far=_far(level), progress=bar.first,
-                          cancel=cancel, counters=stats, patches=(len(points), world.verts, world.count, world.area))
+                          cancel=cancel, counters=stats, patches=(len(points), world.verts, world.count, world.area),
+                          rays=rays)
     direct_lux = direct[: len(points)].reshape(charts.num_luxels, len(offsets), 3).mean(axis=1)
     direct_patch = direct[len(points):]
     direct_patch[world.count == 0] = 0.0
@@ -217,7 +223,8 @@ def bake_light(level, scene, progress=None, cancel=None) -> dict:
     stats["direct_rays"] = stats["rays"]
     emission = surface_emission(scene, level, patches, s.map_scale)
     result = radiosity(world, level, emission, direct_patch, s.bounces, s.light_threshold, see_many,
-                       progress=bar.second, cancel=cancel, counters=stats, clock=clock, shoot_fraction=s.shoot_fraction)
+                       progress=bar.second, cancel=cancel, counters=stats, clock=clock, shoot_fraction=s.shoot_fraction,
+                       rays=rays)
     values = direct_lux + interpolate_patches(charts, patches, result.received)
     store_light(level, charts, fill_pages(charts, values))
     stats.update(bounce_rounds=result.rounds, unshot_left=result.unshot_left, bounces_done=sum(1 for r in result.rounds if r["round"] > 0),

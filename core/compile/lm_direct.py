@@ -24,9 +24,10 @@ from ..detmath import arctan2, dot, matmul, norm
 from ..errors import check_cancel
 from ..geometry import cross3
 from ..model.light_units import POINT_VALUE_PER_WATT, light_power
-from ..runtime.trace import RAY_E, RAY_E2S, find_first_transitions
+from ..runtime.trace import RAY_E, RAY_E2S
 from ..tolerances import LIGHT_CUTOFF
 from .lm_area import area_direct, area_source
+from .lm_rays import ShadowRays
 
 #: segments per call of the batch walk (its rate rises up to ~40,000 a batch)
 RAY_BATCH = 1 << 16
@@ -111,10 +112,12 @@ def spot_factor(light: SourceLight, to_point: np.ndarray) -> np.ndarray:
 class RayBatcher:
     """Collects shadow rays (point index, start, end, value) and traces them RAY_BATCH at a time;
     clear rays add their value to out[point].  `sky` (list of (normals, dists) brushes): a ray
-    stopped by one of them counts as clear (sunlight through the sky)."""
+    stopped by one of them counts as clear (sunlight through the sky).  `rays`: the ShadowRays
+    that trace them (None: the NumPy walk through the level's point tree)."""
 
-    def __init__(self, level, out: np.ndarray, sky=(), counters: dict | None = None):
-        self.tree, self.out, self.sky = level.point_tree(), out, list(sky)
+    def __init__(self, level, out: np.ndarray, sky=(), counters: dict | None = None, rays: ShadowRays | None = None):
+        self.rays = rays if rays is not None else ShadowRays(level, "numpy")
+        self.out, self.sky = out, list(sky)
         self.counters = counters if counters is not None else {}
         self.parts: list = []
         self.size = 0
@@ -135,7 +138,7 @@ class RayBatcher:
         value = np.concatenate([p[3] for p in self.parts])
         sun = np.concatenate([np.full(len(p[0]), p[4]) for p in self.parts])
         self.parts, self.size = [], 0
-        kind, t, _ = find_first_transitions(self.tree, start, end)
+        kind, t = self.rays.transitions(start, end)
         clear = kind == RAY_E
         if self.sky and sun.any():
             stopped = np.flatnonzero(sun & (kind == RAY_E2S))
@@ -154,7 +157,7 @@ class RayBatcher:
 
 def direct_light(level, lights: list[SourceLight], points: np.ndarray, normals: np.ndarray, clusters: np.ndarray,
                  see, samples: int = 8, sky=(), far: float = 1e4, progress=None, cancel=None,
-                 counters: dict | None = None, patches=None) -> np.ndarray:
+                 counters: dict | None = None, patches=None, rays: ShadowRays | None = None) -> np.ndarray:
     """(N, 3) direct light at the points (lifted sample points with their faces' normals).
     see(cluster, clusters) -> bool mask is the PVS test (None: every cluster sees every other).
     patches = (first, verts (P, K, 3), count (P,), area (P,)): points[first:] stand for these
@@ -162,7 +165,7 @@ def direct_light(level, lights: list[SourceLight], points: np.ndarray, normals: 
     subtends from the light over its area, instead of cos / d^2 at one point), with the shadow ray
     to the point: a patch 20 cm under a lamp shoots its mean light, not its hot centre's."""
     out = np.zeros((len(points), 3))
-    rays = RayBatcher(level, out, sky, counters)
+    rays = RayBatcher(level, out, sky, counters, rays)
     offsets = disk_offsets(samples)
     for k, light in enumerate(lights):
         check_cancel(cancel)

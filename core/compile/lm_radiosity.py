@@ -33,10 +33,11 @@ import numpy as np
 
 from ..detmath import arctan2, dot, matmul
 from ..geometry import cross3
-from ..runtime.trace import RAY_E, find_first_transitions
+from ..runtime.trace import RAY_E
 from ..tolerances import BOUNCE_CUTOFF, FORM_FACTOR_NEAR
 from .lm_direct import RAY_BATCH
 from .lm_patches import clip_batch
+from .lm_rays import ShadowRays
 
 #: shooter x receiver pairs examined at once (memory bound)
 PAIR_CHUNK = 1 << 21
@@ -90,13 +91,13 @@ def point_polygon_form_factor(x: np.ndarray, n: np.ndarray, verts: np.ndarray, c
 
 
 def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, see, counters: dict,
-          cancel=None) -> tuple[np.ndarray, bool]:
+          cancel=None, rays: ShadowRays | None = None) -> tuple[np.ndarray, bool]:
     """One round: every shooter sends its unshot radiance to the patches its cluster sees.
     Shooters go cluster by cluster (the cluster of the brightest first); each cluster's shooters
     meet the live patches of the clusters it sees in (shooters x receivers) blocks.
-    Returns (received (P, 3), cancelled)."""
+    `rays` traces the visibility rays (None: the NumPy walk).  Returns (received (P, 3), cancelled)."""
     received = np.zeros((len(world.area), 3))
-    tree = level.point_tree()
+    tree = rays if rays is not None else ShadowRays(level, "numpy")
     pending: list = []
     pending_size = 0
     for chunk, receivers in _blocks(world, shooters, see):
@@ -182,7 +183,7 @@ def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarr
     return si[sj], ri[rj]
 
 
-def _trace(tree, pending: list, received: np.ndarray, counters: dict) -> None:
+def _trace(tree: ShadowRays, pending: list, received: np.ndarray, counters: dict) -> None:
     if not pending:
         return
     ri = np.concatenate([q[0] for q in pending])
@@ -192,7 +193,7 @@ def _trace(tree, pending: list, received: np.ndarray, counters: dict) -> None:
     end = np.concatenate([q[2] for q in pending])
     value = np.concatenate([q[3] for q in pending])
     for k in range(0, len(ri), RAY_BATCH):
-        kind, _, _ = find_first_transitions(tree, start[k : k + RAY_BATCH], end[k : k + RAY_BATCH])
+        kind, _ = tree.transitions(start[k : k + RAY_BATCH], end[k : k + RAY_BATCH])
         clear = kind == RAY_E
         np.add.at(received, ri[k : k + RAY_BATCH][clear], value[k : k + RAY_BATCH][clear])
     counters["rays"] = counters.get("rays", 0) + len(ri)
@@ -204,19 +205,20 @@ def unshot_power(world: PatchWorld, unshot: np.ndarray) -> float:
 
 def radiosity(world: PatchWorld, level, emission: np.ndarray, direct: np.ndarray, bounces: int, threshold: float,
               see, progress=None, cancel=None, counters: dict | None = None, clock=None,
-              shoot_fraction: float = 1.0) -> RadiosityResult:
+              shoot_fraction: float = 1.0, rays: ShadowRays | None = None) -> RadiosityResult:
     """Progressive refinement.  `emission` (P, 3): surface lights' radiance, shot first (that is
     direct light from area lights, round 0); `direct` (P, 3): point, spot and sun light at the
     patches.  Then `bounces` rounds, each shooting rho times what the patches received in the
     round before (round 1 shoots rho (direct + round 0)).  With shoot_fraction < 1 a round shoots
     only its brightest patches, holding that fraction of the round's unshot power; the others keep
     theirs for the next round (progressive refinement's order; what is left after the last round
-    is not shot, RadiosityResult.unshot_left)."""
+    is not shot, RadiosityResult.unshot_left).  `rays`: the ShadowRays tracing visibility (None:
+    the NumPy walk)."""
     counters = counters if counters is not None else {}
     result = RadiosityResult(np.zeros_like(direct))
     total = 1 + bounces
     if emission.max(initial=0.0) > 0:
-        got, _, stop = _round(world, level, emission, see, counters, cancel, result, 0, clock, 1.0)
+        got, _, stop = _round(world, level, emission, see, counters, cancel, result, 0, clock, 1.0, rays)
         result.received += got
         if stop:
             return result
@@ -231,7 +233,7 @@ def radiosity(world: PatchWorld, level, emission: np.ndarray, direct: np.ndarray
         power = unshot_power(world, unshot)
         if power <= 0 or power < threshold * first_power:
             break
-        got, kept, stop = _round(world, level, unshot, see, counters, cancel, result, b, clock, shoot_fraction)
+        got, kept, stop = _round(world, level, unshot, see, counters, cancel, result, b, clock, shoot_fraction, rays)
         result.received += got
         if stop:
             break
@@ -243,7 +245,7 @@ def radiosity(world: PatchWorld, level, emission: np.ndarray, direct: np.ndarray
 
 
 def _round(world, level, unshot, see, counters, cancel, result: RadiosityResult, number: int, clock,
-           fraction: float):
+           fraction: float, rays=None):
     """One round of shooting, recorded in result.rounds: (received, unshot kept back, cancelled)."""
     t0 = clock() if clock else 0.0
     power = world.area * unshot.max(axis=1)
@@ -255,7 +257,7 @@ def _round(world, level, unshot, see, counters, cancel, result: RadiosityResult,
     kept = unshot.copy()
     kept[shooters] = 0.0
     before = dict(counters)
-    got, stop = shoot(world, level, shooters, unshot, see, counters, cancel)
+    got, stop = shoot(world, level, shooters, unshot, see, counters, cancel, rays)
     result.rounds.append({"round": number, "shooters": int(len(shooters)),
                           "pairs": counters.get("pairs", 0) - before.get("pairs", 0),
                           "rays": counters.get("rays", 0) - before.get("rays", 0),

@@ -60,14 +60,15 @@ def splitter_settings(scene: Scene) -> SplitterSettings:
                             s.max_score_faces)
 
 
-def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=()) -> CompiledLevel:
+def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_backend: str = "auto") -> CompiledLevel:
     """Everything a bake computes for a scene, as its settings ask: the trees (compile_scene),
     the beveled tree when ``settings.bevels``, and visibility unless ``settings.vis`` is 'none':
     portals, the leak check (from the scene's markers and lights and `extra_points`, points the
     user names) and the PVS by that method.  A leaking map raises LeakError unless
     ``settings.allow_leak``; the leak report is left in ``level.stats['leak_report']`` either way.
     With ``settings.light``, lightmaps last (core/compile/lightmap.py; a cancel during its bounces
-    keeps the light so far).
+    keeps the light so far; `light_backend` traces its rays, core/compile/lm_rays.py: 'auto' = the
+    C run-time where it builds, else NumPy, the same bytes either way).
     progress(fraction, message) and cancel() as for compile_scene."""
     settings = scene.settings
     check_settings(settings, where=f"scene {scene.name!r}")
@@ -94,7 +95,8 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=()) -> Com
         slices_stage(scene, level, bar.stage("slices") if progress else None, cancel)
     if settings.light:
         t0 = time.perf_counter()
-        bake_light(level, scene, progress=bar.stage("light") if progress else None, cancel=cancel)
+        bake_light(level, scene, progress=bar.stage("light") if progress else None, cancel=cancel,
+                   backend=light_backend)
         level.stats.setdefault("times", {})["light"] = time.perf_counter() - t0
     return level
 

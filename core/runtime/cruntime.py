@@ -48,6 +48,9 @@ SHAPE_KINDS = {"Point": 0, "Sphere": 1, "Cylinder": 2, "Box": 3}
 ERR_NO_HULL, ERR_NO_VIS = 23, 24  # brushbake.h's BBK_ERR_NO_HULL, BBK_ERR_NO_VIS
 
 
+#: brushbake.h's bbk_transition
+TRANSITION_DTYPE = np.dtype([("kind", "<i4"), ("plane", "<i4"), ("t", "<f8")])
+
 MOVE_DTYPE = np.dtype([("position", "<f8", (3,)), ("velocity", "<f8", (3,)), ("ground_normal", "<f8", (3,)),
                        ("on_ground", "<i4"), ("clip_planes", "<i4"), ("stepped", "<i4"), ("blocked", "<i4"),
                        ("start_solid", "<i4"), ("reverted", "<i4")])
@@ -154,6 +157,7 @@ def _declare(lib) -> None:
     lib.bbk_point_leaf_many.argtypes = [p, size, p, p]
     lib.bbk_point_solid_many.argtypes = [p, u32, size, p, p]
     lib.bbk_trace_many.argtypes = [p, u32, size, p, i32, p]
+    lib.bbk_find_first_transition_many.argtypes = [p, u32, size, p, p]
     lib.bbk_shift_trace_many.argtypes = [p, ctypes.POINTER(_Shape), size, p, p]
     lib.bbk_can_see_points_many.argtypes = [p, size, p, p]
     lib.bbk_visible_leaves.argtypes = [p, p, p, u32, p]
@@ -221,6 +225,21 @@ class CLevel:
         self._check(self._lib.bbk_trace_many(self._handle, _hull(hull), len(seg), seg.ctypes.data, int(bool(retry)),
                                              raw.ctypes.data), hull)
         return self._hits(raw, impact=False)
+
+    def transitions(self, segments, hull: int = 0) -> np.ndarray:
+        """find_first_transitions (core/runtime/trace.py) for (N, 2, 3) float64 C-contiguous
+        segments: a TRANSITION_DTYPE record array (kind, plane, t), the same answers.  The call
+        releases the GIL; one CLevel serves one thread at a time (the walk's scratch is the
+        level's), so threads each take their own (copy())."""
+        seg = self._rows(segments, (2, 3))
+        out = np.zeros(len(seg), dtype=TRANSITION_DTYPE)
+        self._check(self._lib.bbk_find_first_transition_many(self._handle, _hull(hull), len(seg), seg.ctypes.data,
+                                                             out.ctypes.data), hull)
+        return out
+
+    def copy(self) -> "CLevel":
+        """The same level loaded again (its own scratch: for a second thread)."""
+        return CLevel(self._data, "level", self.hull_names)
 
     def shift(self, shape, starts, ends) -> Hits:
         kind = SHAPE_KINDS.get(type(shape).__name__)

@@ -1,0 +1,91 @@
+"""Light's rays through the point tree, by the NumPy walk or the C run-time on every core.
+
+ShadowRays(level, backend).transitions(starts, ends) answers as find_first_transitions
+(core/runtime/trace.py) does -- the kind (RAY_E: clear all along) and t of each segment -- by:
+
+- "numpy": the lock-step walk, the reference;
+- "c": the C run-time (core/runtime/cruntime.py, runtime_c/brushbake.c), whose answers are the
+  same to the bit (tests/core/test_lm_rays.py compares them, and the baked pages); a batch is cut
+  into one contiguous part per thread, each thread tracing its part through its own loaded copy
+  of the level (the C walk's scratch is the level's), the GIL released during the calls.  Each
+  answer lands at its own index, so the threads' timing never changes a bit;
+- "auto" (what a bake uses unless told): "c" where the C run-time builds (a C compiler is
+  present), "numpy" otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..runtime.trace import find_first_transitions
+
+LIGHT_BACKENDS = ("auto", "numpy", "c")
+#: segments below which a C batch is not split between threads (the split costs more)
+MIN_THREAD_RAYS = 4096
+#: most threads a C batch is split between
+MAX_THREADS = 8
+
+_POOL: ThreadPoolExecutor | None = None
+
+
+def default_threads() -> int:
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(n, MAX_THREADS))
+
+
+def resolve_backend(backend: str) -> str:
+    """'numpy' or 'c' for a requested light backend ('auto': C when it builds, else NumPy)."""
+    if backend not in LIGHT_BACKENDS:
+        raise ValueError(f"light backend must be one of {', '.join(LIGHT_BACKENDS)}, not {backend!r}")
+    if backend != "auto":
+        return backend
+    from ..runtime.cruntime import available
+
+    return "c" if available() else "numpy"
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None or _POOL._max_workers < threads:
+        _POOL = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="brushbake-rays")
+    return _POOL
+
+
+class ShadowRays:
+    """Segments through a level's point tree (hull 0): see the module docstring."""
+
+    def __init__(self, level, backend: str = "numpy", threads: int | None = None):
+        self.backend = resolve_backend(backend)
+        self.threads = default_threads() if threads is None else max(1, int(threads))
+        self.level = level
+        if self.backend == "c":
+            from ..runtime.cruntime import c_level
+
+            first = c_level(level)  # BackendUnavailableError where it cannot be built
+            self._handles = [first] + [first.copy() for _ in range(self.threads - 1)]
+        else:
+            self._tree = level.point_tree()
+
+    def transitions(self, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(kind (N,) int8, t (N,)) of the segments starts -> ends: find_first_transitions's."""
+        if self.backend == "numpy":
+            kind, t, _ = find_first_transitions(self._tree, starts, ends)
+            return kind, t
+        seg = np.empty((len(starts), 2, 3))
+        seg[:, 0], seg[:, 1] = starts, ends
+        n = len(seg)
+        parts = 1 if n < MIN_THREAD_RAYS else min(self.threads, n // (MIN_THREAD_RAYS // 2))
+        if parts <= 1:
+            out = self._handles[0].transitions(seg)
+        else:
+            cuts = [n * k // parts for k in range(parts + 1)]
+            jobs = [_pool(parts).submit(self._handles[k].transitions, seg[cuts[k] : cuts[k + 1]])
+                    for k in range(parts)]
+            out = np.concatenate([job.result() for job in jobs])
+        return out["kind"].astype(np.int8), out["t"]

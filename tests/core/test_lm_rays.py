@@ -1,0 +1,147 @@
+"""Light's rays by the C run-time (core/compile/lm_rays.py) against the NumPy walk, the reference.
+
+- ShadowRays.transitions: the same kind and t, to the bit, as find_first_transitions on random
+  segments and on segments from surfaces to lights, with one thread and split between several;
+- the baked pages, byte for byte, with either backend, on the sample scenes that have lights and
+  a map, with direct light, soft shadows and bounces;
+- 'auto' is C where it builds and NumPy where it cannot (no compiler), and asking for 'c' there
+  is a clear BackendUnavailableError; `bake --backend` on the command line.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from brushbake.core.compile.lm_rays import ShadowRays, resolve_backend
+from brushbake.core.compile.pipeline import bake_scene, compile_scene
+from brushbake.core.errors import BackendUnavailableError
+from brushbake.core.formats.loaders import load_scene
+from brushbake.core.runtime import cruntime
+from brushbake.core.runtime.trace import find_first_transitions
+
+REPO = Path(__file__).resolve().parents[2]
+RNG = np.random.default_rng(31)
+
+
+@pytest.fixture(scope="module")
+def lib():
+    if not cruntime.available():
+        pytest.skip("the C run-time cannot be built here (no C compiler)")
+    return cruntime.library()
+
+
+def _segments(level, n):
+    lo, hi = np.asarray(level.world_bounds, dtype=np.float64)
+    a = lo + RNG.random((n, 3)) * (hi - lo)
+    b = lo + RNG.random((n, 3)) * (hi - lo)
+    # some that start on a face's plane (luxels lie a hair off their faces; these lie on them)
+    f = RNG.integers(0, len(level.face_plane), n // 4)
+    normals = np.asarray(level.plane_normals)[np.asarray(level.face_plane)[f]]
+    dists = np.asarray(level.plane_dists)[np.asarray(level.face_plane)[f]]
+    a[: len(f)] -= (np.sum(a[: len(f)] * normals, axis=1) - dists)[:, None] * normals
+    return a, b
+
+
+@pytest.mark.parametrize("name", ["sample_scenes/two_rooms.json", "sample_scenes/cornell_box.json",
+                                  "maps/ericw-tools/qbspfeatures.map"])
+def test_transitions_equal_the_numpy_walk_to_the_bit(lib, name):
+    scene = load_scene(REPO / name)
+    scene.hulls = []
+    level = compile_scene(scene)
+    s, e = _segments(level, 20000)
+    kind, t, _ = find_first_transitions(level.point_tree(), s, e)
+    assert len(np.unique(kind)) >= 2  # both clear and blocked segments
+    for threads in (1, 2, 3):
+        rays = ShadowRays(level, "c", threads=threads)
+        ck, ct = rays.transitions(s, e)
+        assert ck.dtype == kind.dtype and np.array_equal(ck, kind), threads
+        assert np.array_equal(ct.view(np.int64), t.view(np.int64)), threads
+    nk, nt = ShadowRays(level, "numpy").transitions(s, e)
+    assert np.array_equal(nk, kind) and np.array_equal(nt, t)
+
+
+def _bake(path, backend, **settings):
+    scene = load_scene(path)
+    scene.hulls = []
+    s = scene.settings
+    s.light, s.bevels, s.allow_leak = True, False, True
+    if s.vis == "none":
+        s.vis = "fast"
+    for k, v in settings.items():
+        setattr(s, k, v)
+    return bake_scene(scene, light_backend=backend)
+
+
+@pytest.mark.parametrize("name, settings", [
+    ("sample_scenes/cornell_box.json", {"bounces": 3}),
+    ("sample_scenes/two_rooms.json", {"bounces": 2, "luxel_samples": 2}),
+    ("sample_scenes/garage.json", {"bounces": 1}),
+    ("maps/ericw-tools/qbspfeatures.map", {"bounces": 2}),
+])
+def test_pages_are_byte_identical_with_either_backend(lib, name, settings):
+    a = _bake(REPO / name, "numpy", **settings)
+    b = _bake(REPO / name, "c", **settings)
+    assert a.stats["light"]["backend"] == "numpy" and b.stats["light"]["backend"] == "c"
+    assert a.stats["light"]["rays"] == b.stats["light"]["rays"] > 0
+    assert a.lm_pages.max() > 0
+    assert a.lm_pages.tobytes() == b.lm_pages.tobytes()
+    assert a.lm_vertex_uv.tobytes() == b.lm_vertex_uv.tobytes()
+
+
+def test_soft_shadows_and_sun_are_byte_identical(lib):
+    """Lights with a radius (several rays per luxel) and a sun with an angle through sky brushes."""
+    from brushbake.core.model.scene import Light
+
+    out = []
+    for backend in ("numpy", "c"):
+        scene = load_scene(REPO / "maps/ericw-tools/qbspfeatures.map")
+        scene.hulls = []
+        for light in scene.lights:
+            light.radius = 0.3
+        scene.lights.append(Light("sun", (0.0, 0.0, 10.0), kind="sun", direction=(0.3, 0.2, -1.0), power=2.0,
+                                  radius=5.0))
+        s = scene.settings
+        s.light, s.bevels, s.allow_leak, s.bounces, s.light_samples = True, False, True, 1, 4
+        s.vis = "fast"
+        out.append(bake_scene(scene, light_backend=backend))
+    assert out[0].lm_pages.tobytes() == out[1].lm_pages.tobytes()
+
+
+def test_auto_is_c_where_it_builds_and_numpy_without_a_compiler(lib, tmp_path, monkeypatch):
+    assert resolve_backend("auto") == "c"
+    assert resolve_backend("numpy") == "numpy"
+    with pytest.raises(ValueError):
+        resolve_backend("gpu")
+    monkeypatch.setattr(cruntime, "_LIBRARY", None)
+    monkeypatch.setenv("BRUSHBAKE_C_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    monkeypatch.setenv("CC", "")
+    assert resolve_backend("auto") == "numpy"
+    level = compile_scene(load_scene(REPO / "sample_scenes/two_rooms.json"))
+    assert ShadowRays(level, "auto").backend == "numpy"
+    with pytest.raises(BackendUnavailableError):
+        ShadowRays(level, "c")
+
+
+def test_cli_bake_backend(lib, tmp_path):
+    scene = REPO / "sample_scenes/cornell_box.json"
+    outs = {}
+    for backend in ("numpy", "c", "auto"):
+        out = tmp_path / f"{backend}.bbk"
+        run = subprocess.run([sys.executable, "-m", "brushbake", "bake", str(scene), "-o", str(out), "--light",
+                              "--bounces", "2", "--no-hulls", "-q", "--backend", backend],
+                             capture_output=True, text=True, env=dict(os.environ))
+        assert run.returncode == 0, run.stderr
+        outs[backend] = out.read_bytes()
+    assert outs["numpy"] == outs["c"] == outs["auto"]
+    env = dict(os.environ, PATH=str(tmp_path / "nothing"), CC="", BRUSHBAKE_C_CACHE=str(tmp_path / "cache"))
+    run = subprocess.run([sys.executable, "-m", "brushbake", "bake", str(scene), "-o", str(tmp_path / "x.bbk"),
+                          "--light", "--no-hulls", "-q", "--backend", "c"], capture_output=True, text=True, env=env)
+    assert run.returncode != 0 and "C run-time is not available" in run.stderr and "Traceback" not in run.stderr
+    assert not (tmp_path / "x.bbk").exists()
