@@ -3,7 +3,7 @@
 - ShadowRays.transitions: the same kind and t, to the bit, as find_first_transitions on random
   segments and on segments from surfaces to lights, with one thread and split between several;
 - the baked pages, byte for byte, with either backend, on the sample scenes that have lights and
-  a map, with direct light, soft shadows and bounces;
+  a map, with direct light, soft shadows, a sun, an area light and bounces;
 - 'auto' is C where it builds and NumPy where it cannot (no compiler), and asking for 'c' there
   is a clear BackendUnavailableError; `bake --backend` on the command line.
 """
@@ -95,7 +95,8 @@ def test_pages_are_byte_identical_with_either_backend(lib, name, settings):
 
 
 def test_soft_shadows_and_sun_are_byte_identical(lib):
-    """Lights with a radius (several rays per luxel) and a sun with an angle through sky brushes."""
+    """Lights with a radius (several rays per luxel), a sun with an angle through sky brushes and an
+    area light."""
     from brushbake.core.model.scene import Light
 
     out = []
@@ -106,6 +107,8 @@ def test_soft_shadows_and_sun_are_byte_identical(lib):
             light.radius = 0.3
         scene.lights.append(Light("sun", (0.0, 0.0, 10.0), kind="sun", direction=(0.3, 0.2, -1.0), power=2.0,
                                   radius=5.0))
+        scene.lights.append(Light("panel", scene.lights[0].position, kind="area", power=200.0, size=1.0,
+                                  direction=(0.0, 0.0, -1.0)))
         s = scene.settings
         s.light, s.bevels, s.allow_leak, s.bounces, s.light_samples = True, False, True, 1, 4
         s.vis = "fast"
