@@ -70,6 +70,7 @@ struct bbk_level {
     size_t pieces_cap;
     uint8_t *row;             /* scratch: one decompressed PVS row */
     node *packed;             /* the trees' nodes, packed */
+    struct cull_state *cull;  /* the camera queries' tables and scratch (the part at the end) */
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -116,7 +117,9 @@ static double py_min(double a, double b) { return b < a ? b : a; }
 enum {
     S_PLNN, S_PLND, S_NODP, S_NODC, S_LFSD, S_LFCL, S_LFBB, S_LFFF, S_LFFC, S_LFFI, S_FCPL, S_FCFV,
     S_FCNV, S_FCBR, S_FCFL, S_VERT, S_ONNP, S_ONNC, S_ONLS, S_HULB, S_WBND, S_BRSN, S_BRST, S_HULN,
-    S_HULT, S_REQUIRED, S_BVNP = S_REQUIRED, S_BVNC, S_BVLS, S_VSLC, S_VSRO, S_VSRD, S_KNOWN
+    S_HULT, S_REQUIRED, S_BVNP = S_REQUIRED, S_BVNC, S_BVLS, S_VSLC, S_VSRO, S_VSRD,
+    S_CQNC, S_CQPC, S_CQPL, S_CQPF, S_CQPN, S_CQPV,  /* culling portals: the camera queries' part below */
+    S_KNOWN
 };
 
 static const struct { char tag[5]; uint32_t record_size, element_size; } KNOWN[S_KNOWN] = {
@@ -125,7 +128,8 @@ static const struct { char tag[5]; uint32_t record_size, element_size; } KNOWN[S
     {"FCNV", 4, 4}, {"FCBR", 4, 4}, {"FCFL", 4, 4}, {"VERT", 24, 8}, {"ONNP", 4, 4}, {"ONNC", 8, 4},
     {"ONLS", 4, 4}, {"HULB", 48, 8}, {"WBND", 48, 8}, {"BRSN", 8, 4}, {"BRST", 1, 1}, {"HULN", 8, 4},
     {"HULT", 1, 1}, {"BVNP", 4, 4}, {"BVNC", 8, 4}, {"BVLS", 4, 4}, {"VSLC", 4, 4}, {"VSRO", 4, 4},
-    {"VSRD", 1, 1},
+    {"VSRD", 1, 1}, {"CQNC", 4, 4}, {"CQPC", 8, 4}, {"CQPL", 4, 4}, {"CQPF", 4, 4}, {"CQPN", 4, 4},
+    {"CQPV", 24, 8},
 };
 
 typedef struct entry {
@@ -342,6 +346,10 @@ typedef struct checker {
 } checker;
 
 #define AT(ck, k) ((const void *)((ck)->file + (ck)->sec[k].offset))
+
+/* the camera queries' part (at the end of this file): its sections' checks, its tables and scratch */
+static int check_cull(const checker *ck);
+static int cull_setup(bbk_level *lv, const section *sec);
 
 static int check_indices(const checker *ck, int k, int64_t low, int64_t high, const char *what) {
     const int32_t *v = (const int32_t *)AT(ck, k);
@@ -564,7 +572,7 @@ static int check_meaning(checker *ck, uint32_t *max_depth) {
                                 b ? "WBND" : "HULB");
     *max_depth = depth[0] > depth[1] ? depth[0] : depth[1];
     if (depth[2] > *max_depth) *max_depth = depth[2];
-    return BBK_OK;
+    return check_cull(ck);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -685,7 +693,7 @@ int bbk_load(const void *data, size_t size, bbk_level **out, char *message, size
             }
         }
     }
-    if (!lv->pieces || !lv->row || !lv->packed) {
+    if (!lv->pieces || !lv->row || !lv->packed || cull_setup(lv, sec)) {
         bbk_free(lv);
         return fail(message, message_size, BBK_ERR_NOMEM, "out of memory");
     }
@@ -699,6 +707,7 @@ void bbk_free(bbk_level *level) {
     free(level->pieces);
     free(level->row);
     free(level->packed);
+    free(level->cull);
     free(level);
 }
 
@@ -709,7 +718,7 @@ const char *bbk_error_name(int code) {
         "missing section", "wrong record size or count", "counts disagree", "NaN or infinite value",
         "bad plane", "index out of range", "not a tree", "tree too deep", "hull table", "inverted box",
         "bad name", "corrupt visibility", "bad argument", "no such hull", "no visibility",
-        "internal bound exceeded (a bug)",
+        "internal bound exceeded (a bug)", "no culling portals",
     };
     return code >= 0 && code < BBK_ERR_COUNT_OF_CODES ? names[code] : "unknown error";
 }
@@ -1651,6 +1660,626 @@ int bbk_move_many(const bbk_level *lv, uint32_t hull, size_t n, const double *po
         int err = (step ? bbk_step_slide_move : bbk_slide_move)(lv, hull, positions + 3 * i, velocities + 3 * i,
                                                                   dt[i], s, g, out + i);
         if (err) return err;
+    }
+    return BBK_OK;
+}
+
+/* =============================================================================================
+ * Camera queries (core/runtime/camera.py, cull.py, portal_walk.py; docs/CAMERA.md): what a view
+ * draws by the PVS, the frustum or the portal walk.  The arithmetic is the NumPy reference's, in
+ * its order (detmath.dot sums x, y, z in turn; np.maximum / np.minimum pass NaN on), so the leaves
+ * drawn are the same; the walk's scratch is allocated by bbk_load, bounded by the section sizes.
+ * ============================================================================================= */
+
+#define CULL_MARGIN 1e-6
+#define CULL_EYE_EPSILON 1e-6
+#define CULL_SUPPORT_SLACK 1e-7
+#define CULL_PORTAL_ON_PLANE 1e-4
+#define MAX_CULL_PORTAL_VERTICES 64
+#define CULL_WALK_BUDGET 20000
+#define MAX_WALK_DEPTH 512
+#define CULL_MAX_COORDINATE 1.0e5
+#define CULL_DIRECTIONS 16
+#define DEG_TO_RAD (3.141592653589793 / 180.0)
+
+/* the view-plane polygons' edge directions: cos and sin of k * 2 pi / 16 as NumPy rounds them,
+   |value| < 1e-15 set to 0 (portal_walk.py DIR_A, DIR_B) */
+static const double DIR_A[CULL_DIRECTIONS] = {
+    1.0, 0.9238795325112867, 0.7071067811865476, 0.38268343236508984, 0.0, -0.3826834323650897,
+    -0.7071067811865475, -0.9238795325112867, -1.0, -0.9238795325112868, -0.7071067811865477,
+    -0.38268343236509034, 0.0, 0.38268343236509, 0.7071067811865474, 0.9238795325112865};
+static const double DIR_B[CULL_DIRECTIONS] = {
+    0.0, 0.3826834323650898, 0.7071067811865475, 0.9238795325112867, 1.0, 0.9238795325112867,
+    0.7071067811865476, 0.3826834323650899, 0.0, -0.38268343236508967, -0.7071067811865475,
+    -0.9238795325112865, -1.0, -0.9238795325112866, -0.7071067811865477, -0.3826834323650904};
+
+typedef struct cull_state {
+    uint32_t clusters, portals, leaves;
+    int has_portals;
+    const int32_t *portal_clusters, *portal_plane, *portal_first, *portal_count;
+    const double *portal_vertices, *leaf_bounds;
+    const uint32_t *leaf_solid;
+    const int32_t *leaf_face_first, *leaf_face_count, *leaf_faces;
+    uint32_t *cluster_leaf_first;  /* (C + 1) */
+    uint32_t *cluster_leaves;      /* leaves with a cluster, by cluster, then leaf */
+    uint32_t *out_first;           /* (C + 1) */
+    uint32_t *out_portals;         /* (2Q) directed portals 2q (clusters[q][0] -> [q][1]) and 2q + 1, by source */
+    /* scratch */
+    double *explored, *pending;    /* (C, 16) supports */
+    double *clip;                  /* a clipped portal: (2 * 64 + 2, 3) */
+    uint32_t *cur, *next, *explored_list;  /* (C) cluster lists */
+    uint8_t *cand, *walk, *drawn;  /* (L) the PVS's leaves, the walk's, the answer */
+    uint8_t *reach, *explored_has, *pending_has, *seen;  /* (C) */
+    double *proj;                  /* (2Q, 16): a directed portal's projected supports, made once per camera */
+    uint8_t *proj_has;             /* (2Q) */
+    uint32_t *proj_list;           /* (2Q) the directed portals projected for this camera */
+    uint32_t proj_count;
+} cull_state;
+
+/* NumPy's maximum and minimum: a NaN on either side gives NaN */
+static double np_max(double a, double b) { return (a >= b || a != a) ? a : b; }
+static double np_min(double a, double b) { return (a <= b || a != a) ? a : b; }
+static double dot_in_order(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+/* ---- the sections (exporters/native.py _check_cull) ---- */
+
+static int check_cull(const checker *ck) {
+    const section *sec = ck->sec;
+    int present = 0;
+    for (int k = S_CQNC; k <= S_CQPV; k++) present += sec[k].present;
+    if (!present) return BBK_OK;
+    if (present != 6)
+        return fail(ck->msg, ck->msg_size, BBK_ERR_MISSING, "has only some of the culling portals' sections CQNC, CQPC, "
+                    "CQPL, CQPF, CQPN, CQPV");
+    if (!sec[S_VSLC].present)
+        return fail(ck->msg, ck->msg_size, BBK_ERR_MISSING, "has culling portals but no visibility sections");
+    uint64_t clusters = sec[S_VSRO].count, q = sec[S_CQPL].count, nv = sec[S_CQPV].count;
+    if (sec[S_CQNC].count != 1 || *(const int32_t *)AT(ck, S_CQNC) != (int64_t)clusters)
+        return fail(ck->msg, ck->msg_size, BBK_ERR_VIS, "CQNC is not one record equal to the %llu visibility clusters",
+                    (unsigned long long)clusters);
+    if (sec[S_CQPC].count != q || sec[S_CQPF].count != q || sec[S_CQPN].count != q)
+        return fail(ck->msg, ck->msg_size, BBK_ERR_COUNT, "CQPC, CQPF, CQPN and CQPL disagree on the culling portals' count");
+    const int32_t *pair = (const int32_t *)AT(ck, S_CQPC);
+    for (uint64_t i = 0; i < 2 * q; i++)
+        if (pair[i] < 0 || (int64_t)pair[i] >= (int64_t)clusters)
+            return fail(ck->msg, ck->msg_size, BBK_ERR_INDEX, "CQPC[%llu] is %d, not a visibility cluster",
+                        (unsigned long long)i, pair[i]);
+    for (uint64_t i = 0; i < q; i++)
+        if (pair[2 * i] == pair[2 * i + 1])
+            return fail(ck->msg, ck->msg_size, BBK_ERR_VIS, "culling portal %llu joins a cluster to itself",
+                        (unsigned long long)i);
+    int err = check_indices(ck, S_CQPL, 0, (int64_t)sec[S_PLND].count, "CQPL");
+    if (err) return err;
+    const double *v = (const double *)AT(ck, S_CQPV);
+    for (uint64_t i = 0; i < 3 * nv; i++)
+        if (!is_finite(v[i])) return fail(ck->msg, ck->msg_size, BBK_ERR_FLOAT, "CQPV holds NaN or infinite values");
+    if ((err = check_ranges(ck, S_CQPF, S_CQPN, 3, nv, "culling portal"))) return err;
+    const int32_t *first = (const int32_t *)AT(ck, S_CQPF), *count = (const int32_t *)AT(ck, S_CQPN);
+    const int32_t *plane = (const int32_t *)AT(ck, S_CQPL);
+    const double *normals = (const double *)AT(ck, S_PLNN), *dists = (const double *)AT(ck, S_PLND);
+    for (uint64_t i = 0; i < q; i++) {
+        if (count[i] > MAX_CULL_PORTAL_VERTICES)
+            return fail(ck->msg, ck->msg_size, BBK_ERR_VIS, "culling portal %llu has %d vertices; at most %d are allowed",
+                        (unsigned long long)i, count[i], MAX_CULL_PORTAL_VERTICES);
+        const double *n = normals + 3 * (size_t)plane[i];
+        for (int32_t k = 0; k < count[i]; k++) {
+            const double *p = v + 3 * ((size_t)first[i] + (size_t)k);
+            if (fabs(dot_in_order(p, n) - dists[plane[i]]) > CULL_PORTAL_ON_PLANE)
+                return fail(ck->msg, ck->msg_size, BBK_ERR_VIS, "culling portal %llu has a vertex off its plane",
+                            (unsigned long long)i);
+        }
+    }
+    return BBK_OK;
+}
+
+/* ---- the tables and scratch, made once by bbk_load ---- */
+
+static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+static int cull_setup(bbk_level *lv, const section *sec) {
+    uint32_t c = lv->clusters, l = lv->point.l, q = sec[S_CQPL].present ? (uint32_t)sec[S_CQPL].count : 0;
+    size_t c1 = (size_t)c + 1, q2 = 2 * (size_t)q + 1;
+    size_t doubles = 2 * c1 * CULL_DIRECTIONS + (2 * MAX_CULL_PORTAL_VERTICES + 2) * 3 + q2 * CULL_DIRECTIONS;
+    size_t words = 2 * c1 + (size_t)l + 2 * (size_t)q + 3 * c1 + q2, bytes = 3 * (size_t)l + 4 * c1 + q2;
+    size_t total = align8(sizeof(cull_state)) + doubles * sizeof(double) + align8(words * sizeof(uint32_t)) + bytes;
+    uint8_t *block = (uint8_t *)calloc(1, total);
+    if (!block) return 1;
+    cull_state *cs = (cull_state *)block;
+    lv->cull = cs;
+    double *d = (double *)(block + align8(sizeof(cull_state)));
+    cs->explored = d;
+    cs->pending = d + c1 * CULL_DIRECTIONS;
+    cs->clip = d + 2 * c1 * CULL_DIRECTIONS;
+    cs->proj = cs->clip + (2 * MAX_CULL_PORTAL_VERTICES + 2) * 3;
+    uint32_t *w = (uint32_t *)(d + doubles);
+    cs->cluster_leaf_first = w;
+    cs->out_first = w + c1;
+    cs->cluster_leaves = w + 2 * c1;
+    cs->out_portals = cs->cluster_leaves + l;
+    cs->cur = cs->out_portals + 2 * (size_t)q;
+    cs->next = cs->cur + c1;
+    cs->explored_list = cs->next + c1;
+    cs->proj_list = cs->explored_list + c1;
+    uint8_t *b = (uint8_t *)w + align8(words * sizeof(uint32_t));
+    cs->cand = b;
+    cs->walk = b + l;
+    cs->drawn = b + 2 * (size_t)l;
+    cs->reach = b + 3 * (size_t)l;
+    cs->explored_has = cs->reach + c1;
+    cs->pending_has = cs->explored_has + c1;
+    cs->seen = cs->pending_has + c1;
+    cs->proj_has = cs->seen + c1;
+
+    const uint8_t *file = lv->file;
+    cs->clusters = c;
+    cs->leaves = l;
+    cs->portals = q;
+    cs->has_portals = sec[S_CQPL].present;
+    cs->leaf_bounds = (const double *)(file + sec[S_LFBB].offset);
+    cs->leaf_solid = lv->point.solid;
+    cs->leaf_face_first = (const int32_t *)(file + sec[S_LFFF].offset);
+    cs->leaf_face_count = (const int32_t *)(file + sec[S_LFFC].offset);
+    cs->leaf_faces = (const int32_t *)(file + sec[S_LFFI].offset);
+    if (cs->has_portals) {
+        cs->portal_clusters = (const int32_t *)(file + sec[S_CQPC].offset);
+        cs->portal_plane = (const int32_t *)(file + sec[S_CQPL].offset);
+        cs->portal_first = (const int32_t *)(file + sec[S_CQPF].offset);
+        cs->portal_count = (const int32_t *)(file + sec[S_CQPN].offset);
+        cs->portal_vertices = (const double *)(file + sec[S_CQPV].offset);
+    }
+    if (!c) return 0;
+    /* leaves by cluster (a counting sort: stable in the leaf index) */
+    for (uint32_t i = 0; i < l; i++)
+        if (lv->vis_leaf_cluster[i] >= 0) cs->cluster_leaf_first[lv->vis_leaf_cluster[i] + 1]++;
+    for (uint32_t k = 0; k < c; k++) cs->cluster_leaf_first[k + 1] += cs->cluster_leaf_first[k];
+    for (uint32_t i = 0; i < l; i++) {
+        int32_t lc = lv->vis_leaf_cluster[i];
+        if (lc >= 0) cs->cluster_leaves[cs->cluster_leaf_first[lc] + cs->cur[lc]++] = i;
+    }
+    /* directed portals by source cluster, in increasing directed index */
+    memset(cs->cur, 0, c1 * sizeof *cs->cur);
+    for (uint32_t k = 0; k < 2 * q; k++) cs->out_first[cs->portal_clusters[k] + 1]++;
+    for (uint32_t k = 0; k < c; k++) cs->out_first[k + 1] += cs->out_first[k];
+    for (uint32_t k = 0; k < 2 * q; k++) {
+        int32_t src = cs->portal_clusters[k];  /* directed k leaves clusters[k >> 1][k & 1] */
+        cs->out_portals[cs->out_first[src] + cs->cur[src]++] = k;
+    }
+    memset(cs->cur, 0, c1 * sizeof *cs->cur);
+    return 0;
+}
+
+/* ---- a camera's frame (camera.py camera_basis, frustum_corners, frustum_planes, the 26 axes) ---- */
+
+typedef struct frame {
+    double eye[3], f[3], r[3], u[3], th, tv, far, depth_factor;
+    double planes[5][4];      /* left, right, bottom, top, far: inside n.x - d >= 0 */
+    double corners[5][3];     /* the eye, then the far rectangle */
+    double axes[26][3], lo[26], hi[26];  /* separating axes and the frustum's extent along them */
+    double start[CULL_DIRECTIONS];
+} frame;
+
+static double np_mod360(double x) {  /* np.mod(x, 360.0) */
+    double m = fmod(x, 360.0);
+    if (m != 0.0) {
+        if (m < 0.0) m += 360.0;
+    } else {
+        m = 0.0;  /* copysign(0, 360) */
+    }
+    return m;
+}
+
+static double widen(double s) { return is_finite(s) ? s + CULL_SUPPORT_SLACK * (1.0 + fabs(s)) : s; }
+
+static int valid_camera(const double *cam) {
+    for (int k = 0; k < 8; k++)
+        if (!is_finite(cam[k])) return 0;
+    for (int k = 0; k < 3; k++)
+        if (fabs(cam[k]) > CULL_MAX_COORDINATE) return 0;
+    return cam[4] >= -90.0 && cam[4] <= 90.0 && cam[5] >= 1.0 && cam[5] <= 179.0 && cam[6] >= 0.05 && cam[6] <= 20.0 &&
+           cam[7] >= 1e-3 && cam[7] <= 2.0 * CULL_MAX_COORDINATE;
+}
+
+static void make_frame(const double *cam, frame *fr) {
+    double yaw = np_mod360(cam[3]) * DEG_TO_RAD, pitch = cam[4] * DEG_TO_RAD;
+    double cy = cos(yaw), sy = sin(yaw), cp = cos(pitch), sp = sin(pitch);
+    double *e = fr->eye, *f = fr->f, *r = fr->r, *u = fr->u;
+    memcpy(e, cam, 3 * sizeof *e);
+    f[0] = cp * cy, f[1] = cp * sy, f[2] = sp;
+    r[0] = sy, r[1] = -cy, r[2] = 0.0;
+    u[0] = -sp * cy, u[1] = -sp * sy, u[2] = cp;
+    fr->th = tan(cam[5] * DEG_TO_RAD / 2);
+    fr->tv = fr->th / cam[6];
+    fr->far = cam[7];
+    double th = fr->th, tv = fr->tv;
+    static const double sx[4] = {-1, 1, 1, -1}, sz[4] = {-1, -1, 1, 1};
+    memcpy(fr->corners[0], e, 3 * sizeof *e);
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < 3; i++)
+            fr->corners[1 + k][i] = e[i] + fr->far * (f[i] + (sx[k] * th) * r[i] + (sz[k] * tv) * u[i]);
+    for (int i = 0; i < 3; i++) {
+        fr->planes[0][i] = r[i] + th * f[i];
+        fr->planes[1][i] = -r[i] + th * f[i];
+        fr->planes[2][i] = u[i] + tv * f[i];
+        fr->planes[3][i] = -u[i] + tv * f[i];
+    }
+    for (int k = 0; k < 4; k++) {
+        double *n = fr->planes[k], length = sqrt(dot_in_order(n, n));
+        for (int i = 0; i < 3; i++) n[i] /= length;
+        n[3] = dot_in_order(n, e);
+    }
+    for (int i = 0; i < 3; i++) fr->planes[4][i] = -f[i];
+    fr->planes[4][3] = -(dot_in_order(f, e) + fr->far);
+    /* the axes: 5 face normals, the box's 3, and each box axis x each frustum edge (4 lateral, r, u) */
+    double edges[6][3];
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < 3; i++) edges[k][i] = fr->corners[1 + k][i] - fr->corners[0][i];
+    memcpy(edges[4], r, sizeof edges[4]);
+    memcpy(edges[5], u, sizeof edges[5]);
+    double raw[26][3];
+    for (int k = 0; k < 5; k++) memcpy(raw[k], fr->planes[k], sizeof raw[k]);
+    for (int a = 0; a < 3; a++)
+        for (int i = 0; i < 3; i++) raw[5 + a][i] = a == i ? 1.0 : 0.0;
+    for (int a = 0; a < 3; a++)
+        for (int j = 0; j < 6; j++) {  /* np.cross(e_a, edge_j) */
+            double x[3] = {a == 0, a == 1, a == 2}, *b = edges[j], *o = raw[8 + 6 * a + j];
+            o[0] = x[1] * b[2] - x[2] * b[1];
+            o[1] = x[2] * b[0] - x[0] * b[2];
+            o[2] = x[0] * b[1] - x[1] * b[0];
+        }
+    for (int k = 0; k < 26; k++) {
+        double length = np_max(sqrt(dot_in_order(raw[k], raw[k])), 1e-300);
+        for (int i = 0; i < 3; i++) fr->axes[k][i] = raw[k][i] / length;
+        double lo = 0, hi = 0;
+        for (int c = 0; c < 5; c++) {
+            double p = dot_in_order(fr->axes[k], fr->corners[c]);
+            lo = c ? np_min(lo, p) : p;
+            hi = c ? np_max(hi, p) : p;
+        }
+        fr->lo[k] = lo, fr->hi[k] = hi;
+    }
+    fr->depth_factor = sqrt(1 + th * th + tv * tv);
+    for (int j = 0; j < CULL_DIRECTIONS; j++) fr->start[j] = widen(fabs(DIR_A[j]) * th + fabs(DIR_B[j]) * tv);
+}
+
+/* boxes_inside_planes for one box (mins, maxs) and `count` planes */
+static int box_inside_planes(const double (*planes)[4], int count, const double *box) {
+    double centre[3], half[3], an[3];
+    for (int i = 0; i < 3; i++) {
+        centre[i] = (box[i] + box[3 + i]) / 2;
+        half[i] = (box[3 + i] - box[i]) / 2;
+    }
+    for (int k = 0; k < count; k++) {
+        const double *n = planes[k];
+        an[0] = fabs(n[0]), an[1] = fabs(n[1]), an[2] = fabs(n[2]);
+        double best = dot_in_order(n, centre) + dot_in_order(an, half) - n[3];
+        if (!(best >= -CULL_MARGIN)) return 0;
+    }
+    return 1;
+}
+
+/* boxes_meet_frustums for one box: no separating axis */
+static int box_meets_frustum(const frame *fr, const double *box) {
+    double centre[3], half[3], an[3];
+    for (int i = 0; i < 3; i++) {
+        centre[i] = (box[i] + box[3 + i]) / 2;
+        half[i] = (box[3 + i] - box[i]) / 2;
+    }
+    for (int k = 0; k < 26; k++) {
+        const double *a = fr->axes[k];
+        an[0] = fabs(a[0]), an[1] = fabs(a[1]), an[2] = fabs(a[2]);
+        double c = dot_in_order(a, centre), h = dot_in_order(an, half);
+        if (c - h > fr->hi[k] + CULL_MARGIN || c + h < fr->lo[k] - CULL_MARGIN) return 0;
+    }
+    return 1;
+}
+
+/* frustum_leaves(exact=True) for one leaf */
+static int leaf_in_frustum(const cull_state *cs, const frame *fr, uint32_t leaf) {
+    const double *box = cs->leaf_bounds + 6 * (size_t)leaf;
+    return box_inside_planes((const double (*)[4])fr->planes, 5, box) && box_meets_frustum(fr, box);
+}
+
+/* ---- the portal walk (portal_walk.py) ---- */
+
+/* project_supports for one portal: its widened supports on the view plane, after clipping by the
+   near plane depth >= zmin (vertices there kept within CULL_MARGIN); -inf when nothing is left.
+   Returns 1 when a frustum through it dies for certain (a support -inf or NaN: np.minimum takes
+   it, and s_j + s_opp >= 0 then fails), 0 when every support is finite or +inf. */
+static int project_portal(const cull_state *cs, const frame *fr, uint32_t q, double zmin, double *out) {
+    const double *e = fr->eye, *f = fr->f;
+    int32_t count = cs->portal_count[q];
+    const double *verts = cs->portal_vertices + 3 * (size_t)cs->portal_first[q];
+    double xs[2 * MAX_CULL_PORTAL_VERTICES + 2], ys[2 * MAX_CULL_PORTAL_VERTICES + 2];
+    int low = 0;
+    for (int32_t k = 0; k < count; k++) {
+        double rel[3] = {verts[3 * k] - e[0], verts[3 * k + 1] - e[1], verts[3 * k + 2] - e[2]};
+        double depth = dot_in_order(rel, f);
+        if (depth < zmin) {
+            low = 1;
+            break;
+        }
+        xs[k] = dot_in_order(rel, fr->r) / depth;
+        ys[k] = dot_in_order(rel, fr->u) / depth;
+    }
+    int32_t n = count;
+    if (low) {  /* clip_polygons by the near plane (f, f.e + zmin), then project */
+        double d = dot_in_order(f, e) + zmin, dist[MAX_CULL_PORTAL_VERTICES];
+        for (int32_t k = 0; k < count; k++) dist[k] = dot_in_order(verts + 3 * k, f) - d + CULL_MARGIN;
+        double *o = cs->clip;
+        n = 0;
+        for (int32_t k = 0; k < count; k++) {
+            int32_t m = k + 1 < count ? k + 1 : 0;
+            const double *v = verts + 3 * k, *w = verts + 3 * m;
+            int in = dist[k] >= 0, in_next = dist[m] >= 0;
+            if (in) {
+                memcpy(o + 3 * n, v, 3 * sizeof *o);
+                n++;
+            }
+            if (in != in_next) {
+                double t = dist[k] / (dist[k] - dist[m]);
+                for (int i = 0; i < 3; i++) o[3 * n + i] = v[i] + t * (w[i] - v[i]);
+                n++;
+            }
+        }
+        for (int32_t k = 0; k < n; k++) {
+            double rel[3] = {o[3 * k] - e[0], o[3 * k + 1] - e[1], o[3 * k + 2] - e[2]};
+            double depth = np_max(dot_in_order(rel, f), 1e-300);
+            xs[k] = dot_in_order(rel, fr->r) / depth;
+            ys[k] = dot_in_order(rel, fr->u) / depth;
+        }
+    }
+    int clean = 1;  /* every x, y finite: no support is NaN, and a plain max is np.maximum */
+    for (int32_t k = 0; k < n; k++) clean &= is_finite(xs[k]) & is_finite(ys[k]);
+    if (!n) {
+        for (int j = 0; j < CULL_DIRECTIONS; j++) out[j] = -HUGE_VAL;
+        return 1;
+    }
+    for (int j = 0; j < CULL_DIRECTIONS; j++) {
+        double a = DIR_A[j], b = DIR_B[j], best = a * xs[0] + b * ys[0];
+        if (clean) {
+            for (int32_t k = 1; k < n; k++) {
+                double p = a * xs[k] + b * ys[k];
+                best = p > best ? p : best;
+            }
+        } else {
+            for (int32_t k = 1; k < n; k++) best = np_max(best, a * xs[k] + b * ys[k]);
+        }
+        out[j] = widen(best);
+    }
+    int dead = 0;
+    for (int j = 0; j < CULL_DIRECTIONS; j++) dead |= out[j] != out[j] || out[j] == -HUGE_VAL;
+    return dead;
+}
+
+/* support_planes and _mark: the leaves of the cluster (still candidates) whose boxes the frustum's
+   planes keep */
+static void mark_leaves(cull_state *cs, const frame *fr, uint32_t cluster, const double *support) {
+    double planes[1 + CULL_DIRECTIONS][4];
+    int made = 0;  /* the planes are built for the first leaf that still needs them */
+    for (uint32_t k = cs->cluster_leaf_first[cluster]; k < cs->cluster_leaf_first[cluster + 1]; k++) {
+        uint32_t leaf = cs->cluster_leaves[k];
+        if (!cs->cand[leaf] || cs->walk[leaf]) continue;
+        if (!made) {
+            const double *f = fr->f, *r = fr->r, *u = fr->u, *e = fr->eye;
+            for (int i = 0; i < 3; i++) planes[0][i] = -f[i];
+            planes[0][3] = -(dot_in_order(f, e) + fr->far) - CULL_MARGIN;
+            for (int j = 0; j < CULL_DIRECTIONS; j++) {
+                double *n = planes[1 + j];
+                for (int i = 0; i < 3; i++) n[i] = support[j] * f[i] - DIR_A[j] * r[i] - DIR_B[j] * u[i];
+                double length = sqrt(dot_in_order(n, n));
+                for (int i = 0; i < 3; i++) n[i] /= length;
+                n[3] = dot_in_order(n, e) - CULL_MARGIN;
+            }
+            made = 1;
+        }
+        if (box_inside_planes((const double (*)[4])planes, 1 + CULL_DIRECTIONS, cs->leaf_bounds + 6 * (size_t)leaf))
+            cs->walk[leaf] = 1;
+    }
+}
+
+/* _step for one frustum: through every portal leaving its cluster into a reachable cluster, the
+   narrowed frustums that are not empty, folded into the next frontier (max: the union bound) */
+static uint32_t step_frustum(cull_state *cs, const frame *fr, uint32_t cluster, const double *support,
+                             const bbk_level *lv, uint32_t next_count) {
+    double grown[CULL_DIRECTIONS];
+    for (uint32_t k = cs->out_first[cluster]; k < cs->out_first[cluster + 1]; k++) {
+        uint32_t directed = cs->out_portals[k], q = directed >> 1;
+        double sign = directed & 1 ? -1.0 : 1.0;
+        uint32_t dest = (uint32_t)cs->portal_clusters[2 * q + (sign > 0 ? 1 : 0)];
+        if (!cs->reach[dest]) continue;
+        int32_t plane = cs->portal_plane[q];
+        double side = sign * (dot_in_order(lv->normals + 3 * (size_t)plane, fr->eye) - lv->dists[plane]);
+        if (!(side < CULL_EYE_EPSILON)) continue;  /* a line of sight crosses from the source side only */
+        if (side <= -CULL_EYE_EPSILON) {  /* the projection depends on the eye and the portal only: made once */
+            double *proj = cs->proj + (size_t)directed * CULL_DIRECTIONS;
+            if (!cs->proj_has[directed]) {
+                double zmin = -side / fr->depth_factor * (1 - 1e-9) - CULL_MARGIN;
+                cs->proj_has[directed] = 1 + project_portal(cs, fr, q, zmin, proj);
+                cs->proj_list[cs->proj_count++] = directed;
+            }
+            if (cs->proj_has[directed] == 2) continue;  /* np.minimum takes a -inf or NaN: the frustum dies */
+            for (int j = 0; j < CULL_DIRECTIONS; j++)  /* supports finite, projections finite or +inf */
+                grown[j] = proj[j] < support[j] ? proj[j] : support[j];
+        } else {
+            memcpy(grown, support, sizeof grown);
+        }
+        int alive = 1;  /* s_j + s_opp >= 0 for the 8 pairs (the sum is the same either way round) */
+        for (int j = 0; j < CULL_DIRECTIONS / 2; j++) alive &= grown[j] + grown[j + CULL_DIRECTIONS / 2] >= 0;
+        if (!alive) continue;
+        double *pend = cs->pending + (size_t)dest * CULL_DIRECTIONS;
+        if (!cs->pending_has[dest]) {
+            cs->pending_has[dest] = 1;
+            memcpy(pend, grown, sizeof grown);
+            cs->next[next_count++] = dest;
+        } else {
+            for (int j = 0; j < CULL_DIRECTIONS; j++) pend[j] = grown[j] > pend[j] ? grown[j] : pend[j];
+        }
+    }
+    return next_count;
+}
+
+/* portal_walk for one camera in `cluster` (>= 0): cs->walk holds the leaves it marks; returns 1
+   when the walk overflowed (the caller then gives the frustum's answer) */
+static int walk_portals(const bbk_level *lv, cull_state *cs, const frame *fr, uint32_t cluster) {
+    uint32_t explored = 0, next_count = 1, cur_count, made = 0, depth = 0;
+    int overflow = 0;
+    memcpy(cs->pending + (size_t)cluster * CULL_DIRECTIONS, fr->start, sizeof fr->start);
+    cs->pending_has[cluster] = 1;
+    cs->next[0] = cluster;
+    while (next_count) {
+        cur_count = 0;  /* _grow: fold the frontier into what was explored; keep what grew */
+        for (uint32_t i = 0; i < next_count; i++) {
+            uint32_t c = cs->next[i];
+            double *pend = cs->pending + (size_t)c * CULL_DIRECTIONS, *old = cs->explored + (size_t)c * CULL_DIRECTIONS;
+            cs->pending_has[c] = 0;
+            int grew = 1;
+            if (cs->explored_has[c]) {
+                grew = 0;
+                for (int j = 0; j < CULL_DIRECTIONS; j++) {  /* finite: a plain max is np.maximum */
+                    grew |= pend[j] > old[j];
+                    old[j] = pend[j] > old[j] ? pend[j] : old[j];
+                }
+            } else {
+                cs->explored_has[c] = 1;
+                cs->explored_list[explored++] = c;
+                memcpy(old, pend, CULL_DIRECTIONS * sizeof *old);
+            }
+            if (grew) cs->cur[cur_count++] = c;
+        }
+        next_count = 0;
+        if (!cur_count) break;
+        for (uint32_t i = 0; i < cur_count; i++)
+            mark_leaves(cs, fr, cs->cur[i], cs->explored + (size_t)cs->cur[i] * CULL_DIRECTIONS);
+        made += cur_count;
+        depth++;
+        if (made > CULL_WALK_BUDGET || depth > MAX_WALK_DEPTH) {
+            overflow = 1;
+            break;
+        }
+        for (uint32_t i = 0; i < cur_count; i++)
+            next_count = step_frustum(cs, fr, cs->cur[i], cs->explored + (size_t)cs->cur[i] * CULL_DIRECTIONS, lv,
+                                      next_count);
+    }
+    for (uint32_t i = 0; i < next_count; i++) cs->pending_has[cs->next[i]] = 0;
+    for (uint32_t i = 0; i < explored; i++) cs->explored_has[cs->explored_list[i]] = 0;
+    for (uint32_t i = 0; i < cs->proj_count; i++) cs->proj_has[cs->proj_list[i]] = 0;
+    cs->proj_count = 0;
+    return overflow;
+}
+
+/* ---- the modes (cull.py cull): cs->drawn gets the answer ---- */
+
+static int cull_one(const bbk_level *lv, const double *cam, int mode, bbk_cull_stats *stats) {
+    cull_state *cs = lv->cull;
+    if (!valid_camera(cam) || mode < BBK_CULL_PVS || mode > BBK_CULL_PORTAL) return BBK_ERR_ARGUMENT;
+    if (mode != BBK_CULL_FRUSTUM && !lv->clusters) return BBK_ERR_NO_VIS;
+    if (mode == BBK_CULL_PORTAL && !cs->has_portals) return BBK_ERR_NO_PORTALS;
+    frame fr;
+    make_frame(cam, &fr);
+    uint32_t l = cs->leaves, leaf = bbk_point_leaf(lv, cam);
+    int32_t cluster = lv->clusters ? lv->vis_leaf_cluster[leaf] : -1;
+    /* the PVS's empty leaves (every empty leaf without a PVS or a cluster) */
+    if (cluster < 0) {
+        for (uint32_t i = 0; i < l; i++) cs->cand[i] = !(cs->leaf_solid[i] & 1);
+    } else {
+        const uint8_t *row = vis_row(lv, (uint32_t)cluster);
+        for (uint32_t i = 0; i < l; i++) {
+            int32_t lc = lv->vis_leaf_cluster[i];
+            cs->cand[i] = lc >= 0 && !(cs->leaf_solid[i] & 1) && ((row[lc >> 3] >> (lc & 7)) & 1);
+        }
+    }
+    int overflow = 0;
+    if (mode == BBK_CULL_PVS) {
+        memcpy(cs->drawn, cs->cand, l);
+    } else if (mode == BBK_CULL_FRUSTUM || cluster < 0) {
+        for (uint32_t i = 0; i < l; i++) cs->drawn[i] = cs->cand[i] && leaf_in_frustum(cs, &fr, i);
+        overflow = mode == BBK_CULL_PORTAL;
+    } else {
+        /* the walk enters the clusters with a leaf the frustum's planes keep (a superset of the
+           frustum mode's); the exact box test then runs on what it marked */
+        memset(cs->reach, 0, cs->clusters);
+        for (uint32_t c = 0; c < cs->clusters; c++)
+            for (uint32_t k = cs->cluster_leaf_first[c]; k < cs->cluster_leaf_first[c + 1] && !cs->reach[c]; k++) {
+                uint32_t i = cs->cluster_leaves[k];
+                cs->reach[c] = cs->cand[i] &&
+                               box_inside_planes((const double (*)[4])fr.planes, 5, cs->leaf_bounds + 6 * (size_t)i);
+            }
+        memset(cs->walk, 0, l);
+        overflow = walk_portals(lv, cs, &fr, (uint32_t)cluster);
+        for (uint32_t i = 0; i < l; i++)
+            cs->drawn[i] = cs->cand[i] && (overflow || cs->walk[i]) && leaf_in_frustum(cs, &fr, i);
+    }
+    if (stats) {
+        memset(stats, 0, sizeof *stats);
+        stats->camera_leaf = (int32_t)leaf;
+        stats->camera_cluster = cluster;
+        stats->overflow = overflow;
+        for (uint32_t i = 0; i < l; i++) {
+            if (!cs->drawn[i]) continue;
+            stats->leaves++;
+            stats->faces += (uint32_t)cs->leaf_face_count[i];
+            int32_t lc = lv->clusters ? lv->vis_leaf_cluster[i] : -1;
+            if (lc >= 0 && !cs->seen[lc]) {
+                cs->seen[lc] = 1;
+                stats->clusters++;
+            }
+        }
+        if (stats->clusters)
+            for (uint32_t i = 0; i < l; i++)
+                if (cs->drawn[i] && lv->vis_leaf_cluster[i] >= 0) cs->seen[lv->vis_leaf_cluster[i]] = 0;
+    }
+    return BBK_OK;
+}
+
+static void emit_leaf(const cull_state *cs, uint32_t leaf, uint32_t *leaves, uint32_t leaf_capacity, uint32_t *nl,
+                      uint32_t *faces, uint32_t face_capacity, uint32_t *nf) {
+    if (*nl < leaf_capacity) leaves[*nl] = leaf;
+    (*nl)++;
+    for (int32_t k = 0; k < cs->leaf_face_count[leaf]; k++, (*nf)++)
+        if (*nf < face_capacity) faces[*nf] = (uint32_t)cs->leaf_faces[cs->leaf_face_first[leaf] + k];
+}
+
+int bbk_cull(const bbk_level *lv, const double camera[8], int mode, int flags, uint32_t *leaves,
+             uint32_t leaf_capacity, uint32_t *faces, uint32_t face_capacity, bbk_cull_stats *stats) {
+    if (!lv || !camera || (!leaves && leaf_capacity) || (!faces && face_capacity)) return BBK_ERR_ARGUMENT;
+    bbk_cull_stats own;
+    int err = cull_one(lv, camera, mode, stats ? stats : &own);
+    if (err) return err;
+    const cull_state *cs = lv->cull;
+    uint32_t nl = 0, nf = 0;
+    if (!(flags & BBK_CULL_BACK_TO_FRONT) || !lv->point.n) {
+        for (uint32_t i = 0; i < cs->leaves; i++)
+            if (cs->drawn[i]) emit_leaf(cs, i, leaves, leaf_capacity, &nl, faces, face_capacity, &nf);
+        return BBK_OK;
+    }
+    /* DRAW-BSP-TREE: at each node the side away from the eye first (the eye on a plane: front) */
+    int32_t stack[STACK_SIZE];
+    int top = 0;
+    stack[top++] = 0;
+    while (top) {
+        int32_t code = stack[--top];
+        if (code < 0) {
+            uint32_t leaf = (uint32_t)(-1 - code);
+            if (cs->drawn[leaf]) emit_leaf(cs, leaf, leaves, leaf_capacity, &nl, faces, face_capacity, &nf);
+            continue;
+        }
+        const node *nd = &lv->point.nodes[code];
+        double nn[3] = {nd->nx, nd->ny, nd->nz};
+        int back = dot_in_order(nn, camera) - nd->d < 0;  /* the eye's side */
+        if (top + 2 > STACK_SIZE) return BBK_ERR_INTERNAL;
+        stack[top++] = nd->child[back];      /* near: drawn last */
+        stack[top++] = nd->child[1 - back];  /* far: drawn first */
+    }
+    return BBK_OK;
+}
+
+int bbk_cull_many(const bbk_level *lv, size_t n, const double *cameras, int mode, uint8_t *drawn,
+                  bbk_cull_stats *stats) {
+    if (!lv || (n && !cameras)) return BBK_ERR_ARGUMENT;
+    for (size_t k = 0; k < n; k++) {
+        int err = cull_one(lv, cameras + 8 * k, mode, stats ? stats + k : NULL);
+        if (err) return err;
+        if (drawn) memcpy(drawn + k * (size_t)lv->cull->leaves, lv->cull->drawn, lv->cull->leaves);
     }
     return BBK_OK;
 }

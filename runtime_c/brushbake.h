@@ -1,6 +1,6 @@
 /* brushbake.h -- the brushbake level run-time in plain C99: load a compiled level (.bbk), find the
  * leaf of a point, trace rays and box hulls, sweep spheres, cylinders and boxes by plane shifting,
- * and ask the potentially visible set.
+ * ask the potentially visible set, and cull a camera's view by the PVS, the frustum or portals.
  *
  * Copy brushbake.h and brushbake.c into your engine; they need nothing beyond libc.  The file
  * format is docs/FORMAT.md; the answers are those of brushbake's Python run-time (core/runtime/),
@@ -61,6 +61,7 @@ enum {
     BBK_ERR_NO_HULL,     /* the level has no such hull */
     BBK_ERR_NO_VIS,      /* the level was baked without visibility */
     BBK_ERR_INTERNAL,    /* a bound the loader proved was exceeded: a bug, please report */
+    BBK_ERR_NO_PORTALS,  /* the level was baked without culling portals (the portal mode needs them) */
     BBK_ERR_COUNT_OF_CODES
 };
 
@@ -213,6 +214,38 @@ int bbk_find_first_transition_many(const bbk_level *level, uint32_t hull, size_t
                                    bbk_transition *out);
 /* pairs: n x (a xyz, b xyz) */
 int bbk_can_see_points_many(const bbk_level *level, size_t n, const double *pairs, uint8_t *visible);
+
+/* ==== camera queries (core/runtime/cull.py, docs/CAMERA.md): what a view must draw ============= */
+
+/* A camera is 8 doubles: x, y, z, yaw, pitch, hfov, aspect, far (metres, degrees; Z up, yaw 0 looks
+ * along +X, yaw 90 along +Y, pitch up is positive; hfov the horizontal field of view, aspect =
+ * width / height, far the far plane's distance).  Accepted: finite, |x|, |y|, |z| <= 1e5, pitch in
+ * [-90, 90], hfov in [1, 179], aspect in [0.05, 20], far in [0.001, 200000]; else BBK_ERR_ARGUMENT.
+ * Modes, each a superset of what the camera truly sees, each inside the one before:
+ *   BBK_CULL_PVS      the empty leaves in the PVS row of the eye's cluster (needs a PVS);
+ *   BBK_CULL_FRUSTUM  those whose boxes meet the view frustum (exact for boxes);
+ *   BBK_CULL_PORTAL   those the portal walk reaches, within the frustum's (needs culling portals).
+ * An eye without a cluster draws every empty leaf in PVS mode and the frustum's answer in portal
+ * mode.  The leaves drawn are those of brushbake's NumPy run-time (the same arithmetic in the same
+ * order), for every camera. */
+enum { BBK_CULL_PVS = 0, BBK_CULL_FRUSTUM = 1, BBK_CULL_PORTAL = 2 };
+#define BBK_CULL_BACK_TO_FRONT 1   /* flags: leaves far to near (DRAW-BSP-TREE), for transparent surfaces */
+
+typedef struct bbk_cull_stats {
+    uint32_t leaves, faces, clusters;  /* drawn: leaves, their faces, distinct visibility clusters */
+    int32_t camera_leaf;               /* the eye's leaf */
+    int32_t camera_cluster;            /* the eye's cluster, -1: none */
+    int32_t overflow;                  /* portal mode: the walk gave the frustum's answer (budget, or no cluster) */
+} bbk_cull_stats;
+
+/* One camera: the leaves drawn into leaves[0..leaf_capacity) (increasing, or back to front with
+ * BBK_CULL_BACK_TO_FRONT) and their faces, leaf by leaf, into faces[0..face_capacity); stats (may
+ * be NULL) says how many there are (more than a capacity: only the first are written). */
+int bbk_cull(const bbk_level *level, const double camera[8], int mode, int flags, uint32_t *leaves,
+             uint32_t leaf_capacity, uint32_t *faces, uint32_t face_capacity, bbk_cull_stats *stats);
+/* n cameras (n x 8): drawn (n x leaves bytes, 1 = drawn; may be NULL) and stats (n; may be NULL) */
+int bbk_cull_many(const bbk_level *level, size_t n, const double *cameras, int mode, uint8_t *drawn,
+                  bbk_cull_stats *stats);
 
 #ifdef __cplusplus
 }

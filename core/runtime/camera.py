@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detmath import dot
+from ..detmath import cos, dot, sin, tan
 from ..errors import InvalidCameraError
 from ..tolerances import CULL_MARGIN, MAX_COORDINATE
 
@@ -72,11 +72,11 @@ def camera_basis(cams: np.ndarray):
     """(eye, forward, right, up, tan_h, tan_v): (N, 3) x4 and (N,) x2 for (N, 8) cameras."""
     cams = np.asarray(cams, dtype=np.float64).reshape(-1, 8)
     yaw, pitch = np.radians(np.mod(cams[:, 3], 360.0)), np.radians(cams[:, 4])  # a full turn: the same basis
-    cy, sy, cp, sp = np.cos(yaw), np.sin(yaw), np.cos(pitch), np.sin(pitch)
+    cy, sy, cp, sp = cos(yaw), sin(yaw), cos(pitch), sin(pitch)  # the C library's (the C run-time's bits)
     forward = np.stack([cp * cy, cp * sy, sp], axis=1)
     right = np.stack([sy, -cy, np.zeros_like(cy)], axis=1)
     up = np.stack([-sp * cy, -sp * sy, cp], axis=1)  # right x forward
-    tan_h = np.tan(np.radians(cams[:, 5]) / 2)
+    tan_h = tan(np.radians(cams[:, 5]) / 2)
     tan_v = tan_h / cams[:, 6]
     return cams[:, :3].copy(), forward, right, up, tan_h, tan_v
 

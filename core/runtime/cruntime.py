@@ -47,6 +47,12 @@ SHAPE_KINDS = {"Point": 0, "Sphere": 1, "Cylinder": 2, "Box": 3}
 
 ERR_NO_HULL, ERR_NO_VIS = 23, 24  # brushbake.h's BBK_ERR_NO_HULL, BBK_ERR_NO_VIS
 
+#: brushbake.h's bbk_cull_stats, one record per camera; the modes' numbers (BBK_CULL_PVS ...)
+CULL_STATS_DTYPE = np.dtype([("leaves", "<u4"), ("faces", "<u4"), ("clusters", "<u4"), ("camera_leaf", "<i4"),
+                             ("camera_cluster", "<i4"), ("overflow", "<i4")])
+CULL_MODE_NUMBERS = {"pvs": 0, "frustum": 1, "portal": 2}
+CULL_BACK_TO_FRONT = 1
+
 
 #: brushbake.h's bbk_transition
 TRANSITION_DTYPE = np.dtype([("kind", "<i4"), ("plane", "<i4"), ("t", "<f8")])
@@ -154,6 +160,8 @@ def _declare(lib) -> None:
     lib.bbk_free.restype = None
     lib.bbk_error_name.argtypes = [i32]
     lib.bbk_error_name.restype = ctypes.c_char_p
+    lib.bbk_get_info.argtypes = [p, p]
+    lib.bbk_get_info.restype = None
     lib.bbk_point_leaf_many.argtypes = [p, size, p, p]
     lib.bbk_point_solid_many.argtypes = [p, u32, size, p, p]
     lib.bbk_trace_many.argtypes = [p, u32, size, p, i32, p]
@@ -162,6 +170,8 @@ def _declare(lib) -> None:
     lib.bbk_can_see_points_many.argtypes = [p, size, p, p]
     lib.bbk_visible_leaves.argtypes = [p, p, p, u32, p]
     lib.bbk_move_many.argtypes = [p, u32, size, p, p, p, ctypes.POINTER(_MoveSettings), p, i32, p]
+    lib.bbk_cull.argtypes = [p, p, i32, i32, p, u32, p, u32, p]
+    lib.bbk_cull_many.argtypes = [p, size, p, i32, p, p]
 
 
 class CLevel:
@@ -287,6 +297,37 @@ class CLevel:
         self._check(self._lib.bbk_visible_leaves(self._handle, p.ctypes.data, out.ctypes.data, len(out),
                                                  ctypes.byref(count)))
         return out[: count.value].astype(np.int64)
+
+    def cull(self, cameras, mode: str):
+        """What each of (N, 8) checked cameras (camera.as_cameras) draws in `mode`: (N, L) bool
+        leaves drawn and the (N,) bbk_cull_stats records (cull.cull's answers)."""
+        cams = self._rows(cameras, (8,))
+        leaves = self.num_leaves()
+        drawn = np.zeros((len(cams), leaves), dtype=np.uint8)
+        stats = np.zeros(len(cams), dtype=CULL_STATS_DTYPE)
+        self._check(self._lib.bbk_cull_many(self._handle, len(cams), cams.ctypes.data, CULL_MODE_NUMBERS[mode],
+                                            drawn.ctypes.data, stats.ctypes.data))
+        return drawn.view(bool), stats
+
+    def cull_camera(self, camera, mode: str, back_to_front: bool = False):
+        """One camera: (leaves, faces) it draws (cull.cull_camera's answer), from bbk_cull."""
+        cam = self._rows(camera, (8,))[0].copy()
+        stats = np.zeros(1, dtype=CULL_STATS_DTYPE)
+        flags = CULL_BACK_TO_FRONT if back_to_front else 0
+        self._check(self._lib.bbk_cull(self._handle, cam.ctypes.data, CULL_MODE_NUMBERS[mode], flags, None, 0, None, 0,
+                                       stats.ctypes.data))
+        leaves = np.zeros(max(int(stats["leaves"][0]), 1), dtype=np.uint32)
+        faces = np.zeros(max(int(stats["faces"][0]), 1), dtype=np.uint32)
+        self._check(self._lib.bbk_cull(self._handle, cam.ctypes.data, CULL_MODE_NUMBERS[mode], flags, leaves.ctypes.data,
+                                       len(leaves), faces.ctypes.data, len(faces), stats.ctypes.data))
+        return leaves[: stats["leaves"][0]].astype(np.int64), faces[: stats["faces"][0]].astype(np.int64)
+
+    def num_leaves(self) -> int:
+        if not hasattr(self, "_leaves"):
+            info = ctypes.create_string_buffer(256)  # bbk_info: 2 x u16, 13 x u32, 6 doubles (< 128 bytes)
+            self._lib.bbk_get_info(self._handle, info)
+            self._leaves = int(np.frombuffer(info.raw, dtype=np.uint32, count=4)[3])  # (versions), planes, nodes, leaves
+        return self._leaves
 
     def _segments(self, starts, ends) -> np.ndarray:
         s, e = self._rows(starts, (3,)), self._rows(ends, (3,))

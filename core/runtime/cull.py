@@ -205,8 +205,10 @@ class CullResult:
         return self.drawn[np.arange(n)[:, None], leaves].astype(np.uint8)
 
 
-def cull(level, cameras, mode: str = "portal") -> CullResult:
-    """What each of (N, 8) cameras draws in `mode` ('pvs', 'frustum' or 'portal'), in one batch."""
+def cull(level, cameras, mode: str = "portal", backend: str = "numpy") -> CullResult:
+    """What each of (N, 8) cameras draws in `mode` ('pvs', 'frustum' or 'portal'), in one batch.
+    backend "c": the C run-time (core/runtime/cruntime.py, runtime_c/brushbake.c bbk_cull_many),
+    the same leaves drawn."""
     if mode not in CULL_MODES:
         raise BrushbakeError(f"unknown culling mode {mode!r}; the modes are {', '.join(CULL_MODES)}.",
                              subject="cull")
@@ -219,6 +221,16 @@ def cull(level, cameras, mode: str = "portal") -> CullResult:
     if mode == "portal" and not data.has_portals:
         raise BrushbakeError("the level has no portals for the 'portal' mode (it was baked before they were "
                              "stored).", subject="level", hint="Rebake it with visibility (bake --vis fast).")
+    if backend != "numpy":
+        from .cruntime import c_level, check_backend
+
+        check_backend(backend)
+        clevel = c_level(level)
+        t0 = time.perf_counter()
+        drawn, stats = clevel.cull(cams, mode)
+        return CullResult(mode, cams, drawn, stats["camera_leaf"].astype(np.int64),
+                          stats["camera_cluster"].astype(np.int64), stats["overflow"] != 0,
+                          time.perf_counter() - t0, data)
     leaf = point_leaves(level, cams[:, :3]) if len(cams) else np.zeros(0, dtype=np.int64)
     cluster = data.leaf_cluster[leaf]
     drawn = pvs_leaves(level, data, cluster)
@@ -263,7 +275,15 @@ def frustum_leaves(data: CullData, cams: np.ndarray, candidates: np.ndarray, exa
     return out
 
 
-def cull_camera(level, camera, mode: str = "portal", back_to_front: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """One camera (8 numbers): (leaves, faces) it draws in `mode`, back to front when asked."""
+def cull_camera(level, camera, mode: str = "portal", back_to_front: bool = False,
+                backend: str = "numpy") -> tuple[np.ndarray, np.ndarray]:
+    """One camera (8 numbers): (leaves, faces) it draws in `mode`, back to front when asked.
+    backend "c": runtime_c's bbk_cull (leaves, faces and their order from C)."""
+    if backend != "numpy":
+        from .cruntime import c_level, check_backend
+
+        check_backend(backend)
+        cull(level, np.asarray(camera, dtype=np.float64).reshape(1, 8)[:0], mode)  # the same checks and errors
+        return c_level(level).cull_camera(as_cameras(camera), mode, back_to_front)
     result = cull(level, np.asarray(camera, dtype=np.float64).reshape(1, 8), mode)
     return result.leaves(0, back_to_front), result.faces(0, back_to_front)

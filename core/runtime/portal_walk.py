@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detmath import dot
+from ..detmath import cos, dot, sin
 from ..tolerances import CULL_EYE_EPSILON, CULL_MARGIN, CULL_SUPPORT_SLACK
 from .camera import boxes_inside_planes, camera_basis
 
@@ -52,7 +52,7 @@ CULL_WALK_BUDGET = 20_000
 MAX_WALK_DEPTH = 512
 
 _ANGLE = np.arange(DIRECTIONS) * (2 * np.pi / DIRECTIONS)
-DIR_A, DIR_B = np.cos(_ANGLE), np.sin(_ANGLE)
+DIR_A, DIR_B = cos(_ANGLE), sin(_ANGLE)  # the C library's: runtime_c/brushbake.c holds these bits
 DIR_A[np.abs(DIR_A) < 1e-15] = 0.0
 DIR_B[np.abs(DIR_B) < 1e-15] = 0.0
 OPPOSITE = (np.arange(DIRECTIONS) + DIRECTIONS // 2) % DIRECTIONS
