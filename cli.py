@@ -502,7 +502,7 @@ def _query_cameras(args, level, hull: int) -> int:
         if len(seen) != len(cams):
             raise BrushbakeError(f"holds points for {len(seen)} cameras but {args.cameras} has {len(cams)}.",
                                  subject=args.seen, hint="Give an (N, K, 3) array: K points for each of the N cameras.")
-    result = cull(level, cams, args.cull)
+    result = cull(level, cams, args.cull, backend=args.backend)
     if seen is not None:
         answers = result.points_drawn(seen)
         _save_array_atomic(args.output, answers)
@@ -536,9 +536,6 @@ def _check_camera_options(args) -> None:
                              "(answers JSON).", hint="query LEVEL --cameras CAMS.npy --cull portal --stats -o OUT.json")
     if args.shape or args.impact:
         raise BrushbakeError("--shape and --impact go with --segments, not --cameras.")
-    if args.backend == "c":
-        raise BrushbakeError("--cameras is answered by the NumPy run-time only (the C run-time has no camera "
-                             "query yet).", hint="Use --cameras without --backend c.")
 
 
 def cmd_query(args) -> int:

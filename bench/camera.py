@@ -14,7 +14,11 @@ tree gives what the cameras truly see; then per mode (pvs, frustum, portal):
   of faces hit; clusters drawn over clusters truly seen, likewise;
 - time per camera in a batch of --batch cameras (CPU ms, process time: the machine is shared) and
   one camera at a time (--singles calls, CPU ms each);
-- the share of cameras whose portal walk hit its budget (fallback).
+- the share of cameras whose portal walk hit its budget (fallback);
+- the C run-time (runtime_c/brushbake.c, when a compiler is there): c_equal (the same leaves drawn
+  as NumPy for every camera), microseconds of CPU per camera in one bbk_cull_many call over --batch
+  cameras (c_batch_us_per_camera) and per bbk_cull call one camera at a time through ctypes
+  (c_single_us, ~1 us of which is the ctypes call).
 'portal_over_pvs_faces' is the mean over cameras of portal faces / pvs faces (the target: <= 0.5).
 """
 
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -36,6 +41,7 @@ from brushbake.core.compile.camera_truth import pixel_truth, random_cameras  # n
 from brushbake.core.compile.pipeline import compile_scene  # noqa: E402
 from brushbake.core.compile.vis import bake_vis  # noqa: E402
 from brushbake.core.formats.loaders import load_scene  # noqa: E402
+from brushbake.core.runtime import cruntime  # noqa: E402
 from brushbake.core.runtime.cull import CULL_MODES, cull  # noqa: E402
 
 MODES = CULL_MODES
@@ -60,6 +66,34 @@ def single_ms(level, cams, mode, count: int) -> float:
     for cam in cams[:count]:
         cull(level, cam[None, :], mode)
     return 1000 * (time.process_time() - t0) / max(min(count, len(cams)), 1)
+
+
+def c_us_per_camera(level, cams, mode, batch: int, singles: int) -> tuple[float, float]:
+    """CPU microseconds per camera in the C run-time: one bbk_cull_many call over `batch` cameras
+    (repeated to at least 0.2 s), and bbk_cull one camera per call (leaves and faces written)."""
+    import ctypes
+
+    clevel = cruntime.c_level(level)
+    lib, handle, number = clevel._lib, clevel._handle, cruntime.CULL_MODE_NUMBERS[mode]
+    big = np.ascontiguousarray(np.concatenate([cams] * max(1, -(-batch // len(cams))))[:batch])
+    drawn = np.zeros((len(big), clevel.num_leaves()), dtype=np.uint8)
+    stats = np.zeros(len(big), dtype=cruntime.CULL_STATS_DTYPE)
+    rounds, t0 = 0, time.process_time()
+    while rounds == 0 or time.process_time() - t0 < 0.2:
+        lib.bbk_cull_many(handle, len(big), big.ctypes.data, number, drawn.ctypes.data, stats.ctypes.data)
+        rounds += 1
+    batch_us = 1e6 * (time.process_time() - t0) / (rounds * len(big))
+    leaves = np.zeros(clevel.num_leaves(), dtype=np.uint32)
+    faces = np.zeros(max(int(len(level.face_plane)), 1), dtype=np.uint32)
+    one = np.zeros(1, dtype=cruntime.CULL_STATS_DTYPE)
+    rows = [np.ascontiguousarray(c) for c in big[:max(singles, 1)]]
+    f, args = lib.bbk_cull, (leaves.ctypes.data, len(leaves), faces.ctypes.data, len(faces), one.ctypes.data)
+    rounds, t0 = 0, time.process_time()
+    while rounds == 0 or time.process_time() - t0 < 0.2:
+        for row in rows:
+            f(handle, row.ctypes.data, number, 0, *args)
+        rounds += 1
+    return batch_us, 1e6 * (time.process_time() - t0) / (rounds * len(rows))
 
 
 def bench_scene(path: Path, args) -> dict:
@@ -96,6 +130,10 @@ def bench_scene(path: Path, args) -> dict:
             "single_cpu_ms": single_ms(level, cams, mode, args.singles),
             "fallback": float(r.overflow.mean()),
         }
+        if args.c:
+            c_batch, c_single = c_us_per_camera(level, cams, mode, args.batch, 200)
+            rec[mode].update(c_equal=bool(np.array_equal(cull(level, cams, mode, backend="c").drawn, r.drawn)),
+                             c_batch_us_per_camera=c_batch, c_single_us=c_single)
     rec["nested"] = bool((results["portal"].drawn <= results["frustum"].drawn).all()
                          and (results["frustum"].drawn <= results["pvs"].drawn).all())
     pf, vf = results["portal"].face_counts(), results["pvs"].face_counts()
@@ -112,8 +150,13 @@ def main() -> int:
     p.add_argument("--batch", type=int, default=1000)
     p.add_argument("--singles", type=int, default=20)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-c", dest="c", action="store_false", help="leave out the C run-time")
     args = p.parse_args()
-    out = {"cameras": args.cameras, "grid": [args.width, args.height], "batch": args.batch, "scenes": {}}
+    if args.c and not cruntime.available():
+        log("the C run-time cannot be built here: leaving it out")
+        args.c = False
+    out = {"cameras": args.cameras, "grid": [args.width, args.height], "batch": args.batch, "scenes": {},
+           "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None}
     rows = []
     for name, path in scene_files().items():
         if args.only and name not in args.only and path.name not in args.only:
@@ -125,10 +168,13 @@ def main() -> int:
             m = rec[mode]
             rows.append(f"| {name} | {mode} | {m['misses']} | {m['faces_mean']:.1f} | {rec['faces_hit_mean']:.1f} | "
                         f"{m['face_tightness']:.2f} | {m['cluster_tightness']:.2f} | "
-                        f"{m['batch_cpu_ms_per_camera']:.3f} | {m['single_cpu_ms']:.2f} |")
+                        f"{m['batch_cpu_ms_per_camera']:.3f} | {m['single_cpu_ms']:.2f} | "
+                        + (f"{m['c_batch_us_per_camera']:.1f} | {m['c_single_us']:.1f} | {m['c_equal']} |" if args.c
+                           else "- | - | - |"))
         log(rows[-3] + "\n" + rows[-2] + "\n" + rows[-1] + f"  portal/pvs faces {rec['portal_over_pvs_faces']:.3f}")
     log("| map | mode | misses | faces drawn | faces hit | faces drawn / hit | clusters drawn / seen | "
-        "batch CPU ms / camera | single CPU ms |\n|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows))
+        "batch CPU ms / camera | single CPU ms | C batch us / camera | C single us | C equal |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows))
     print(json.dumps(out, sort_keys=True, indent=1))
     return 0
 

@@ -1,8 +1,8 @@
 /* brushbake.c -- the brushbake level run-time in plain C99 (see brushbake.h).
  *
  * The loader follows docs/FORMAT.md ("What a reader checks") rule for rule, as exporters/native.py
- * does; the queries follow core/runtime/ (tree.py, trace.py, shift.py, pvs.py) operation for
- * operation.  Nothing here allocates after bbk_load, and no walk recurses deeper than the tree
+ * does; the queries follow core/runtime/ (tree.py, trace.py, shift.py, pvs.py; camera.py, cull.py
+ * and portal_walk.py in the camera queries' part at the end) operation for operation.  Nothing here allocates after bbk_load, and no walk recurses deeper than the tree
  * (which the loader proves is at most BBK_MAX_TREE_DEPTH nodes deep).
  *
  * SPDX-License-Identifier: GPL-3.0-or-later

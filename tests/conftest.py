@@ -404,6 +404,22 @@ class LevelCache:
             self._cache[path] = Compiled(path, scene, level, Truth.brush_arrays(Truth.point_hull_brushes(scene)))
         return self._cache[path]
 
+    def with_vis(self, path):
+        """A copy of the compiled level with its PVS and culling portals (bake_vis 'fast', as `bake`
+        makes them), made once per session and shared by the camera tests; the compiled level
+        itself stays without visibility."""
+        import dataclasses
+
+        path = Path(require_path(path))
+        key = ("vis", path)
+        if key not in self._cache:
+            from brushbake.core.compile.vis import bake_vis
+
+            level = dataclasses.replace(self.get(path).level, stats={})
+            bake_vis(level, "fast")
+            self._cache[key] = level
+        return self._cache[key]
+
 
 @pytest.fixture(scope="session")
 def levels():

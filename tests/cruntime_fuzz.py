@@ -10,6 +10,10 @@ Each case is made from its seed alone (make_case), by one of these mutators:
              8-byte value, NaN among them), its record count or size changed, a section dropped,
              duplicated or an unknown one added -- all behind valid checksums;
 - 'vis':     the PVS sections of a level baked with visibility edited the same way;
+- 'cull':    the culling portals (CQNC, CQPC, CQPL, CQPF, CQPN, CQPV) of that level edited the same way,
+             or in ways that keep most of the file meaningful: a vertex moved just within or beyond
+             CULL_PORTAL_ON_PLANE, a portal's plane swapped for its flip (still valid) or another, a
+             portal joined to itself, a vertex count 2 or 65, the header's cluster count off by one;
 - 'header':  header and table fields rewritten behind a valid header checksum;
 - 'bytes':   random byte changes (checksums then fail), truncations and random bytes.
 
@@ -29,14 +33,15 @@ import hostile_fuzz as hf
 from brushbake.core.errors import LevelFormatError
 from brushbake.exporters import native
 
-KINDS = ("tree", "section", "vis", "header", "bytes")
+KINDS = ("tree", "section", "vis", "cull", "header", "bytes")
 
 #: the sections the C loader reads (runtime_c/brushbake.c KNOWN).  Others (crowd slices CR..,
-#: lightmaps LM.., culling portals CQ..) it skips as FORMAT.md's version rules let a reader skip
-#: any section it does not know, after its checksum: the base levels here are stripped of them, so
-#: that both readers judge the same content (their own checks are fuzzed by their owners' tests).
+#: lightmaps LM..) it skips as FORMAT.md's version rules let a reader skip any section it does not
+#: know, after its checksum: the base levels here are stripped of them, so that both readers judge
+#: the same content (their own checks are fuzzed by their owners' tests).
+CULL_TAGS = {t.encode() for t in "CQNC CQPC CQPL CQPF CQPN CQPV".split()}
 C_TAGS = {t.encode() for t in ("PLNN PLND NODP NODC LFSD LFCL LFBB LFFF LFFC LFFI FCPL FCFV FCNV FCBR FCFL VERT "
-                                "ONNP ONNC ONLS HULB WBND BRSN BRST HULN HULT BVNP BVNC BVLS VSLC VSRO VSRD").split()}
+                                "ONNP ONNC ONLS HULB WBND BRSN BRST HULN HULT BVNP BVNC BVLS VSLC VSRO VSRD").split()} | CULL_TAGS
 
 
 @lru_cache(maxsize=1)
@@ -121,6 +126,35 @@ def _edit_sections(sections: list, rng: np.random.Generator, only=None) -> None:
                                                                    b"extra"])  # unknown: skipped
 
 
+def _edit_cull(sections: list, rng: np.random.Generator) -> None:
+    """One meaningful edit of the culling portals (most stay loadable or fail one rule)."""
+    at = {s[0]: i for i, s in enumerate(sections)}
+    arrays = {t: np.frombuffer(sections[at[t]][3], dtype="<f8" if t in (b"CQPV", b"PLNN", b"PLND") else "<i4").copy()
+              for t in (b"CQNC", b"CQPC", b"CQPL", b"CQPF", b"CQPN", b"CQPV")}
+    q = len(arrays[b"CQPL"])
+    k = int(rng.integers(0, max(q, 1)))
+    what = int(rng.integers(0, 7))
+    if what == 0 and len(arrays[b"CQPV"]):  # a vertex coordinate moved within or beyond 1e-4 m
+        arrays[b"CQPV"][int(rng.integers(0, len(arrays[b"CQPV"])))] += float(rng.choice([3e-5, -3e-5, 3e-4, 0.5]))
+    elif what == 1 and q:  # its flip (the same plane: valid) or another plane
+        plane = int(arrays[b"CQPL"][k])
+        arrays[b"CQPL"][k] = plane ^ 1 if rng.random() < 0.5 else int(rng.integers(0, 2 * 40))
+    elif what == 2 and q:  # joined to itself
+        arrays[b"CQPC"][2 * k + 1] = arrays[b"CQPC"][2 * k]
+    elif what == 3 and q:  # too few or too many vertices
+        arrays[b"CQPN"][k] = int(rng.choice([2, 65, arrays[b"CQPN"][k] + 1]))
+    elif what == 4:
+        arrays[b"CQNC"][0] += int(rng.choice([-1, 1]))
+    elif what == 5 and q:  # the two clusters swapped (valid) or one out of range
+        pair = arrays[b"CQPC"][2 * k: 2 * k + 2].copy()
+        arrays[b"CQPC"][2 * k: 2 * k + 2] = pair[::-1] if rng.random() < 0.5 else (pair[0], int(arrays[b"CQNC"][0]))
+    else:  # a section dropped
+        sections.pop(at[sorted(arrays)[int(rng.integers(0, 6))]])
+        return
+    for tag, array in arrays.items():
+        sections[at[tag]][3] = array.tobytes()
+
+
 def make_case(seed: int) -> tuple[str, bytes]:
     """(kind, bytes) of case `seed`."""
     rng = np.random.default_rng([16, seed])
@@ -133,6 +167,13 @@ def make_case(seed: int) -> tuple[str, bytes]:
             return kind, c_sections_only(hf.pack_unchecked(hf.base_fields()))
     base = vis_level_bytes() if kind == "vis" or rng.random() < 0.5 else \
         c_sections_only(hf.pack_unchecked(hf.base_fields()))
+    if kind == "cull":
+        sections = split(vis_level_bytes())
+        if rng.random() < 0.5:
+            _edit_cull(sections, rng)
+        else:
+            _edit_sections(sections, rng, only=CULL_TAGS)
+        return kind, pack(sections)
     if kind in ("section", "vis"):
         sections = split(base)
         _edit_sections(sections, rng, only={b"VSLC", b"VSRO", b"VSRD"} if kind == "vis" else None)

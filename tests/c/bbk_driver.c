@@ -2,6 +2,11 @@
  *
  *   bbk_driver fuzz CASES      CASES: records of (u64 length, bytes); prints one load code per case,
  *                              and runs every query on the levels that load
+ *   bbk_driver cull LEVEL CAMERAS OUT
+ *                              CAMERAS: n x 8 doubles; OUT: per mode (pvs, frustum, portal) n x leaves
+ *                              drawn bytes and n bbk_cull_stats (modes the level cannot answer:
+ *                              nothing); then per mode and camera the bbk_cull leaves back to front
+ *                              and their faces (u32 count, leaves, u32 count, faces)
  *   bbk_driver queries LEVEL SEGMENTS OUT
  *                              SEGMENTS: n x 6 doubles; OUT: per hull n bbk_hit traces (retry for
  *                              hulls >= 1) and n solid bytes of the starts; then n leaves (int32);
@@ -70,6 +75,18 @@ static void exercise(const bbk_level *lv) {
             if (bbk_shift_trace(lv, &shapes[k], s, e, &hit)) exit(3);
         if (info.clusters) {
             if (bbk_can_see_points(lv, s, e, &vis) || bbk_visible_leaves(lv, s, leaves, 8, &count)) exit(3);
+        }
+        /* the camera queries: every mode, the answer's leaves and faces into small buffers */
+        double cam[8] = {s[0], s[1], s[2], 360.0 * (e[0] - lo[0]) / span[0], 170.0 * (e[1] - lo[1]) / span[1] - 85.0,
+                         90.0, 1.5, 1.0 + span[0]};
+        uint32_t faces[8];
+        bbk_cull_stats stats;
+        for (int mode = 0; mode < 3; mode++) {
+            int code = bbk_cull(lv, cam, mode, i & 1 ? BBK_CULL_BACK_TO_FRONT : 0, leaves, 8, faces, 8, &stats);
+            if (code && code != BBK_ERR_NO_VIS && code != BBK_ERR_NO_PORTALS && code != BBK_ERR_ARGUMENT) {
+                fprintf(stderr, "cull failed on a loaded level: %s\n", bbk_error_name(code));
+                exit(3);
+            }
         }
     }
 }
@@ -152,9 +169,60 @@ static int queries(const char *level_path, const char *seg_path, const char *out
     return err ? 1 : 0;
 }
 
+static int cull(const char *level_path, const char *cam_path, const char *out_path) {
+    size_t size, cam_size;
+    unsigned char *data = read_all(level_path, &size), *cambuf = read_all(cam_path, &cam_size);
+    if (!data || !cambuf) return 2;
+    bbk_level *lv;
+    char message[256];
+    if (bbk_load(data, size, &lv, message, sizeof message)) {
+        fprintf(stderr, "load: %s\n", message);
+        return 1;
+    }
+    size_t n = cam_size / (8 * sizeof(double));
+    double *cams = malloc(cam_size ? cam_size : 1);
+    memcpy(cams, cambuf, cam_size);
+    bbk_info info;
+    bbk_get_info(lv, &info);
+    FILE *out = fopen(out_path, "wb");
+    uint8_t *drawn = malloc(n * info.leaves + 1);
+    bbk_cull_stats *stats = malloc((n + 1) * sizeof *stats);
+    uint32_t *leaves = malloc((info.leaves + 1) * sizeof *leaves), *faces = malloc((info.faces + 1) * sizeof *faces);
+    int err = 0;
+    for (int mode = 0; mode < 3; mode++) {
+        int code = bbk_cull_many(lv, n, cams, mode, drawn, stats);
+        if (code == BBK_ERR_NO_VIS || code == BBK_ERR_NO_PORTALS) continue;
+        err |= code;
+        fwrite(drawn, 1, n * info.leaves, out);
+        fwrite(stats, sizeof *stats, n, out);
+    }
+    for (int mode = 0; mode < 3; mode++)
+        for (size_t k = 0; k < n; k++) {
+            bbk_cull_stats one;
+            int code = bbk_cull(lv, cams + 8 * k, mode, BBK_CULL_BACK_TO_FRONT, leaves, info.leaves, faces, info.faces, &one);
+            if (code == BBK_ERR_NO_VIS || code == BBK_ERR_NO_PORTALS) break;
+            err |= code;
+            fwrite(&one.leaves, 4, 1, out);
+            fwrite(leaves, 4, one.leaves, out);
+            fwrite(&one.faces, 4, 1, out);
+            fwrite(faces, 4, one.faces, out);
+        }
+    fclose(out);
+    free(drawn);
+    free(stats);
+    free(leaves);
+    free(faces);
+    free(cams);
+    free(cambuf);
+    free(data);
+    bbk_free(lv);
+    return err ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "fuzz")) return fuzz(argv[2]);
     if (argc == 5 && !strcmp(argv[1], "queries")) return queries(argv[2], argv[3], argv[4]);
-    fprintf(stderr, "usage: bbk_driver fuzz CASES | queries LEVEL SEGMENTS OUT\n");
+    if (argc == 5 && !strcmp(argv[1], "cull")) return cull(argv[2], argv[3], argv[4]);
+    fprintf(stderr, "usage: bbk_driver fuzz CASES | queries LEVEL SEGMENTS OUT | cull LEVEL CAMERAS OUT\n");
     return 2;
 }

@@ -44,13 +44,8 @@ def with_vis(level):
     return out
 
 
-_VIS: dict = {}
-
-
 def baked(levels, path):
-    if path not in _VIS:
-        _VIS[path] = with_vis(levels.get(path).level)
-    return _VIS[path]
+    return levels.with_vis(path)  # shared with test_cruntime_camera.py (conftest.LevelCache)
 
 
 def check_no_misses(level, cams, width=48, height=36):

@@ -19,6 +19,21 @@ def test_arctan2_is_the_c_librarys_element_by_element():
     assert arctan2(np.zeros((2, 3)), np.ones((2, 3))).shape == (2, 3)
 
 
+def test_cos_sin_tan_are_the_c_librarys():
+    """detmath.cos/sin/tan are libm's (what runtime_c/brushbake.c's camera queries compute with):
+    NumPy's own tan differs from libm's in the last bit on many arguments."""
+    import math
+
+    from brushbake.core import detmath
+
+    x = np.random.default_rng(8).uniform(-10, 10, 3000)
+    for name in ("cos", "sin", "tan"):
+        got = getattr(detmath, name)(x)
+        assert got.dtype == np.float64 and got.shape == x.shape
+        assert [float(v) for v in got] == [getattr(math, name)(v) for v in x.tolist()]
+    assert detmath.tan(np.zeros((2, 3))).shape == (2, 3)
+
+
 def test_core_uses_no_numpy_transcendentals_that_differ_between_numpy_versions():
     """np.arctan2, arccos, arcsin, exp and log differ between NumPy 1.26 and 2.x in the last bit;
     core/ computes what it stores without them (detmath.arctan2 instead).  vis_truth draws random
