@@ -35,7 +35,7 @@ def gather(context, objects=None) -> Scene:
     if settings.use_light:  # every render-visible light of the scene lights the level (addon/lightmap.py)
         from . import lightmap
 
-        core_scene.lights.extend(lightmap.scene_lights(context.scene))
+        core_scene.lights.extend(lightmap.scene_lights(context.scene, core_scene.warnings))
     return core_scene
 
 
@@ -87,10 +87,13 @@ def summary(level: CompiledLevel) -> str:
     return text + (f" in {seconds:.2f} s" if seconds else "")
 
 
-def bake(context, objects=None, progress=None, cancel=None) -> CompiledLevel:
+def bake(context, objects=None, progress=None, cancel=None, warnings: list | None = None) -> CompiledLevel:
     """All three steps on the calling thread.  Raises BrushbakeError (including CancelledError)
-    with the scene's bake untouched."""
+    with the scene's bake untouched.  `warnings` gets what the gather warned of (an emissive
+    material it cannot read, say)."""
     core_scene = gather(context, objects)
+    if warnings is not None:
+        warnings.extend(core_scene.warnings)
     level = compile_level(core_scene, progress=progress, cancel=cancel)
     commit(context.scene, level)
     return level

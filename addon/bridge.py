@@ -162,6 +162,10 @@ def scene_from_objects(objects, settings, name: str = "blender", depsgraph=None)
                 verts, faces = world_mesh(obj, depsgraph)
                 scene.detail_meshes.append(DetailMesh(obj.name, verts, faces))
                 continue
+            if settings.use_light and role != "MOVER":  # faces of emissive materials emit (addon/emission.py)
+                from .emission import tag_emissive_faces
+
+                tag_emissive_faces(obj, brush, scene, depsgraph)
             (scene.movers if role == "MOVER" else scene.brushes).append(brush)
     if not scene.brushes:
         raise BrushbakeError(
@@ -173,6 +177,23 @@ def scene_from_objects(objects, settings, name: str = "blender", depsgraph=None)
 
 # ------------------------------------------------------------------------------------------------
 # core -> Blender
+
+
+def _area_light_object(obj, data, light) -> None:
+    """An area light object as the core light: shape and sizes, spread, its -Z along the light's
+    direction and its X along the light's axis."""
+    from mathutils import Matrix
+
+    data.shape = light.shape.upper()
+    data.size, data.size_y, data.spread = light.size, light.size_y, np.radians(light.spread)
+    z = -np.asarray(light.direction, dtype=np.float64)
+    z = z / np.linalg.norm(z)
+    x = np.asarray(light.axis, dtype=np.float64) - np.dot(light.axis, z) * z
+    if np.linalg.norm(x) < 1e-9:
+        x = np.cross(z, [0.0, 1.0, 0.0] if abs(z[1]) < 0.9 else [1.0, 0.0, 0.0])
+    x = x / np.linalg.norm(x)
+    y = np.cross(z, x)
+    obj.rotation_euler = Matrix(np.stack([x, y, z], axis=1).tolist()).to_euler()
 
 
 @dataclass
@@ -254,6 +275,8 @@ def objects_from_scene(core_scene: Scene, collection) -> ImportCounts:
             data.spot_size, data.spot_blend = np.radians(light.spot_size), light.spot_blend
         if light.kind == "sun":
             data.angle = np.radians(light.radius)
+        elif light.kind == "area":
+            _area_light_object(obj, data, light)
         else:
             data.shadow_soft_size = light.radius
         collection.objects.link(obj)

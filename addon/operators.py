@@ -136,8 +136,9 @@ Progress shows in the status bar; Esc cancels and keeps the previous bake"""
 
     def execute(self, context):
         """Bake on this thread (scripts, tests, and when invoked without a window)."""
+        warnings: list[str] = []
         try:
-            level = bake.bake(context)
+            level = bake.bake(context, warnings=warnings)
         except CancelledError as err:
             self.report({"WARNING"}, str(err))
             context.scene.brushbake.status = str(err)
@@ -146,6 +147,8 @@ Progress shows in the status bar; Esc cancels and keeps the previous bake"""
             bake.failed(context.scene, err)
             return _fail(self, context.scene, err)
         self.report({"INFO"}, bake.summary(level))
+        for warning in warnings[:5]:
+            self.report({"WARNING"}, warning)
         return {"FINISHED"}
 
     def invoke(self, context, event):
@@ -155,6 +158,8 @@ Progress shows in the status bar; Esc cancels and keeps the previous bake"""
             core_scene = bake.gather(context)
         except BrushbakeError as err:
             return _fail(self, context.scene, err)
+        for warning in core_scene.warnings[:5]:
+            self.report({"WARNING"}, warning)
         self._job = bake.BakeJob(core_scene).start()
         wm = context.window_manager
         self._timer = wm.event_timer_add(0.1, window=context.window)
@@ -559,14 +564,30 @@ difference image, to compare with brushbake's bake (slow: Cycles on the CPU)"""
             level = _light_level(scene)
         except BrushbakeError as err:
             return _fail(self, scene, err)
+        emission, note = _emission_of(context, level)
         cycles = lightmap.bake_cycles(scene, level, samples=settings.cycles_samples, bounces=settings.light_bounces,
-                                      reflectance=settings.reflectance)
+                                      reflectance=settings.reflectance, emission=emission)
         lightmap.difference_images(level.lm_pages, cycles)
         rmse = relative_rmse(level, level.lm_pages, cycles)
         settings.status = (f"Cycles ({settings.cycles_samples} samples, {settings.light_bounces} bounces) against "
-                           f"the bake: relative RMSE {100 * rmse:.1f}% per luxel")
+                           f"the bake: relative RMSE {100 * rmse:.1f}% per luxel{note}")
         self.report({"INFO"}, settings.status)
         return {"FINISHED"}
+
+
+def _emission_of(context, level):
+    """(F, 3) radiance of the bake's emitting faces, from the scene's objects as a bake would read
+    them now (emissive materials), and a note for the status when they cannot be read."""
+    from ..core.compile.lightmap import face_emission
+
+    try:
+        core_scene = bake.gather(context)
+    except BrushbakeError:
+        return None, " (emissive materials not read: select the baked brushes to include them)"
+    if len(core_scene.brushes) and np.asarray(level.face_brush).size and \
+            int(np.asarray(level.face_brush).max()) >= len(core_scene.brushes):
+        return None, " (emissive materials not read: the selection is not the baked brushes)"
+    return face_emission(core_scene, level, core_scene.settings.map_scale), ""
 
 
 def _light_level(scene):

@@ -402,6 +402,12 @@ LUXEL_LIFT = 1e-3
 #: Equal to LUXEL_LIFT, far above TOUCH_EPSILON.
 AREA_LIGHT_GAP = 1e-3
 
+#: unitless (normal components) and m (plane distance). A polygon of a Blender brush object lies
+#: on the brush plane (addon/emission.py: which faces an emissive material covers) when its
+#: normal and distance are this close to the plane's.  Brush planes of one brush are far apart
+#: (no two share a normal); loose for float32 meshes and a .map brush's kept planes.
+EMISSIVE_PLANE_MATCH = 1e-3
+
 #: lightmap units (1 = the texture as painted). A light whose unshadowed contribution to a luxel
 #: is below this (a tenth of one 8-bit step in linear light) casts no ray there; a patch shooting
 #: less than this to a receiver casts none either.  Inverse-square light never reaches zero, so

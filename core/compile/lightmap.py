@@ -136,7 +136,13 @@ def fill_pages(charts: Charts, luxel_values: np.ndarray) -> np.ndarray:
 
 def surface_emission(scene, level, patches: Patches, map_scale: float) -> np.ndarray:
     """(P, 3) radiance of patches on faces whose brush face carries a surface light's texture."""
-    emission = np.zeros((len(patches.face), 3))
+    return face_emission(scene, level, map_scale)[patches.face]
+
+
+def face_emission(scene, level, map_scale: float) -> np.ndarray:
+    """(F, 3) radiance of each level face whose brush face carries a surface light's texture
+    (also what the add-on's Bake with Cycles gives those faces)."""
+    emission = np.zeros((len(np.asarray(level.face_plane)), 3))
     surface = [li for li in scene.lights if li.kind == "surface" and li.texture]
     if not surface:
         return emission
@@ -144,7 +150,7 @@ def surface_emission(scene, level, patches: Patches, map_scale: float) -> np.nda
     for li in surface:
         rgb = np.asarray(li.color, dtype=np.float64) * light_power(li, map_scale)
         hit = np.array([t.lower() == li.texture.lower() for t in face_texture], dtype=bool)
-        emission[hit[patches.face]] += rgb
+        emission[hit] += rgb
     return emission
 
 

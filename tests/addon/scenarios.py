@@ -1031,6 +1031,287 @@ def scenario_camera(args) -> dict:
     return out
 
 
+def _room(bpy):
+    """A closed room 4 x 3 x 3 m (six wall boxes) with a block in it, the brushes selected."""
+    return [box(bpy, "floor", (-1, -1, -1), (5, 4, 0)), box(bpy, "ceiling", (-1, -1, 3), (5, 4, 4)),
+            box(bpy, "west", (-1, -1, 0), (0, 4, 3)), box(bpy, "east", (4, -1, 0), (5, 4, 3)),
+            box(bpy, "south", (0, -1, 0), (4, 0, 3)), box(bpy, "north", (0, 3, 0), (4, 4, 3)),
+            box(bpy, "block", (2.5, 1.0, 0), (3.5, 2.0, 1.5))]
+
+
+def _emissive_material(bpy, name, rgb, strength, principled=True, textured=False):
+    mat = bpy.data.materials.new(name)
+    mat.use_nodes = True
+    nt = mat.node_tree
+    if principled:
+        p = nt.nodes["Principled BSDF"]
+        p.inputs["Emission Color"].default_value = (*rgb, 1.0)
+        p.inputs["Emission Strength"].default_value = strength
+        if textured:
+            tex = nt.nodes.new("ShaderNodeTexNoise")
+            nt.links.new(tex.outputs["Color"], p.inputs["Emission Color"])
+    else:
+        for n in list(nt.nodes):
+            if n.type != "OUTPUT_MATERIAL":
+                nt.nodes.remove(n)
+        e = nt.nodes.new("ShaderNodeEmission")
+        e.inputs["Color"].default_value = (*rgb, 1.0)
+        e.inputs["Strength"].default_value = strength
+        nt.links.new(e.outputs["Emission"], nt.nodes["Material Output"].inputs["Surface"])
+    return mat
+
+
+def _lit_room(bpy, kind: str):
+    """The room lit only by an area light (kind 'area': a 1.2 x 0.6 m rectangle, 300 W, 5 cm under
+    the ceiling, turned 30 degrees about Z) or only by an emissive brush (kind 'emissive': a
+    1 x 1 x 0.1 m panel on the ceiling, Principled BSDF emission strength 60, warm white)."""
+    import math
+
+    scene = bpy.context.scene
+    walls = _room(bpy)
+    if kind == "area":
+        data = bpy.data.lights.new("panel", "AREA")
+        data.shape, data.size, data.size_y, data.energy = "RECTANGLE", 1.2, 0.6, 300.0
+        data.color = (1.0, 0.9, 0.8)
+        lamp = bpy.data.objects.new("panel", data)
+        lamp.location = (1.2, 1.5, 2.95)
+        lamp.rotation_euler = (0.0, 0.0, math.radians(30))
+        scene.collection.objects.link(lamp)
+    else:
+        panel = box(bpy, "panel", (1.0, 1.0, 2.9), (2.0, 2.0, 3.0))
+        panel.data.materials.append(_emissive_material(bpy, "glow", (1.0, 0.9, 0.8), 60.0))
+        walls.append(panel)
+    select(bpy, walls)
+    s = scene.brushbake
+    s.use_light, s.light_bounces, s.patch, s.use_bevels, s.luxel = True, 0, 1, False, 0.25
+    return walls
+
+
+def scenario_light_read(args) -> dict:
+    """Blender's area lights (every shape, object scale, exposure, normalize off, temperature) and
+    emissive materials (Principled, Emission shader, textured: a warning) read into the core scene
+    as the bake gathers it."""
+    bpy = setup()
+    import math
+
+    from brushbake.addon import bake, lightmap
+
+    scene = bpy.context.scene
+    out: dict = {}
+    walls = _room(bpy)
+    for shape, sx, sy in (("SQUARE", 0.5, 0.0), ("RECTANGLE", 1.0, 0.4), ("DISK", 0.6, 0.0), ("ELLIPSE", 1.0, 0.5)):
+        data = bpy.data.lights.new(shape.lower(), "AREA")
+        data.shape, data.size, data.energy, data.color = shape, sx, 100.0, (1.0, 0.5, 0.25)
+        if sy:
+            data.size_y = sy
+        obj = bpy.data.objects.new(shape.lower(), data)
+        obj.location = (1.0, 2.0, 2.9)
+        obj.rotation_euler = (math.radians(90), 0.0, 0.0)  # -Z turned to +Y
+        scene.collection.objects.link(obj)
+    data = bpy.data.lights.new("tuned", "AREA")
+    data.shape, data.size, data.energy, data.spread = "SQUARE", 0.5, 10.0, math.radians(60)
+    data.exposure, data.normalize = 1.0, False
+    data.use_temperature, data.temperature = True, 3000.0
+    tuned = bpy.data.objects.new("tuned", data)
+    tuned.scale = (3.0, 1.0, 1.0)  # a 1.5 x 0.5 m rectangle
+    scene.collection.objects.link(tuned)
+    glow = box(bpy, "glow", (1, 1, 2.9), (2, 2, 3))
+    glow.data.materials.append(_emissive_material(bpy, "warm", (1.0, 0.8, 0.5), 4.0))
+    tube = box(bpy, "tube", (3, 1, 2.9), (3.2, 2, 3))
+    tube.data.materials.append(_emissive_material(bpy, "pure", (0.5, 1.0, 1.0), 2.0, principled=False))
+    noisy = box(bpy, "noisy", (0.2, 2.2, 2.9), (0.6, 2.6, 3))
+    noisy.data.materials.append(_emissive_material(bpy, "noise", (1, 1, 1), 3.0, textured=True))
+    mixed = box(bpy, "mixed", (0.2, 0.2, 2.9), (0.6, 0.6, 3))
+    mat = _emissive_material(bpy, "mix", (1, 1, 1), 3.0, principled=False)
+    nt = mat.node_tree
+    mix = nt.nodes.new("ShaderNodeMixShader")
+    nt.links.new(nt.nodes["Emission"].outputs["Emission"], mix.inputs[1])
+    nt.links.new(mix.outputs["Shader"], nt.nodes["Material Output"].inputs["Surface"])
+    mixed.data.materials.append(mat)
+    scene.brushbake.use_light = True
+    core = bake.gather(bpy.context, walls + [glow, tube, noisy, mixed])
+    for li in core.lights:
+        out.setdefault(li.kind, {})[li.name] = {
+            "power": li.power, "color": list(li.color), "shape": li.shape, "size": li.size, "size_y": li.size_y,
+            "spread": li.spread, "direction": list(li.direction), "axis": list(li.axis), "texture": li.texture,
+            "position": list(li.position)}
+    out["textures"] = {b.name: sorted(set(t for t in b.textures if t)) for b in core.brushes}
+    out["glow_faces"] = sum(t == "emit:warm" for b in core.brushes for t in b.textures)
+    out["warnings"] = core.warnings
+    out["temperature_color"] = list(data.temperature_color)
+    # the operators: Bake with a warning still bakes; Bake with Cycles reads the emissive faces
+    select(bpy, walls + [glow, noisy])
+    s = scene.brushbake
+    s.light_bounces, s.use_bevels, s.cycles_samples = 0, False, 4
+    out["bake_op"] = call(bpy.ops.brushbake.bake)
+    out["cycles_op"] = call(bpy.ops.brushbake.bake_cycles)
+    out["cycles_status"] = s.status
+    out["glow_materials"] = sorted(m.name for m in bpy.data.materials if " glow " in m.name)
+    # core -> Blender -> core: an area light made by the importer reads back the same
+    from brushbake.addon import bridge
+    from brushbake.core.model.scene import Light, Scene
+
+    made = Light("made", (1.0, 2.0, 2.5), color=(0.2, 0.4, 0.6), kind="area", power=75.0, shape="ellipse",
+                 size=1.5, size_y=0.25, spread=45.0, direction=(0.0, 0.6, -0.8), axis=(0.0, 0.8, 0.6))
+    coll = bpy.data.collections.new("imported")
+    scene.collection.children.link(coll)
+    bridge.objects_from_scene(Scene("s", lights=[made]), coll)
+    bpy.context.view_layer.update()
+    back = lightmap.core_light(coll.objects["made"])
+    out["round_trip"] = {k: (list(getattr(back, k)) if isinstance(getattr(back, k), tuple) else getattr(back, k))
+                         for k in ("kind", "power", "shape", "size", "size_y", "spread", "direction", "axis",
+                                   "position", "color")}
+    return out
+
+
+def scenario_cycles_lit(args) -> dict:
+    """A small room lit only by an area light or only by an emissive material (args: kind,
+    samples, bounce counts), read by the add-on (bake.gather), baked by brushbake and by Cycles
+    into the same pages: per-luxel relative RMSE per bounce count."""
+    bpy = setup()
+    import time
+
+    from brushbake.addon import bake, lightmap
+    from brushbake.core.compile.lightmap import face_emission
+    from brushbake.core.compile.lm_compare import relative_rmse
+    from brushbake.core.compile.pipeline import bake_scene
+
+    kind, samples, bounces = args[0], int(args[1]), [int(b) for b in args[2:]]
+    walls = _lit_room(bpy, kind)
+    scene = bpy.context.scene
+    core = bake.gather(bpy.context, walls)
+    core.hulls = []
+    s = core.settings
+    s.light_threshold, s.shoot_fraction = 0.0, 1.0
+    out: dict = {"rmse": {}, "seconds": {}, "lights": [(li.kind, li.power) for li in core.lights]}
+    for b in bounces:
+        s.bounces = b
+        t0 = time.perf_counter()
+        level = bake_scene(core)
+        t1 = time.perf_counter()
+        cycles = lightmap.bake_cycles(scene, level, samples=samples, bounces=b, reflectance=s.reflectance,
+                                      emission=face_emission(core, level, s.map_scale))
+        t2 = time.perf_counter()
+        out["rmse"][str(b)] = relative_rmse(level, level.lm_pages, cycles)
+        out["seconds"][str(b)] = {"brushbake": round(t1 - t0, 3), "cycles": round(t2 - t1, 3)}
+        out["luxels"] = int(level.stats["light"]["luxels"])
+        out["mean"] = [float(level.lm_pages.mean()), float(cycles.mean())]
+    return out
+
+
+def scenario_area_units(args) -> dict:
+    """Cycles' units for area lights and emission, measured: a plane under one light (1 m up),
+    Cycles' direct diffuse bake (args: samples) against the rule of core/model/light_units.py
+    applied to the light as the add-on reads it (lightmap.core_light: radiance colour x P /
+    (pi A), Cycles' spread) by a dense sum over the light's surface; and a 1 m square of
+    Principled emission strength 1 against radiance 1.  Per case the median and 5-95% ratio
+    Cycles / rule over the texels lit above 10% of the peak."""
+    bpy = setup()
+    import math
+
+    from brushbake.addon import lightmap
+    from brushbake.core.model.light_units import area_light_area, area_spread_factor, light_power
+
+    samples = int(args[0]) if args else 32
+    wanted = args[1].split(",") if len(args) > 1 else None  # the cases to run (default: all)
+    scene = bpy.context.scene
+    scene.render.engine = "CYCLES"
+    scene.cycles.device, scene.cycles.samples, scene.cycles.seed = "CPU", samples, 0
+    n = 40
+    mesh = bpy.data.meshes.new("plane")
+    mesh.from_pydata([(-3, -3, 0), (3, -3, 0), (3, 3, 0), (-3, 3, 0)], [], [(0, 1, 2, 3)])
+    mesh.uv_layers.new(name="uv").data.foreach_set("uv", np.array([0, 0, 1, 0, 1, 1, 0, 1], np.float32))
+    img = lightmap.page_image("units bake", np.zeros((n, n, 3), np.float32))
+    mesh.materials.append(lightmap._material("units", img, emission=False, reflectance=0.5))
+    plane = bpy.data.objects.new("plane", mesh)
+    scene.collection.objects.link(plane)
+    c = (np.arange(n) + 0.5) / n * 6 - 3
+    px, py = [a.ravel() for a in np.meshgrid(c, c)]
+
+    def cycles_bake():
+        for o in scene.objects:
+            o.select_set(False)
+        plane.select_set(True)
+        bpy.context.view_layer.objects.active = plane
+        b = scene.render.bake
+        b.use_pass_direct, b.use_pass_indirect, b.use_pass_color = True, False, False
+        bpy.ops.object.bake(type="DIFFUSE", pass_filter={"DIRECT"}, margin=0, use_clear=True)
+        return lightmap.image_page(img).astype(np.float64).reshape(-1, 3)
+
+    def rule(li, radiance):
+        """value = (1 / pi) sum L s(theta) cos cos / d^2 dA over a 240 x 240 grid on the light."""
+        m = 240
+        g = (np.arange(m) + 0.5) / m * 2 - 1
+        u, v = [a.ravel() for a in np.meshgrid(g, g)]
+        if li.shape in ("disk", "ellipse"):
+            keep = u * u + v * v <= 1
+            u, v = u[keep], v[keep]
+        sy = li.size_y if li.shape in ("rectangle", "ellipse") else li.size
+        nrm = np.asarray(li.direction)
+        ax = np.asarray(li.axis) - np.dot(li.axis, nrm) * nrm
+        ax = ax / np.linalg.norm(ax)
+        ay = np.cross(nrm, ax)
+        pts = np.asarray(li.position) + np.outer(u * li.size / 2, ax) + np.outer(v * sy / 2, ay)
+        da = area_light_area(li) / len(pts)
+        out = np.zeros(len(px))
+        for k in range(0, len(pts), 4000):
+            rel = pts[None, k:k + 4000] - np.stack([px, py, np.zeros_like(px)], 1)[:, None]
+            d2 = (rel * rel).sum(-1)
+            cos_r = np.maximum(rel[..., 2], 0) / np.sqrt(d2)
+            cos_l = np.maximum(-(rel @ nrm), 0) / np.sqrt(d2)
+            tan_l = np.sqrt(np.maximum(1 - cos_l ** 2, 0)) / np.maximum(cos_l, 1e-12)
+            out += (area_spread_factor(li.spread, tan_l) * cos_r * cos_l / d2).sum(1) * da
+        return out[:, None] * np.asarray(radiance)[None, :] / math.pi
+
+    def compare(got, want):
+        lit = want[:, 0] > 0.1 * want[:, 0].max()
+        r = got[lit] / want[lit]
+        return {"median": float(np.median(r)), "p5": float(np.percentile(r, 5)), "p95": float(np.percentile(r, 95)),
+                "peak_cycles": float(got[:, 0].max()), "peak_rule": float(want[:, 0].max())}
+
+    out: dict = {}
+    cases = [("square", "SQUARE", 1.0, 1.0, {}), ("rectangle", "RECTANGLE", 2.0, 0.5, {}),
+             ("disk", "DISK", 1.0, 1.0, {}), ("ellipse", "ELLIPSE", 2.0, 0.5, {}),
+             ("spread_90", "SQUARE", 1.0, 1.0, {"spread": math.radians(90)}),
+             ("tuned", "RECTANGLE", 0.5, 0.4, {"exposure": 1.0, "normalize": False, "use_temperature": True,
+                                                "temperature": 3000.0, "scale": (2.0, 1.0, 1.0), "turn": 30})]
+    for name, shape, sx, sy, extra in cases:
+        if wanted is not None and name not in wanted:
+            continue
+        data = bpy.data.lights.new(name, "AREA")
+        data.shape, data.size, data.size_y, data.energy, data.color = shape, sx, sy, 100.0, (1.0, 0.7, 0.4)
+        for key in ("spread", "exposure", "normalize", "use_temperature", "temperature"):
+            if key in extra:
+                setattr(data, key, extra[key])
+        obj = bpy.data.objects.new(name, data)
+        obj.location = (0.0, 0.0, 1.0)
+        obj.scale = extra.get("scale", (1.0, 1.0, 1.0))
+        obj.rotation_euler = (0.0, 0.0, math.radians(extra.get("turn", 0)))
+        scene.collection.objects.link(obj)
+        bpy.context.view_layer.update()
+        li = lightmap.core_light(obj)
+        radiance = np.asarray(li.color) * light_power(li, 1 / 32) / (math.pi * area_light_area(li))
+        out[name] = compare(cycles_bake(), rule(li, radiance))
+        out[name].update(kind=li.kind, shape=li.shape, size=li.size, size_y=li.size_y, power=li.power)
+        bpy.data.objects.remove(obj)
+    if wanted is not None and "emission_1" not in wanted:
+        return out
+    em = bpy.data.meshes.new("em")
+    em.from_pydata([(-.5, -.5, 1), (.5, -.5, 1), (.5, .5, 1), (-.5, .5, 1)], [], [(0, 3, 2, 1)])
+    mat = bpy.data.materials.new("em")
+    mat.use_nodes = True
+    p = mat.node_tree.nodes["Principled BSDF"]
+    p.inputs["Emission Strength"].default_value, p.inputs["Emission Color"].default_value = 1.0, (1, 1, 1, 1)
+    p.inputs["Base Color"].default_value = (0, 0, 0, 1)
+    em.materials.append(mat)
+    scene.collection.objects.link(bpy.data.objects.new("em", em))
+    from brushbake.core.model.scene import Light
+
+    square = Light("em", (0, 0, 1), kind="area", shape="square", size=1.0, direction=(0, 0, -1))
+    out["emission_1"] = compare(cycles_bake(), rule(square, (1.0, 1.0, 1.0)))
+    return out
+
+
 def main(argv) -> int:
     name, args = argv[1], argv[2:]
     try:
