@@ -26,6 +26,27 @@
 #define CYLINDER_HORIZONTAL_EPSILON 1e-12
 
 #define STACK_SIZE (BBK_MAX_TREE_DEPTH + 4)
+#define LANES 8                     /* segments the batch walk follows at once (fast_many) */
+#define CHUNK 256                   /* segments a batch trace prepares at once */
+
+struct lane_entry {           /* a far half waiting on a lane's stack */
+    int32_t code, entry;
+    double t0, t1;
+};
+
+typedef struct seg {          /* a segment: start, end - start */
+    double sx, sy, sz, dx, dy, dz;
+} seg;
+
+struct chunk {                /* scratch of a batch trace: CHUNK segments and their retries */
+    seg g[CHUNK], g2[CHUNK];
+    bbk_transition tr[CHUNK], tr2[CHUNK];
+    double hit_t[CHUNK], length[CHUNK];
+    int32_t plane[CHUNK];
+    int start_solid[CHUNK];
+    uint32_t again[CHUNK];
+    signed char st[CHUNK], st2[CHUNK];
+};
 
 /* ---------------------------------------------------------------------------------------------
  * The level in memory */
@@ -71,6 +92,9 @@ struct bbk_level {
     uint8_t *row;             /* scratch: one decompressed PVS row */
     node *packed;             /* the trees' nodes, packed */
     struct cull_state *cull;  /* the camera queries' tables and scratch (the part at the end) */
+    struct lane_entry *lanes; /* scratch of the batch walk: LANES stacks of lane_depth entries */
+    struct chunk *chunk;      /* scratch of a batch trace */
+    uint32_t lane_depth;
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -668,6 +692,9 @@ int bbk_load(const void *data, size_t size, bbk_level **out, char *message, size
     lv->pieces_cap = 2 * (size_t)most + 16;
     lv->pieces = (piece *)malloc(lv->pieces_cap * sizeof *lv->pieces);
     lv->row = (uint8_t *)malloc(lv->row_bytes + 1);
+    lv->lane_depth = lv->max_depth + 1;
+    lv->lanes = (struct lane_entry *)malloc((size_t)LANES * lv->lane_depth * sizeof *lv->lanes);
+    lv->chunk = (struct chunk *)malloc(sizeof *lv->chunk);
     int has_bevel = lv->bevel.solid != lv->point.solid;
     size_t packed = (size_t)lv->point.n + lv->onion.n + (has_bevel ? lv->bevel.n : 0);
     lv->packed = (node *)malloc((packed ? packed : 1) * sizeof *lv->packed);
@@ -693,7 +720,7 @@ int bbk_load(const void *data, size_t size, bbk_level **out, char *message, size
             }
         }
     }
-    if (!lv->pieces || !lv->row || !lv->packed || cull_setup(lv, sec)) {
+    if (!lv->pieces || !lv->row || !lv->packed || !lv->lanes || !lv->chunk || cull_setup(lv, sec)) {
         bbk_free(lv);
         return fail(message, message_size, BBK_ERR_NOMEM, "out of memory");
     }
@@ -706,6 +733,8 @@ void bbk_free(bbk_level *level) {
     free(level->file);
     free(level->pieces);
     free(level->row);
+    free(level->lanes);
+    free(level->chunk);
     free(level->packed);
     free(level->cull);
     free(level);
@@ -789,7 +818,7 @@ static int solid_open(const bbk_level *lv, const tree *t, int32_t code, double x
         while (code >= 0) {
             const node *nd = &t->nodes[code];
             double d = nd->nx * x + nd->ny * y + nd->nz * z - nd->d;
-            if (-TOUCH_EPSILON <= d && d <= TOUCH_EPSILON) {
+            if (fabs(d) <= TOUCH_EPSILON) {  /* -eps <= d <= eps, one test */
                 if (sp >= STACK_SIZE) return -1;
                 todo[sp++] = nd->child[1];
                 code = nd->child[0];
@@ -826,11 +855,8 @@ int bbk_point_solid(const bbk_level *lv, uint32_t hull, const double p[3], int *
  * find_first_transition (core/runtime/trace.py): the fast walk, and the open walk it hands
  * starts on a plane and pieces lying in one to */
 
-typedef struct seg {
-    double sx, sy, sz, dx, dy, dz;
-} seg;
-
 enum { FAST_DONE = 0, FAST_ON_PLANE = 1, FAST_BUG = -1 };
+
 
 /* _fft_fast: the leaves along the segment in order, up to the first change of state */
 static int fft_fast(const bbk_level *lv, const tree *t, const seg *g, uint32_t bit, bbk_transition *out) {
@@ -846,8 +872,8 @@ static int fft_fast(const bbk_level *lv, const tree *t, const seg *g, uint32_t b
             double ds = nd->nx * g->sx + nd->ny * g->sy + nd->nz * g->sz - nd->d;
             double dd = nd->nx * g->dx + nd->ny * g->dy + nd->nz * g->dz;
             double d0 = ds + t0 * dd, d1 = ds + t1 * dd;
-            int on1 = -TOUCH_EPSILON <= d1 && d1 <= TOUCH_EPSILON, front0;
-            if (-TOUCH_EPSILON <= d0 && d0 <= TOUCH_EPSILON) {
+            int on1 = fabs(d1) <= TOUCH_EPSILON, front0;
+            if (fabs(d0) <= TOUCH_EPSILON) {
                 if (on1 || t0 == 0.0) return FAST_ON_PLANE;
                 front0 = d1 > 0;
             } else {
@@ -995,7 +1021,7 @@ static void pieces(walker *w, int32_t code, double t0, double t1, int32_t entry)
         double dd = nd->nx * g->dx + nd->ny * g->dy + nd->nz * g->dz;
         double d0 = ds + t0 * dd, d1 = ds + t1 * dd;
         int32_t front = nd->child[0], back = nd->child[1];
-        int on0 = -TOUCH_EPSILON <= d0 && d0 <= TOUCH_EPSILON, on1 = -TOUCH_EPSILON <= d1 && d1 <= TOUCH_EPSILON;
+        int on0 = fabs(d0) <= TOUCH_EPSILON, on1 = fabs(d1) <= TOUCH_EPSILON;
         if (on0 && on1) {  /* lying in the plane: solid where both children are */
             size_t a0 = w->top;
             pieces(w, front, t0, t1, entry);
@@ -1078,34 +1104,175 @@ int bbk_find_first_transition(const bbk_level *lv, uint32_t hull, const double s
     return transition(lv, t, start, end, 1u << hull, out);
 }
 
-/* trace_hulls: the hit of one segment, with the robustness retry for a start found solid */
-int bbk_trace(const bbk_level *lv, uint32_t hull, const double s[3], const double e[3], int retry, bbk_hit *out) {
-    const tree *t;
-    bbk_transition tr;
-    if (!lv || !s || !e || !out || !finite3(s) || !finite3(e)) return BBK_ERR_ARGUMENT;
-    int err = hull_tree(lv, hull, &t);
-    if (err) return err;
-    uint32_t bit = 1u << hull;
-    if ((err = transition(lv, t, s, e, bit, &tr))) return err;
-    int start_solid = tr.kind == BBK_RAY_S || tr.kind == BBK_RAY_S2E;
-    double hit_t = tr.kind == BBK_RAY_E2S ? tr.t : start_solid ? 0.0 : 1.0;
-    int32_t plane = tr.kind == BBK_RAY_E2S ? tr.plane : -1;
-    if (retry && start_solid) {
-        double delta[3] = {e[0] - s[0], e[1] - s[1], e[2] - s[2]};
-        double length = sqrt(delta[0] * delta[0] + delta[1] * delta[1] + delta[2] * delta[2]);
-        if (length > 0) {
-            double back[3];
-            bbk_transition tr2;
-            for (int k = 0; k < 3; k++) back[k] = s[k] - RETRY_BACKOFF * delta[k] / length;
-            if ((err = transition(lv, t, back, e, bit, &tr2))) return err;
-            if (tr2.kind == BBK_RAY_E2S &&
-                tr2.t * (length + RETRY_BACKOFF) <= RETRY_BACKOFF * (1 + RETRY_SLACK) + RETRY_SLACK_ABS) {
-                start_solid = 0;
-                plane = tr2.plane;
-                hit_t = 0.0;
+/* fast_many: _fft_fast for n segments, LANES of them followed at once.  One walk is a chain of
+ * dependent steps (load the node, the plane's distances, the side, the child), so a lone walk
+ * leaves the processor waiting; interleaving LANES independent walks, one node or leaf each per
+ * round, lets their steps overlap.  Each lane does exactly what fft_fast does (the same values in
+ * the same order), and the two choices a random segment makes at a node (the near side, whether
+ * it straddles) are computed without a branch: the far half is always written to the lane's stack
+ * and kept (sp += straddle) only when it straddles.  status[i]: FAST_DONE (res[i] holds the
+ * transition), FAST_ON_PLANE (the open walk decides) or FAST_BUG. */
+typedef struct lane {
+    double sx, sy, sz, dx, dy, dz, t0, t1;
+    struct lane_entry *stack;
+    int32_t code, entry;
+    int sp, state;
+    size_t job;
+} lane;
+
+static void lane_start(lane *l, const tree *t, const seg *g, size_t job) {
+    l->sx = g->sx;
+    l->sy = g->sy;
+    l->sz = g->sz;
+    l->dx = g->dx;
+    l->dy = g->dy;
+    l->dz = g->dz;
+    l->t0 = 0.0;
+    l->t1 = 1.0;
+    l->code = t->root;
+    l->entry = -1;
+    l->sp = 0;
+    l->state = -1;
+    l->job = job;
+}
+
+/* c ? a : b without a branch (a random segment's choices would mispredict one) */
+static double pick(int c, double a, double b) {
+    uint64_t x, y, m = (uint64_t)0 - (uint64_t)(c != 0);
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    x = (x & m) | (y & ~m);
+    memcpy(&a, &x, sizeof a);
+    return a;
+}
+
+/* one node of a lane's walk: FAST_DONE to go on, FAST_ON_PLANE or FAST_BUG to stop */
+static int lane_node(lane *l, const node *nodes, int cap) {
+    const node *nd = &nodes[l->code];
+    double t0 = l->t0, t1 = l->t1;
+    double ds = nd->nx * l->sx + nd->ny * l->sy + nd->nz * l->sz - nd->d;
+    double dd = nd->nx * l->dx + nd->ny * l->dy + nd->nz * l->dz;
+    double d0 = ds + t0 * dd, d1 = ds + t1 * dd;
+    int on0 = fabs(d0) <= TOUCH_EPSILON, on1 = fabs(d1) <= TOUCH_EPSILON;
+    if (on0 && (on1 || t0 == 0.0)) return FAST_ON_PLANE;
+    int front0 = on0 ? d1 > 0 : d0 > 0;
+    int near = !front0, straddle = !on1 & ((d1 > 0) != front0);
+    double tm = py_min(py_max(-ds / dd, t0), t1);  /* used only when it straddles (dd != 0 then) */
+    if (l->sp >= cap) return FAST_BUG;
+    struct lane_entry *top = &l->stack[l->sp];
+    top->code = nd->child[front0];
+    top->entry = nd->plane ^ near;
+    top->t0 = tm;
+    top->t1 = t1;
+    l->sp += straddle;
+    l->t1 = pick(straddle, tm, t1);
+    l->code = nd->child[near];
+    return FAST_DONE;
+}
+
+/* one leaf of a lane's walk: 1 when the walk ends (res holds the transition) */
+static int lane_leaf(lane *l, const uint32_t *solid, uint32_t bit, bbk_transition *res) {
+    int leaf_solid = (solid[-1 - l->code] & bit) ? 1 : 0;
+    if (l->state < 0) {
+        l->state = leaf_solid;
+    } else if (leaf_solid != l->state) {
+        res->kind = leaf_solid ? BBK_RAY_E2S : BBK_RAY_S2E;
+        res->t = l->t0;
+        res->plane = l->entry;
+        return 1;
+    }
+    if (!l->sp) {
+        res->kind = l->state ? BBK_RAY_S : BBK_RAY_E;
+        res->t = 1.0;
+        res->plane = -1;
+        return 1;
+    }
+    const struct lane_entry *top = &l->stack[--l->sp];
+    l->code = top->code;
+    l->t0 = top->t0;
+    l->t1 = top->t1;
+    l->entry = top->entry;
+    return 0;
+}
+
+static void fast_many(const bbk_level *lv, const tree *t, uint32_t bit, size_t n, const seg *segs,
+                      bbk_transition *res, signed char *status) {
+    lane lanes[LANES];
+    size_t next = 0;
+    int live = 0, cap = (int)lv->lane_depth;
+    for (int k = 0; k < LANES; k++) {
+        lanes[k].stack = lv->lanes + (size_t)k * lv->lane_depth;
+        if (next < n) {
+            lane_start(&lanes[k], t, &segs[next], next);
+            next++;
+            live++;
+        } else {
+            lanes[k].job = (size_t)-1;
+        }
+    }
+    while (live) {
+        for (int k = 0; k < LANES; k++) {
+            lane *l = &lanes[k];
+            if (l->job == (size_t)-1) continue;
+            int r = FAST_DONE, done;
+            if (l->code >= 0) {
+                r = lane_node(l, t->nodes, cap);
+                done = r != FAST_DONE;
+            } else {
+                done = lane_leaf(l, t->solid, bit, &res[l->job]);
+            }
+            if (!done) continue;
+            status[l->job] = (signed char)r;
+            if (next < n) {
+                lane_start(l, t, &segs[next], next);
+                next++;
+            } else {
+                l->job = (size_t)-1;
+                live--;
             }
         }
     }
+}
+
+/* transition's ending for a fast walk's answer: the open walk where it stopped on a plane */
+static int finish_transition(const bbk_level *lv, const tree *t, const seg *g, uint32_t bit, int status,
+                             bbk_transition *out) {
+    if (status == FAST_BUG) return BBK_ERR_INTERNAL;
+    if (status == FAST_ON_PLANE) {
+        int err = fft_open(lv, t, g, bit, out);
+        if (err) return err;
+    }
+    if (out->kind < BBK_RAY_E2S) out->t = out->kind == BBK_RAY_E ? 1.0 : 0.0;
+    return BBK_OK;
+}
+
+/* trace_hulls, the first transition found: hit t, plane, start_solid; *retry_from (when the
+ * retry applies) is the start backed off 1e-3 m along the motion, and 1 is returned */
+static int trace_first(const double *s, const double *e, const bbk_transition *tr, int retry, double *hit_t,
+                       int32_t *plane, int *start_solid, double *length, double retry_from[3]) {
+    *start_solid = tr->kind == BBK_RAY_S || tr->kind == BBK_RAY_S2E;
+    *hit_t = tr->kind == BBK_RAY_E2S ? tr->t : *start_solid ? 0.0 : 1.0;
+    *plane = tr->kind == BBK_RAY_E2S ? tr->plane : -1;
+    if (!(retry && *start_solid)) return 0;
+    double delta[3] = {e[0] - s[0], e[1] - s[1], e[2] - s[2]};
+    *length = sqrt(delta[0] * delta[0] + delta[1] * delta[1] + delta[2] * delta[2]);
+    if (!(*length > 0)) return 0;
+    for (int k = 0; k < 3; k++) retry_from[k] = s[k] - RETRY_BACKOFF * delta[k] / *length;
+    return 1;
+}
+
+/* the retry's answer: an E2S within the back-off is a hit at t = 0 with that plane */
+static void trace_retried(const bbk_transition *tr2, double length, double *hit_t, int32_t *plane, int *start_solid) {
+    if (tr2->kind == BBK_RAY_E2S &&
+        tr2->t * (length + RETRY_BACKOFF) <= RETRY_BACKOFF * (1 + RETRY_SLACK) + RETRY_SLACK_ABS) {
+        *start_solid = 0;
+        *plane = tr2->plane;
+        *hit_t = 0.0;
+    }
+}
+
+static void trace_hit(const bbk_level *lv, const double *s, const double *e, double hit_t, int32_t plane,
+                      int start_solid, bbk_hit *out) {
     out->fraction = hit_t;
     for (int k = 0; k < 3; k++) {
         out->point[k] = hit_t >= 1.0 ? e[k] : s[k] + hit_t * (e[k] - s[k]);
@@ -1116,6 +1283,69 @@ int bbk_trace(const bbk_level *lv, uint32_t hull, const double s[3], const doubl
     out->start_solid = start_solid;
     out->hit = hit_t < 1.0;
     out->nodes_visited = 0;
+}
+
+/* trace_hulls: the hit of one segment, with the robustness retry for a start found solid */
+int bbk_trace(const bbk_level *lv, uint32_t hull, const double s[3], const double e[3], int retry, bbk_hit *out) {
+    const tree *t;
+    bbk_transition tr;
+    if (!lv || !s || !e || !out || !finite3(s) || !finite3(e)) return BBK_ERR_ARGUMENT;
+    int err = hull_tree(lv, hull, &t);
+    if (err) return err;
+    uint32_t bit = 1u << hull;
+    if ((err = transition(lv, t, s, e, bit, &tr))) return err;
+    double hit_t, length, back[3];
+    int32_t plane;
+    int start_solid;
+    if (trace_first(s, e, &tr, retry, &hit_t, &plane, &start_solid, &length, back)) {
+        bbk_transition tr2;
+        if ((err = transition(lv, t, back, e, bit, &tr2))) return err;
+        trace_retried(&tr2, length, &hit_t, &plane, &start_solid);
+    }
+    trace_hit(lv, s, e, hit_t, plane, start_solid, out);
+    return BBK_OK;
+}
+
+/* bbk_trace for CHUNK segments at most, the walks interleaved (fast_many), retries too */
+static int trace_chunk(const bbk_level *lv, const tree *t, uint32_t bit, size_t n, const double *segments, int retry,
+                       bbk_hit *out) {
+    struct chunk *c = lv->chunk;
+    seg *g = c->g, *g2 = c->g2;
+    bbk_transition *tr = c->tr, *tr2 = c->tr2;
+    signed char *st = c->st, *st2 = c->st2;
+    double *hit_t = c->hit_t, *length = c->length;
+    int32_t *plane = c->plane;
+    int *start_solid = c->start_solid;
+    uint32_t *again = c->again;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double *s = segments + 6 * i, *e = s + 3;
+        seg x = {s[0], s[1], s[2], e[0] - s[0], e[1] - s[1], e[2] - s[2]};
+        g[i] = x;
+    }
+    fast_many(lv, t, bit, n, g, tr, st);
+    for (size_t i = 0; i < n; i++) {
+        const double *s = segments + 6 * i, *e = s + 3;
+        double back[3];
+        int err = finish_transition(lv, t, &g[i], bit, st[i], &tr[i]);
+        if (err) return err;
+        if (trace_first(s, e, &tr[i], retry, &hit_t[i], &plane[i], &start_solid[i], &length[i], back)) {
+            seg x = {back[0], back[1], back[2], e[0] - back[0], e[1] - back[1], e[2] - back[2]};
+            g2[m] = x;
+            again[m++] = (uint32_t)i;
+        }
+    }
+    fast_many(lv, t, bit, m, g2, tr2, st2);
+    for (size_t j = 0; j < m; j++) {
+        uint32_t i = again[j];
+        int err = finish_transition(lv, t, &g2[j], bit, st2[j], &tr2[j]);
+        if (err) return err;
+        trace_retried(&tr2[j], length[i], &hit_t[i], &plane[i], &start_solid[i]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const double *s = segments + 6 * i;
+        trace_hit(lv, s, s + 3, hit_t[i], plane[i], start_solid[i], out + i);
+    }
     return BBK_OK;
 }
 
@@ -1364,9 +1594,14 @@ int bbk_point_solid_many(const bbk_level *lv, uint32_t hull, size_t n, const dou
 }
 
 int bbk_trace_many(const bbk_level *lv, uint32_t hull, size_t n, const double *segments, int retry, bbk_hit *out) {
+    const tree *t = NULL;
     if (!lv || (n && (!segments || !out))) return BBK_ERR_ARGUMENT;
-    for (size_t i = 0; i < n; i++) {
-        int err = bbk_trace(lv, hull, segments + 6 * i, segments + 6 * i + 3, retry, out + i);
+    int hull_err = hull_tree(lv, hull, &t);
+    for (size_t i = 0; i < n; i++)  /* the error bbk_trace gives on the first segment that fails */
+        if (!finite3(segments + 6 * i) || !finite3(segments + 6 * i + 3)) return BBK_ERR_ARGUMENT;
+        else if (hull_err) return hull_err;
+    for (size_t at = 0; at < n; at += CHUNK) {
+        int err = trace_chunk(lv, t, 1u << hull, n - at < CHUNK ? n - at : CHUNK, segments + 6 * at, retry, out + at);
         if (err) return err;
     }
     return BBK_OK;

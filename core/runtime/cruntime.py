@@ -231,7 +231,7 @@ class CLevel:
 
     def trace(self, starts, ends, hull: int = 0, retry: bool = True) -> Hits:
         seg = self._segments(starts, ends)
-        raw = np.zeros(len(seg), dtype=HIT_DTYPE)
+        raw = np.empty(len(seg), dtype=HIT_DTYPE)  # the C writes every field
         self._check(self._lib.bbk_trace_many(self._handle, _hull(hull), len(seg), seg.ctypes.data, int(bool(retry)),
                                              raw.ctypes.data), hull)
         return self._hits(raw, impact=False)

@@ -48,6 +48,8 @@ static void exercise(const bbk_level *lv) {
         }
     }
     unsigned state = 12345u;
+    double segs[16][6];
+    bbk_hit many[16];
     bbk_shape shapes[3] = {{BBK_SHAPE_SPHERE, 0, 0.3, 0, {0, 0, 0}}, {BBK_SHAPE_BOX, 0, 0, 0, {0.2, 0.3, 0.5}},
                            {BBK_SHAPE_CYLINDER, 0, 0.4, 1.2, {0, 0, 0}}};
     for (int i = 0; i < 16; i++) {
@@ -59,6 +61,8 @@ static void exercise(const bbk_level *lv) {
             e[k] = lo[k] + span[k] * (double)(state >> 8) / 16777216.0;
         }
         if (i == 0) memcpy(e, s, sizeof e);
+        memcpy(segs[i], s, sizeof s);
+        memcpy(segs[i] + 3, e, sizeof e);
         bbk_hit hit;
         int solid, vis;
         uint32_t leaves[8], count;
@@ -89,6 +93,8 @@ static void exercise(const bbk_level *lv) {
             }
         }
     }
+    for (uint32_t h = 0; h < info.hulls; h++)  /* the batch walk (interleaved segments) */
+        if (bbk_trace_many(lv, h, 16, &segs[0][0], h != 0, many)) exit(3);
 }
 
 static int fuzz(const char *path) {
