@@ -565,9 +565,6 @@ def cmd_query(args) -> int:
             print(f"warning: {args.level} has no beveled tree (it was baked with --no-bevels); the shape is swept "
                   "through the plain point tree, where it can stop short near outside corners and edges. "
                   "Bake again without --no-bevels for exact answers.", file=sys.stderr)
-        if args.backend == "c" and type(shape).__name__ == "ConvexHull":
-            raise BrushbakeError("--backend c sweeps spheres, cylinders and boxes; hull:POINTS.npy is NumPy only.",
-                                 hint="Use --backend numpy for a convex hull shape.")
         target = level if args.backend == "c" else level.bevel_tree()
         result = shift_hits(target, shape, seg[:, 0], seg[:, 1], impact=args.impact, backend=args.backend)
     elif args.see:

@@ -94,6 +94,7 @@ struct bbk_level {
     struct cull_state *cull;  /* the camera queries' tables and scratch (the part at the end) */
     struct lane_entry *lanes; /* scratch of the batch walk: LANES stacks of lane_depth entries */
     struct chunk *chunk;      /* scratch of a batch trace */
+    double *offsets;          /* scratch of a batch of plane shifting: the shape's h(n) per plane */
     uint32_t lane_depth;
 };
 
@@ -695,6 +696,7 @@ int bbk_load(const void *data, size_t size, bbk_level **out, char *message, size
     lv->lane_depth = lv->max_depth + 1;
     lv->lanes = (struct lane_entry *)malloc((size_t)LANES * lv->lane_depth * sizeof *lv->lanes);
     lv->chunk = (struct chunk *)malloc(sizeof *lv->chunk);
+    lv->offsets = (double *)malloc(((size_t)lv->planes + 1) * sizeof *lv->offsets);
     int has_bevel = lv->bevel.solid != lv->point.solid;
     size_t packed = (size_t)lv->point.n + lv->onion.n + (has_bevel ? lv->bevel.n : 0);
     lv->packed = (node *)malloc((packed ? packed : 1) * sizeof *lv->packed);
@@ -720,7 +722,7 @@ int bbk_load(const void *data, size_t size, bbk_level **out, char *message, size
             }
         }
     }
-    if (!lv->pieces || !lv->row || !lv->packed || !lv->lanes || !lv->chunk || cull_setup(lv, sec)) {
+    if (!lv->pieces || !lv->row || !lv->packed || !lv->lanes || !lv->chunk || !lv->offsets || cull_setup(lv, sec)) {
         bbk_free(lv);
         return fail(message, message_size, BBK_ERR_NOMEM, "out of memory");
     }
@@ -735,6 +737,7 @@ void bbk_free(bbk_level *level) {
     free(level->row);
     free(level->lanes);
     free(level->chunk);
+    free(level->offsets);
     free(level->packed);
     free(level->cull);
     free(level);
@@ -1353,11 +1356,22 @@ static int trace_chunk(const bbk_level *lv, const tree *t, uint32_t bit, size_t 
  * Plane shifting (core/runtime/shift.py HitCheck): the shape's support h(n) per plane, computed
  * as the Python computes it (so no per-shape table is needed) */
 
+/* a hull's n . p, summed as NumPy's matmul does (detmath.matmul: k = 0, 1, 2 in order) */
+static double hull_dot(const double *n, const double *q) { return n[0] * q[0] + n[1] * q[1] + n[2] * q[2]; }
+
 static double support(const bbk_shape *sh, const double *n) {
     switch (sh->kind) {
     case BBK_SHAPE_SPHERE: return sh->radius;
     case BBK_SHAPE_CYLINDER: return sh->radius * hypot(n[0], n[1]) + sh->height * py_max(n[2], 0.0);
     case BBK_SHAPE_BOX: return fabs(n[0]) * sh->half[0] + fabs(n[1]) * sh->half[1] + fabs(n[2]) * sh->half[2];
+    case BBK_SHAPE_HULL: {  /* the largest n . p (NumPy's max: the value, whichever point has it) */
+        double best = hull_dot(n, sh->points);
+        for (size_t k = 1; k < sh->point_count; k++) {
+            double v = hull_dot(n, sh->points + 3 * k);
+            if (v > best) best = v;
+        }
+        return best;
+    }
     default: return 0.0;
     }
 }
@@ -1378,6 +1392,17 @@ static void support_point(const bbk_shape *sh, const double d[3], double out[3])
         out[2] = d[2] > 0 ? sh->height : d[2] < 0 ? 0.0 : 0.5 * sh->height;
     } else if (sh->kind == BBK_SHAPE_BOX) {
         for (int k = 0; k < 3; k++) out[k] = (d[k] > 0 ? 1.0 : d[k] < 0 ? -1.0 : 0.0) * sh->half[k];
+    } else if (sh->kind == BBK_SHAPE_HULL) {  /* the first point of the largest d . p (NumPy's argmax) */
+        size_t arg = 0;
+        double best = hull_dot(d, sh->points);
+        for (size_t k = 1; k < sh->point_count; k++) {
+            double v = hull_dot(d, sh->points + 3 * k);
+            if (v > best) {
+                best = v;
+                arg = k;
+            }
+        }
+        memcpy(out, sh->points + 3 * arg, 3 * sizeof(double));
     }
 }
 
@@ -1389,12 +1414,19 @@ static int valid_shape(const bbk_shape *sh) {
     case BBK_SHAPE_CYLINDER:
         return is_finite(sh->radius) && sh->radius >= 0 && is_finite(sh->height) && sh->height >= 0;
     case BBK_SHAPE_BOX: return finite3(sh->half) && sh->half[0] >= 0 && sh->half[1] >= 0 && sh->half[2] >= 0;
+    case BBK_SHAPE_HULL:
+        if (!sh->points || sh->point_count < 1) return 0;
+        for (size_t k = 0; k < sh->point_count; k++)
+            if (!finite3(sh->points + 3 * k)) return 0;
+        return 1;
     default: return 0;
     }
 }
 
-int bbk_shift_trace(const bbk_level *lv, const bbk_shape *sh, const double s[3], const double e[3], bbk_hit *out) {
-    if (!lv || !s || !e || !out || !valid_shape(sh) || !finite3(s) || !finite3(e)) return BBK_ERR_ARGUMENT;
+/* HitCheck of one segment; off: the shape's support of every plane (shift_offsets), or NULL to
+ * compute it at each node (the same values) */
+static int shift_one(const bbk_level *lv, const bbk_shape *sh, const double *off, const double s[3], const double e[3],
+                     bbk_hit *out) {
     const tree *t = &lv->bevel;
     struct { int32_t code, entry; double t0, t1; } stack[STACK_SIZE + 2];
     double sx = s[0], sy = s[1], sz = s[2], dx = e[0] - sx, dy = e[1] - sy, dz = e[2] - sz;
@@ -1425,7 +1457,8 @@ int bbk_shift_trace(const bbk_level *lv, const bbk_shape *sh, const double s[3],
         const double *n = lv->normals + 3 * (size_t)p;
         double ds = nd->nx * sx + nd->ny * sy + nd->nz * sz - nd->d;
         double dd = nd->nx * dx + nd->ny * dy + nd->nz * dz;
-        double up = support(sh, lv->normals + 3 * (size_t)(p ^ 1)), down = support(sh, n);
+        double up = off ? off[p ^ 1] : support(sh, lv->normals + 3 * (size_t)(p ^ 1));
+        double down = off ? off[p] : support(sh, n);
         struct { int32_t code, entry; double a, b; } parts[2];
         int count = 0;
         for (int side = 0; side < 2; side++) {
@@ -1487,6 +1520,11 @@ int bbk_shift_trace(const bbk_level *lv, const bbk_shape *sh, const double s[3],
     out->hit = hit;
     out->nodes_visited = visited;
     return BBK_OK;
+}
+
+int bbk_shift_trace(const bbk_level *lv, const bbk_shape *sh, const double s[3], const double e[3], bbk_hit *out) {
+    if (!lv || !s || !e || !out || !valid_shape(sh) || !finite3(s) || !finite3(e)) return BBK_ERR_ARGUMENT;
+    return shift_one(lv, sh, NULL, s, e, out);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -1619,8 +1657,14 @@ int bbk_find_first_transition_many(const bbk_level *lv, uint32_t hull, size_t n,
 
 int bbk_shift_trace_many(const bbk_level *lv, const bbk_shape *shape, size_t n, const double *segments, bbk_hit *out) {
     if (!lv || (n && (!segments || !out))) return BBK_ERR_ARGUMENT;
+    if (!n) return BBK_OK;
+    if (!valid_shape(shape)) return BBK_ERR_ARGUMENT;
+    double *off = lv->offsets;  /* h(n_p) for every plane, once: Shape.support over the plane table */
+    for (uint32_t p = 0; p < lv->planes; p++) off[p] = support(shape, lv->normals + 3 * (size_t)p);
     for (size_t i = 0; i < n; i++) {
-        int err = bbk_shift_trace(lv, shape, segments + 6 * i, segments + 6 * i + 3, out + i);
+        const double *s = segments + 6 * i, *e = s + 3;
+        if (!finite3(s) || !finite3(e)) return BBK_ERR_ARGUMENT;
+        int err = shift_one(lv, shape, off, s, e, out + i);
         if (err) return err;
     }
     return BBK_OK;

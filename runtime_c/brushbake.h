@@ -130,7 +130,7 @@ int bbk_trace(const bbk_level *level, uint32_t hull, const double start[3], cons
 
 /* ---- plane shifting through the beveled tree (the point tree when the level has none) -------- */
 
-enum { BBK_SHAPE_POINT = 0, BBK_SHAPE_SPHERE = 1, BBK_SHAPE_CYLINDER = 2, BBK_SHAPE_BOX = 3 };
+enum { BBK_SHAPE_POINT = 0, BBK_SHAPE_SPHERE = 1, BBK_SHAPE_CYLINDER = 2, BBK_SHAPE_BOX = 3, BBK_SHAPE_HULL = 4 };
 
 typedef struct bbk_shape {
     int32_t kind;     /* BBK_SHAPE_ */
@@ -138,10 +138,14 @@ typedef struct bbk_shape {
     double radius;    /* sphere, cylinder */
     double height;    /* cylinder: stands on its reference point, z from 0 to height */
     double half[3];   /* box: half extents, centred on the reference point */
+    const double *points;  /* hull: the convex hull of point_count points (x, y, z after each other), */
+    size_t point_count;    /* relative to the reference point (which need not be inside); >= 1 */
 } bbk_shape;
 
 int bbk_shift_trace(const bbk_level *level, const bbk_shape *shape, const double start[3],
                     const double end[3], bbk_hit *out);
+/* (bbk_shift_trace_many computes the shape's support for every plane once per call, into the
+ * level's scratch: a hull of K points then costs K products per plane, not per node visited) */
 
 /* ---- the slide mover (core/runtime/move.py: Quake III's PM_SlideMove / PM_StepSlideMove) -------- */
 

@@ -43,7 +43,7 @@ BACKENDS = ("numpy", "c")
 #: brushbake.h's bbk_hit, one record per answer
 HIT_DTYPE = np.dtype([("fraction", "<f8"), ("point", "<f8", (3,)), ("normal", "<f8", (3,)), ("impact", "<f8", (3,)),
                       ("plane", "<i4"), ("start_solid", "<i4"), ("hit", "<i4"), ("nodes_visited", "<i4")])
-SHAPE_KINDS = {"Point": 0, "Sphere": 1, "Cylinder": 2, "Box": 3}
+SHAPE_KINDS = {"Point": 0, "Sphere": 1, "Cylinder": 2, "Box": 3, "ConvexHull": 4}
 
 ERR_NO_HULL, ERR_NO_VIS = 23, 24  # brushbake.h's BBK_ERR_NO_HULL, BBK_ERR_NO_VIS
 
@@ -70,7 +70,8 @@ class _MoveSettings(ctypes.Structure):
 
 class _Shape(ctypes.Structure):
     _fields_ = [("kind", ctypes.c_int32), ("reserved", ctypes.c_int32), ("radius", ctypes.c_double),
-                ("height", ctypes.c_double), ("half", ctypes.c_double * 3)]
+                ("height", ctypes.c_double), ("half", ctypes.c_double * 3), ("points", ctypes.c_void_p),
+                ("point_count", ctypes.c_size_t)]
 
 
 _LIBRARY = None
@@ -254,11 +255,14 @@ class CLevel:
     def shift(self, shape, starts, ends) -> Hits:
         kind = SHAPE_KINDS.get(type(shape).__name__)
         if kind is None:
-            raise ValueError(f"the C run-time sweeps points, spheres, cylinders and boxes, not a {type(shape).__name__}")
+            raise ValueError(f"the C run-time sweeps points, spheres, cylinders, boxes and convex hulls, not a "
+                             f"{type(shape).__name__}")
+        points = np.ascontiguousarray(getattr(shape, "points", np.zeros((0, 3))), dtype=np.float64)  # kept alive
         c_shape = _Shape(kind, 0, float(getattr(shape, "radius", 0.0)), float(getattr(shape, "height", 0.0)),
-                         (ctypes.c_double * 3)(*[float(v) for v in getattr(shape, "half", (0.0, 0.0, 0.0))]))
+                         (ctypes.c_double * 3)(*[float(v) for v in getattr(shape, "half", (0.0, 0.0, 0.0))]),
+                         points.ctypes.data if len(points) else None, len(points))
         seg = self._segments(starts, ends)
-        raw = np.zeros(len(seg), dtype=HIT_DTYPE)
+        raw = np.empty(len(seg), dtype=HIT_DTYPE)  # the C writes every field
         self._check(self._lib.bbk_shift_trace_many(self._handle, ctypes.byref(c_shape), len(seg), seg.ctypes.data,
                                                    raw.ctypes.data))
         return self._hits(raw, impact=True)

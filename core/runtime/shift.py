@@ -279,7 +279,7 @@ def hit_checks(tree, shape: Shape, starts, ends, offsets: np.ndarray | None = No
 
     backend "c": the C run-time (core/runtime/cruntime.py) sweeps the shape through the level's
     beveled tree (its point tree when it has none): `tree` is then the level itself.  Points,
-    spheres, cylinders and boxes (not ConvexHull); the same answers.
+    spheres, cylinders, boxes and convex hulls; the same answers.
     """
     if backend != "numpy":
         from .cruntime import c_level, check_backend

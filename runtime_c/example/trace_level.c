@@ -76,7 +76,7 @@ int main(int argc, char **argv) {
         }
         print_hit(label, &hit);
     }
-    bbk_shape sphere = {BBK_SHAPE_SPHERE, 0, 0.25, 0.0, {0.0, 0.0, 0.0}};
+    bbk_shape sphere = {BBK_SHAPE_SPHERE, 0, 0.25, 0.0, {0.0, 0.0, 0.0}, NULL, 0};
     if ((code = bbk_shift_trace(level, &sphere, s, e, &hit)) != BBK_OK) {
         fprintf(stderr, "sphere: %s\n", bbk_error_name(code));
         return 1;

@@ -11,13 +11,17 @@
  *                              SEGMENTS: n x 6 doubles; OUT: per hull n bbk_hit traces (retry for
  *                              hulls >= 1) and n solid bytes of the starts; then n leaves (int32);
  *                              n bbk_hit for a sphere 0.3, a box (0.2, 0.3, 0.5), a cylinder (0.4,
- *                              1.2); n visibility bytes of (start, end) when the level has a PVS
+ *                              1.2), the hull HULL; n visibility bytes of (start, end) when the level has a PVS
  */
 #include "../../runtime_c/brushbake.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* a lopsided convex hull around its base point (test_cruntime.py's DRIVER_HULL) */
+static const double HULL[8 * 3] = {0.3, 0.0, 0.1, -0.2, 0.0, 0.1, 0.0, 0.25, 0.1, 0.0, -0.3, 0.1,
+                                   0.0, 0.0, 0.6, 0.0, 0.0, -0.05, 0.1, 0.1, 0.5, -0.15, -0.1, 0.0};
 
 static unsigned char *read_all(const char *path, size_t *size) {
     FILE *f = fopen(path, "rb");
@@ -50,8 +54,10 @@ static void exercise(const bbk_level *lv) {
     unsigned state = 12345u;
     double segs[16][6];
     bbk_hit many[16];
-    bbk_shape shapes[3] = {{BBK_SHAPE_SPHERE, 0, 0.3, 0, {0, 0, 0}}, {BBK_SHAPE_BOX, 0, 0, 0, {0.2, 0.3, 0.5}},
-                           {BBK_SHAPE_CYLINDER, 0, 0.4, 1.2, {0, 0, 0}}};
+    bbk_shape shapes[4] = {{BBK_SHAPE_SPHERE, 0, 0.3, 0, {0, 0, 0}, NULL, 0},
+                           {BBK_SHAPE_BOX, 0, 0, 0, {0.2, 0.3, 0.5}, NULL, 0},
+                           {BBK_SHAPE_CYLINDER, 0, 0.4, 1.2, {0, 0, 0}, NULL, 0},
+                           {BBK_SHAPE_HULL, 0, 0, 0, {0, 0, 0}, HULL, 8}};
     for (int i = 0; i < 16; i++) {
         double s[3], e[3];
         for (int k = 0; k < 3; k++) {
@@ -75,7 +81,7 @@ static void exercise(const bbk_level *lv) {
                 exit(3);
             }
         }
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 4; k++)
             if (bbk_shift_trace(lv, &shapes[k], s, e, &hit)) exit(3);
         if (info.clusters) {
             if (bbk_can_see_points(lv, s, e, &vis) || bbk_visible_leaves(lv, s, leaves, 8, &count)) exit(3);
@@ -153,9 +159,11 @@ static int queries(const char *level_path, const char *seg_path, const char *out
     }
     err |= bbk_point_leaf_many(lv, n, starts, leaves);
     fwrite(leaves, sizeof *leaves, n, out);
-    bbk_shape shapes[3] = {{BBK_SHAPE_SPHERE, 0, 0.3, 0, {0, 0, 0}}, {BBK_SHAPE_BOX, 0, 0, 0, {0.2, 0.3, 0.5}},
-                           {BBK_SHAPE_CYLINDER, 0, 0.4, 1.2, {0, 0, 0}}};
-    for (int k = 0; k < 3; k++) {
+    bbk_shape shapes[4] = {{BBK_SHAPE_SPHERE, 0, 0.3, 0, {0, 0, 0}, NULL, 0},
+                           {BBK_SHAPE_BOX, 0, 0, 0, {0.2, 0.3, 0.5}, NULL, 0},
+                           {BBK_SHAPE_CYLINDER, 0, 0.4, 1.2, {0, 0, 0}, NULL, 0},
+                           {BBK_SHAPE_HULL, 0, 0, 0, {0, 0, 0}, HULL, 8}};
+    for (int k = 0; k < 4; k++) {
         err |= bbk_shift_trace_many(lv, &shapes[k], n, seg, hits);
         fwrite(hits, sizeof *hits, n, out);
     }

@@ -23,6 +23,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from brushbake.core.runtime import cruntime
 
@@ -38,10 +41,20 @@ SMALL_MAPS = {"light_general.map", "q1_cube.map", "q1_hulls.map", "q1_rocks.map"
               "lq_e1m6.map", "slope.map"}
 
 
-def shapes():
-    from brushbake.core.runtime.shift import Box, Cylinder, Sphere
+#: the hull tests/c/bbk_driver.c sweeps too: a lopsided solid whose reference point is its base
+DRIVER_HULL = [(0.3, 0.0, 0.1), (-0.2, 0.0, 0.1), (0.0, 0.25, 0.1), (0.0, -0.3, 0.1), (0.0, 0.0, 0.6),
+               (0.0, 0.0, -0.05), (0.1, 0.1, 0.5), (-0.15, -0.1, 0.0)]
 
-    return [Sphere(0.3), Box((0.2, 0.3, 0.5)), Cylinder(0.4, 1.2)]
+
+def shapes():
+    """The shapes every comparison sweeps: the driver's four, then random convex hulls (one of 24
+    points off its reference point, one of 5, and a single point: the hull is then that point)."""
+    from brushbake.core.runtime.shift import Box, ConvexHull, Cylinder, Sphere
+
+    rng = np.random.default_rng(16)
+    return [Sphere(0.3), Box((0.2, 0.3, 0.5)), Cylinder(0.4, 1.2), ConvexHull(DRIVER_HULL),
+            ConvexHull(rng.normal(size=(24, 3)) * (0.3, 0.2, 0.5) + (0.1, 0.0, 0.4)),
+            ConvexHull(rng.uniform(-0.4, 0.4, size=(5, 3))), ConvexHull([(0.05, -0.1, 0.2)])]
 
 
 @pytest.fixture(scope="module")
@@ -227,6 +240,30 @@ def test_shapes_equal_the_single_walk_to_the_bit(lib, map_named):
             assert got.nodes_visited[i] == want.nodes_visited
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(points=hnp.arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=40).map(
+    lambda sh: (sh[0], 3)), elements=st.floats(-0.8, 0.8, allow_nan=False, width=64)),
+    offset=st.tuples(*[st.floats(-0.5, 0.5)] * 3), seed=st.integers(0, 2**31 - 1))
+def test_random_hulls_equal_numpy(lib, sample_paths, map_named, points, offset, seed):
+    """Random convex hulls (1 to 40 points, the reference point anywhere near them) on a sample
+    scene and a map: the C equals the single walk (shift.hit_check) to the bit, and the NumPy batch
+    in hit, start and plane, fraction within 1e-9 m along the segment."""
+    from brushbake.core.runtime.shift import ConvexHull, hit_check, hit_checks
+
+    hull = ConvexHull(points + np.asarray(offset))
+    for path in (sample_paths[seed % len(sample_paths)], map_named("q1_hulls.map")):
+        level = baked(path)
+        s, e = queries(level, 150, seed)
+        got = cruntime.c_level(level).shift(hull, s, e)
+        want = hit_checks(level.bevel_tree(), hull, s, e)
+        settle_shapes_with_single_walk(level, hull, s, e, want, got)
+        assert_hits_close(want, got, np.sqrt(((e - s) ** 2).sum(axis=1)), "hull")
+        for i in range(0, len(s), 7):
+            one = hit_check(level.bevel_tree(), hull, s[i], e[i])
+            assert (got.fraction[i], got.plane[i], got.hit[i]) == (one.fraction, one.plane, one.hit)
+            assert not one.hit or np.array_equal(got.impact[i], one.impact)
+
+
 def test_backend_switch(lib, sample_paths):
     from brushbake.core.errors import UnknownHullError
     from brushbake.core.runtime.query import point_solid, segment_hits
@@ -305,7 +342,7 @@ def test_sanitized_queries_match(sanitized, tmp_path, sample_paths, map_named):
             assert np.array_equal(hits["point"], want.point)
             assert np.array_equal(take(np.uint8, n), point_solid(level, s, hull))
         assert np.array_equal(take(np.int32, n), point_leaves(level, s))
-        for shape in shapes():
+        for shape in shapes()[:4]:  # the driver's sphere, box, cylinder and hull
             hits = take(cruntime.HIT_DTYPE, n)
             want = hit_checks(level.bevel_tree(), shape, s, e)
             assert np.array_equal(hits["fraction"], want.fraction) and np.array_equal(hits["impact"], want.impact)
@@ -393,13 +430,16 @@ def test_cli_query_backend_c(lib, tmp_path, sample_paths):
     s, e = queries(level, 200, 7)
     np.save(tmp_path / "seg.npy", np.stack([s, e], axis=1))
     np.save(tmp_path / "pts.npy", s)
+    np.save(tmp_path / "hull.npy", np.asarray(DRIVER_HULL))
     for extra in (["--segments", "seg.npy", "--hull", "stand"], ["--points", "pts.npy"],
-                  ["--segments", "seg.npy", "--shape", "cylinder:0.4,1.2", "--impact"], ["--see", "seg.npy"]):
+                  ["--segments", "seg.npy", "--shape", "cylinder:0.4,1.2", "--impact"], ["--see", "seg.npy"],
+                  ["--segments", "seg.npy", "--shape", f"hull:{tmp_path / 'hull.npy'}", "--impact"]):
         outs = []
         for backend in ("numpy", "c"):
             out = tmp_path / f"{backend}.npy"
-            run = _cli(["query", str(tmp_path / "level.bbk"), *[str(tmp_path / a) if a.endswith(".npy") else a
-                                                               for a in extra], "--backend", backend, "-o", str(out)],
+            run = _cli(["query", str(tmp_path / "level.bbk"), *[str(tmp_path / a) if a.endswith(".npy") and ":" not in a
+                                                               else a for a in extra], "--backend", backend, "-o",
+                        str(out)],
                        env=None)
             assert run.returncode == 0, run.stderr
             outs.append(np.load(out))
