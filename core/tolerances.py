@@ -427,6 +427,8 @@ BOUNCE_CUTOFF = 0.01 / 255.0
 #: unitless (d^2 / A). A receiver nearer a shooting patch than this (squared distance over the
 #: patch's area) gets the exact form factor of the patch polygon; farther ones the point form
 #: factor cos_i cos_j A / (pi d^2), within about 1% of it there (a square seen from 4 sides away).
+#: Likewise a patch this near a point or spot light gets the light's mean over its polygon (the
+#: solid angle over the area), a farther one cos / d^2 at its centre (lm_direct).
 FORM_FACTOR_NEAR = 16.0
 
 #: unitless. The Cycles comparison (core/compile/lm_compare.py) measures a luxel darker than this

@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import check_cancel
 from ..model.light_units import light_power
 from ..runtime.pvs import has_vis, visibility
-from ..runtime.query import point_solid
+from ..runtime.query import point_leaves, point_solid
 from ..tolerances import LUXEL_LIFT
 from .lm_charts import PADDING, Charts, edge_lines, lift, lit_faces, make_charts, move_into_faces, nearest_in_faces
 from .lm_direct import direct_light, source_lights
@@ -39,12 +39,14 @@ from .lm_rays import ShadowRays
 SOLID_RETRIES = 4
 
 
-def sample_points(level, charts: Charts, faces: np.ndarray, st: np.ndarray, lines) -> tuple[np.ndarray, int]:
-    """Lifted sample points for (s, t) positions on faces, moved into the faces and out of solid.
+def sample_points(level, charts: Charts, faces: np.ndarray, st: np.ndarray, lines,
+                  backend: str = "numpy") -> tuple[np.ndarray, int]:
+    """Lifted sample points for (s, t) positions on faces, moved into the faces and out of solid
+    (the solid test by `backend`, 'numpy' or 'c': the same answers).
     Returns (points (N, 3), how many had to be moved out of solid)."""
     moved = nearest_in_faces(level, charts, faces, st, lines=lines)
     points = lift(charts, faces, moved, LUXEL_LIFT)
-    solid = np.flatnonzero(point_solid(level, points))
+    solid = np.flatnonzero(point_solid(level, points, backend=backend))
     count = len(solid)
     shrink = np.ones(len(solid))
     for _ in range(SOLID_RETRIES):
@@ -53,7 +55,7 @@ def sample_points(level, charts: Charts, faces: np.ndarray, st: np.ndarray, line
         shrink = shrink * 0.5
         again = move_into_faces(level, charts, faces[solid], st[solid], shrink=shrink, lines=lines)
         points[solid] = lift(charts, faces[solid], again, LUXEL_LIFT)
-        still = point_solid(level, points[solid])
+        still = point_solid(level, points[solid], backend=backend) != 0
         solid, shrink = solid[still], shrink[still]
     if len(solid):
         centre = move_into_faces(level, charts, faces[solid], st[solid], shrink=np.zeros(len(solid)), lines=lines)
@@ -61,25 +63,25 @@ def sample_points(level, charts: Charts, faces: np.ndarray, st: np.ndarray, line
     return points, count
 
 
-def clusters_of(level, points: np.ndarray) -> np.ndarray:
-    leaves, _ = level.point_tree().locate(points)
+def clusters_of(level, points: np.ndarray, backend: str = "numpy") -> np.ndarray:
+    leaves = point_leaves(level, points, backend=backend)
     if has_vis(level):
         return np.asarray(level.vis_leaf_cluster, dtype=np.int64)[leaves]
     return np.full(len(points), -1, dtype=np.int64)
 
 
-def patch_world(level, charts: Charts, patches: Patches, lines, reflectance: float) -> PatchWorld:
+def patch_world(level, charts: Charts, patches: Patches, lines, reflectance: float, backend: str = "numpy") -> PatchWorld:
     f = patches.face
     live = patches.count > 0
     points = np.zeros((len(f), 3))
     if live.any():
-        points[live] = sample_points(level, charts, f[live], patches.centroid_st[live], lines)[0]
+        points[live] = sample_points(level, charts, f[live], patches.centroid_st[live], lines, backend)[0]
     centroid = lift(charts, f, patches.centroid_st, 0.0)
     k = patches.st.shape[1]
     flat = lift(charts, np.repeat(f, k), patches.st.reshape(-1, 2), 0.0).reshape(len(f), k, 3)
     rho = np.full((len(f), 3), float(reflectance))
     return PatchWorld(flat, patches.count, patches.area, points, centroid, charts.face_normal[f],
-                      clusters_of(level, points), rho)
+                      clusters_of(level, points, backend), rho)
 
 
 def interpolate_patches(charts: Charts, patches: Patches, values: np.ndarray) -> np.ndarray:
@@ -190,7 +192,7 @@ def bake_light(level, scene, progress=None, cancel=None, backend: str = "auto") 
     t0 = clock()
     stats: dict = {"rays": 0}
     rays = ShadowRays(level, backend)
-    stats["backend"], stats["threads"] = rays.backend, (rays.threads if rays.backend == "c" else 1)
+    stats["backend"], stats["threads"] = rays.backend, rays.threads
     charts = make_charts(level, s.luxel, lit=lit_faces(level))
     patches = make_patches(level, charts, s.patch)
     lines = edge_lines(level, charts)
@@ -199,9 +201,9 @@ def bake_light(level, scene, progress=None, cancel=None, backend: str = "auto") 
     offsets = np.stack(np.meshgrid(sub, sub, indexing="ij"), axis=-1).reshape(-1, 2)
     lux_face = np.repeat(charts.luxel_face, len(offsets))
     ij_st = ((charts.grid_lo[charts.luxel_face] + charts.luxel_ij)[:, None, :] + offsets[None]).reshape(-1, 2) * s.luxel
-    points, moved = sample_points(level, charts, lux_face, ij_st, lines)
-    world = patch_world(level, charts, patches, lines, s.reflectance)
-    clusters = clusters_of(level, points)
+    points, moved = sample_points(level, charts, lux_face, ij_st, lines, rays.backend)
+    world = patch_world(level, charts, patches, lines, s.reflectance, rays.backend)
+    clusters = clusters_of(level, points, rays.backend)
     stats.update(faces=int((charts.face_page >= 0).sum()), luxels=charts.num_luxels, patches=int((patches.count > 0).sum()),
                  pages=charts.num_pages, page_size=charts.page_size, luxels_moved_out_of_solid=moved,
                  charts_seconds=clock() - t0)
@@ -209,7 +211,7 @@ def bake_light(level, scene, progress=None, cancel=None, backend: str = "auto") 
     vis = visibility(level) if has_vis(level) else None
     lights = source_lights(scene, s.map_scale, s.light_samples)
     if vis is not None and lights:
-        light_clusters = clusters_of(level, np.array([li.position for li in lights]))
+        light_clusters = clusters_of(level, np.array([li.position for li in lights]), rays.backend)
         for li, c in zip(lights, light_clusters.tolist()):
             li.cluster = c
     see_one = None if vis is None else (lambda c, cl: vis.see_matrix([c], cl)[0])

@@ -5,7 +5,8 @@ light are those of the clusters its own cluster can see (the PVS: a light hidden
 adds nothing there, and costs no ray), facing it, inside a spot's cone, and getting more than
 LIGHT_CUTOFF unshadowed.  Their shadow rays (point to light; sun: point toward the sun, out of
 the world or into a sky brush) go through the point tree in batches of RAY_BATCH segments
-(core/runtime/trace.py find_first_transitions: the lock-step walk).  Lights with a radius (or a
+(core/compile/lm_rays.py: the NumPy lock-step walk or the C run-time).  The lights' own
+arithmetic runs on the threads too (ShadowRays.ordered), the rays added in light order.  Lights with a radius (or a
 sun with an angle) cast `samples` rays per point to a fixed spiral of points on the light's disk
 seen from the point: soft shadow edges.  Area lights are sampled over their surface by
 core/compile/lm_area.py through the same batches.  Values are in lightmap units (core/model/light_units.py).
@@ -25,7 +26,7 @@ from ..errors import check_cancel
 from ..geometry import cross3
 from ..model.light_units import POINT_VALUE_PER_WATT, light_power
 from ..runtime.trace import RAY_E, RAY_E2S
-from ..tolerances import LIGHT_CUTOFF
+from ..tolerances import FORM_FACTOR_NEAR, LIGHT_CUTOFF
 from .lm_area import area_direct, area_source
 from .lm_rays import ShadowRays
 
@@ -162,55 +163,97 @@ def direct_light(level, lights: list[SourceLight], points: np.ndarray, normals: 
     see(cluster, clusters) -> bool mask is the PVS test (None: every cluster sees every other).
     patches = (first, verts (P, K, 3), count (P,), area (P,)): points[first:] stand for these
     polygons, and get a point or spot light's *average* over the polygon (the solid angle it
-    subtends from the light over its area, instead of cos / d^2 at one point), with the shadow ray
-    to the point: a patch 20 cm under a lamp shoots its mean light, not its hot centre's."""
+    subtends from the light over its area, instead of cos / d^2 at one point) where the light is
+    within FORM_FACTOR_NEAR (d^2 / area) of the patch, with the shadow ray to the point: a patch
+    20 cm under a lamp shoots its mean light, not its hot centre's.
+    A light's candidates are the points of the clusters it sees, cluster by cluster; each point
+    still sums its lights in light order, so the order within a light changes no bit."""
     out = np.zeros((len(points), 3))
-    rays = RayBatcher(level, out, sky, counters, rays)
+    shadow = rays if rays is not None else ShadowRays(level, "numpy")
+    batcher = RayBatcher(level, out, sky, counters, shadow)
     offsets = disk_offsets(samples)
-    for k, light in enumerate(lights):
-        check_cancel(cancel)
-        candidates = np.arange(len(points))
-        if see is not None and light.kind != "sun":
-            candidates = candidates[see(light.cluster, clusters)]
-        if light.kind == "sun":
-            _sun(light, points, normals, candidates, offsets, far, rays)
-        elif light.kind == "area":
-            area_direct(light, points, normals, candidates, rays)
+    by_cluster = _ClusterRanges(clusters) if see is not None else None
+
+    def light_rays(light: SourceLight) -> list:
+        if by_cluster is not None and light.kind != "sun":
+            candidates = by_cluster.points_of(see(light.cluster, by_cluster.clusters))
         else:
-            _point(light, points, normals, candidates, offsets, rays, patches)
+            candidates = np.arange(len(points))
+        if light.kind == "sun":
+            return _sun(light, points, normals, candidates, offsets, far)
+        if light.kind == "area":
+            parts = _Parts()
+            area_direct(light, points, normals, candidates, parts)
+            return parts
+        return _point(light, points, normals, candidates, offsets, patches)
+
+    for k, parts in enumerate(shadow.ordered(light_rays, lights)):  # each light's rays in light order
+        check_cancel(cancel)
+        for part in parts:
+            batcher.add(*part)
         if progress is not None:
             progress((k + 1) / max(len(lights), 1), f"light {k + 1}/{len(lights)}")
-    rays.flush()
+    batcher.flush()
     return out
 
 
-def _point(light: SourceLight, points, normals, candidates, offsets, rays: RayBatcher, patches=None) -> None:
+class _Parts(list):
+    """Collects RayBatcher.add's arguments (for lm_area.area_direct, which adds its rays)."""
+
+    def add(self, *args) -> None:
+        self.append(args)
+
+
+class _ClusterRanges:
+    """Points grouped by cluster: points_of(mask over the distinct clusters) -> their indices."""
+
+    def __init__(self, clusters: np.ndarray):
+        self.order = np.argsort(clusters, kind="stable")
+        self.clusters, first = np.unique(clusters[self.order], return_index=True)
+        self.first = first
+        self.size = np.diff(np.append(first, len(clusters)))
+
+    def points_of(self, seen: np.ndarray) -> np.ndarray:
+        which = np.flatnonzero(seen)
+        size = self.size[which]
+        total = int(size.sum())
+        if total == 0:
+            return np.zeros(0, dtype=np.int64)
+        start = np.cumsum(size) - size  # where each cluster's run begins in the output
+        at = np.arange(total) + np.repeat(self.first[which] - start, size)
+        return self.order[at]
+
+
+def _point(light: SourceLight, points, normals, candidates, offsets, patches=None) -> list:
+    """The light's shadow rays, as RayBatcher.add's arguments."""
     to_light = light.position[None, :] - points[candidates]
     d2 = dot(to_light, to_light)
+    cos_d = dot(to_light, normals[candidates])  # cos_r * d
+    live = (d2 > 0) & (cos_d > 0)
+    candidates, to_light, d2 = candidates[live], to_light[live], d2[live]
     d = np.sqrt(d2)
-    ok = d > 0
-    w = np.where(ok[:, None], to_light / np.where(ok, d, 1.0)[:, None], 0.0)
+    w = to_light / d[:, None]
     cos_r = dot(w, normals[candidates])
-    factor = np.where(ok, cos_r / np.where(ok, d2, 1.0), 0.0)
+    factor = cos_r / d2
     if patches is not None:
         first, verts, count, area = patches
         sel = np.flatnonzero((candidates >= first) & (cos_r > 0))
         p = candidates[sel] - first
-        live = area[p] > 0
-        sel, p = sel[live], p[live]
+        near = (area[p] > 0) & (d2[sel] < FORM_FACTOR_NEAR * area[p])
+        sel, p = sel[near], p[near]
         factor[sel] = solid_angle(light.position, verts[p], count[p]) / area[p]
     if light.kind == "spot":
         factor = factor * spot_factor(light, -w)
-    value = factor[:, None] * light.rgb[None, :]
-    keep = (cos_r > 0) & (value.max(axis=1) >= LIGHT_CUTOFF)
-    idx, w, value = candidates[keep], w[keep], value[keep]
+    # the brightest channel of factor * rgb is factor * max(rgb) (factor >= 0 where cos_r > 0)
+    keep = (cos_r > 0) & (factor * float(light.rgb.max()) >= LIGHT_CUTOFF)
+    idx, w = candidates[keep], w[keep]
+    value = factor[keep, None] * light.rgb[None, :]
     if light.radius > 0 and len(offsets) > 1:
         a, b = perpendicular_basis(w)
-        for ox, oy in offsets.tolist():
-            ends = light.position[None, :] + light.radius * (ox * a + oy * b)
-            rays.add(idx, points[idx], ends, value / len(offsets))
-    else:
-        rays.add(idx, points[idx], np.broadcast_to(light.position, (len(idx), 3)).copy(), value)
+        starts = points[idx]
+        return [(idx, starts, light.position[None, :] + light.radius * (ox * a + oy * b), value / len(offsets))
+                for ox, oy in offsets.tolist()]
+    return [(idx, points[idx], np.broadcast_to(light.position, (len(idx), 3)).copy(), value)]
 
 
 def solid_angle(origin: np.ndarray, verts: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -229,17 +272,19 @@ def solid_angle(origin: np.ndarray, verts: np.ndarray, count: np.ndarray) -> np.
     return total
 
 
-def _sun(light: SourceLight, points, normals, candidates, offsets, far: float, rays: RayBatcher) -> None:
+def _sun(light: SourceLight, points, normals, candidates, offsets, far: float) -> list:
+    """The sun's shadow rays, as RayBatcher.add's arguments."""
     w = -light.direction
     cos_r = dot(normals[candidates], w[None, :])
     value = cos_r[:, None] * light.rgb[None, :]
     keep = (cos_r > 0) & (value.max(axis=1) >= LIGHT_CUTOFF)
     idx, value = candidates[keep], value[keep]
+    out = []
     if light.radius > 0 and len(offsets) > 1:
         a, b = perpendicular_basis(w[None, :])
         for ox, oy in offsets.tolist():
             d = w + light.radius * (ox * a[0] + oy * b[0])
             d = d / float(norm(d))
-            rays.add(idx, points[idx], points[idx] + far * d[None, :], value / len(offsets), sun=True)
-    else:
-        rays.add(idx, points[idx], points[idx] + far * w[None, :], value, sun=True)
+            out.append((idx, points[idx], points[idx] + far * d[None, :], value / len(offsets), True))
+        return out
+    return [(idx, points[idx], points[idx] + far * w[None, :], value, True)]

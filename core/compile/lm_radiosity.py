@@ -19,9 +19,10 @@ progress() after each round; cancel() stops between batches of shooters and keep
 received so far (RadiosityResult.cancelled).
 
 Shooters go cluster by cluster: each cluster's shooters meet the patches of the clusters it sees
-in blocks, where the cheap tests (in front, a disk's form factor cos_i cos_j A / (pi d^2 + A)
-times the shooter's radiance at least BOUNCE_CUTOFF) are (shooters x receivers) products; only
-the pairs left get the exact form factor and a ray.  Sums are np.add.at in pair order.
+in blocks, where the tests (in front, and the point form factor cos_i cos_j A / (pi d^2) times
+the shooter's brightest unshot channel at least BOUNCE_CUTOFF) are (shooters x receivers)
+products; pairs within FORM_FACTOR_NEAR get the exact form factor; each pair left casts a ray.
+Sums are np.add.at in pair order.
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ from .lm_direct import RAY_BATCH
 from .lm_patches import clip_batch
 from .lm_rays import ShadowRays
 
-#: shooter x receiver pairs examined at once (memory bound)
-PAIR_CHUNK = 1 << 21
+#: shooter x receiver pairs examined at once (memory bound: about 8 arrays of this many floats, on
+#: each thread)
+PAIR_CHUNK = 1 << 20
 
 
 @dataclass
@@ -98,42 +100,26 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
     `rays` traces the visibility rays (None: the NumPy walk).  Returns (received (P, 3), cancelled)."""
     received = np.zeros((len(world.area), 3))
     tree = rays if rays is not None else ShadowRays(level, "numpy")
+    strength = unshot.max(axis=1)
     pending: list = []
     pending_size = 0
-    for chunk, receivers in _blocks(world, shooters, see):
+
+    def block_rays(block):
+        si, ri, f = _pairs(world, block[0], block[1], strength[block[0]])
+        return ri, world.point[ri], world.point[si], f[:, None] * unshot[si]
+
+    for ri, start, end, value in tree.ordered(block_rays, _blocks(world, shooters, see)):  # in block order
         if cancel is not None and cancel():
             _trace(tree, pending, received, counters)
             return received, True
-        si, ri = _pairs(world, chunk, receivers, unshot[chunk].max(axis=1))
-        counters["pairs"] = counters.get("pairs", 0) + len(si)
-        f = form_factors(world, si, ri)
-        value = f[:, None] * unshot[si]
-        keep = value.max(axis=1) >= BOUNCE_CUTOFF
-        pending.append((ri[keep], world.point[ri[keep]], world.point[si[keep]], value[keep]))
-        pending_size += int(keep.sum())
+        counters["pairs"] = counters.get("pairs", 0) + len(ri)
+        pending.append((ri, start, end, value))
+        pending_size += len(ri)
         if pending_size >= RAY_BATCH:
             _trace(tree, pending, received, counters)
             pending, pending_size = [], 0
     _trace(tree, pending, received, counters)
     return received, False
-
-
-def form_factors(world: PatchWorld, si: np.ndarray, ri: np.ndarray) -> np.ndarray:
-    """Form factors of the pairs: the exact polygon one (point_polygon_form_factor) for receivers
-    within FORM_FACTOR_NEAR (d^2 / A) of the shooter, the point form factor beyond."""
-    rel = world.centroid[si] - world.point[ri]
-    d2 = dot(rel, rel)
-    a = world.area[si]
-    near = d2 < FORM_FACTOR_NEAR * a
-    f = np.empty(len(si))
-    far = ~near
-    cos_r = np.maximum(dot(world.normal[ri[far]], rel[far]), 0.0)
-    cos_s = np.maximum(-dot(world.normal[si[far]], rel[far]), 0.0)
-    f[far] = cos_r * cos_s * a[far] / (math.pi * d2[far] * d2[far])
-    if near.any():
-        f[near] = point_polygon_form_factor(world.point[ri[near]], world.normal[ri[near]], world.verts[si[near]],
-                                            world.count[si[near]])
-    return f
 
 
 def _blocks(world: PatchWorld, shooters: np.ndarray, see):
@@ -163,24 +149,60 @@ def _blocks(world: PatchWorld, shooters: np.ndarray, see):
             yield mine[k : k + step], receivers
 
 
-def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The (shooter, receiver) pairs of a block worth a ray: the receiver lies in front of the
-    shooter's plane, the shooter is not wholly behind the receiver's (its centroid within its
-    own size of the front), and a disk of the shooter's area (cosines at least 0.25, four times
-    over) would bring at least BOUNCE_CUTOFF.  All as (shooters x receivers) products."""
+def _outer_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(len(a), len(b)) a_i . b_j over 3 columns, summed in order (detmath.matmul's order), in
+    place: one (S, R) array and one scratch."""
+    out = np.multiply(a[:, 0, None], b[None, :, 0])
+    tmp = np.empty_like(out)
+    for k in (1, 2):
+        np.multiply(a[:, k, None], b[None, :, k], out=tmp)
+        out += tmp
+    return out
+
+
+def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray,
+           strength: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The (shooter, receiver) pairs of a block worth a ray, and their form factors.  The receiver
+    lies in front of the shooter's plane, the shooter is not wholly behind the receiver's (its
+    centroid within its own size of the front), and the form factor times the shooter's brightest
+    unshot channel is at least BOUNCE_CUTOFF.  Beyond FORM_FACTOR_NEAR the form factor is the
+    point one, cos_s cos_r A / (pi d^2), computed here for the whole block as (shooters x
+    receivers) products; nearer pairs get the exact polygon form factor (point_polygon_form_factor)."""
     ns, cs, a = world.normal[si], world.centroid[si], world.area[si]
     nr, pr = world.normal[ri], world.point[ri]
-    front = matmul(ns, pr.T) - dot(ns, cs)[:, None]  # n_s . (p_r - c_s)
-    above = matmul(cs, nr.T) - dot(nr, pr)[None, :]  # n_r . (c_s - p_r)
-    d2 = np.maximum(dot(cs, cs)[:, None] + dot(pr, pr)[None, :] - 2.0 * matmul(cs, pr.T), 1e-12)
-    d = np.sqrt(d2)
-    cos_s = np.maximum(front / d, 0.25)
-    cos_r = np.maximum(above / d, 0.25)
-    estimate = 4.0 * cos_s * cos_r * a[:, None] / (math.pi * d2 + a[:, None]) * strength[:, None]
-    ok = (front > 0) & (above > -np.sqrt(a)[:, None]) & (estimate >= BOUNCE_CUTOFF)
+    front = _outer_dot(ns, pr)
+    front -= dot(ns, cs)[:, None]  # n_s . (p_r - c_s) = cos_s d
+    above = _outer_dot(cs, nr)
+    above -= dot(nr, pr)[None, :]  # n_r . (c_s - p_r) = cos_r d
+    d2 = _outer_dot(cs, pr)
+    d2 *= -2.0
+    d2 += dot(cs, cs)[:, None]
+    d2 += dot(pr, pr)[None, :]
+    np.maximum(d2, 1e-12, out=d2)
+    near = d2 < FORM_FACTOR_NEAR * a[:, None]
+    # point form factor cos_s cos_r A / (pi d^2) = front * above * A / (pi d2^2), where both > 0
+    f = np.maximum(front, 0.0)
+    f *= np.maximum(above, 0.0)
+    f *= (a / math.pi)[:, None]
+    f /= d2
+    f /= d2
+    ok = f * strength[:, None] >= BOUNCE_CUTOFF
+    ok &= ~near
+    near &= front > 0
+    near &= above > -np.sqrt(a)[:, None]
+    ok |= near
     ok &= si[:, None] != ri[None, :]
     sj, rj = np.nonzero(ok)
-    return si[sj], ri[rj]
+    value = f[sj, rj]
+    close = np.flatnonzero(near[sj, rj])
+    if len(close):
+        s_c, r_c = si[sj[close]], ri[rj[close]]
+        value[close] = point_polygon_form_factor(world.point[r_c], world.normal[r_c], world.verts[s_c],
+                                                 world.count[s_c])
+        worth = np.ones(len(sj), dtype=bool)
+        worth[close] = value[close] * strength[sj[close]] >= BOUNCE_CUTOFF
+        sj, rj, value = sj[worth], rj[worth], value[worth]
+    return si[sj], ri[rj], value
 
 
 def _trace(tree: ShadowRays, pending: list, received: np.ndarray, counters: dict) -> None:

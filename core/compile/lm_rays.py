@@ -11,11 +11,18 @@ ShadowRays(level, backend).transitions(starts, ends) answers as find_first_trans
   answer lands at its own index, so the threads' timing never changes a bit;
 - "auto" (what a bake uses unless told): "c" where the C run-time builds (a C compiler is
   present), "numpy" otherwise.
+
+ShadowRays.ordered(fn, items) is the other use of the cores: fn(item) for each item on the
+threads (NumPy releases the GIL inside its loops over large arrays), the answers handed back in
+the items' order, a few ahead, while the caller traces the rays of the ones before: light's
+per-light and per-block arithmetic runs beside the tracing, and every sum is still made by the
+caller in the same order.
 """
 
 from __future__ import annotations
 
 import os
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -28,7 +35,8 @@ MIN_THREAD_RAYS = 4096
 #: most threads a C batch is split between
 MAX_THREADS = 8
 
-_POOL: ThreadPoolExecutor | None = None
+#: thread pools by use ('trace': the C calls; 'work': ordered()), so neither waits behind the other
+_POOLS: dict = {}
 
 
 def default_threads() -> int:
@@ -50,11 +58,11 @@ def resolve_backend(backend: str) -> str:
     return "c" if available() else "numpy"
 
 
-def _pool(threads: int) -> ThreadPoolExecutor:
-    global _POOL
-    if _POOL is None or _POOL._max_workers < threads:
-        _POOL = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="brushbake-rays")
-    return _POOL
+def _pool(use: str, threads: int) -> ThreadPoolExecutor:
+    pool = _POOLS.get(use)
+    if pool is None or pool._max_workers < threads:
+        pool = _POOLS[use] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"brushbake-{use}")
+    return pool
 
 
 class ShadowRays:
@@ -85,7 +93,27 @@ class ShadowRays:
             out = self._handles[0].transitions(seg)
         else:
             cuts = [n * k // parts for k in range(parts + 1)]
-            jobs = [_pool(parts).submit(self._handles[k].transitions, seg[cuts[k] : cuts[k + 1]])
+            jobs = [_pool("trace", parts).submit(self._handles[k].transitions, seg[cuts[k] : cuts[k + 1]])
                     for k in range(parts)]
             out = np.concatenate([job.result() for job in jobs])
         return out["kind"].astype(np.int8), out["t"]
+
+    def ordered(self, fn, items):
+        """fn(item) for each item, computed on the threads up to `threads` ahead, yielded in order.
+        A caller that stops early (a cancel) leaves at most that many computed for nothing."""
+        if self.threads <= 1:
+            for item in items:
+                yield fn(item)
+            return
+        pool = _pool("work", self.threads)
+        queue: deque = deque()
+        try:
+            for item in items:
+                queue.append(pool.submit(fn, item))
+                if len(queue) > self.threads:
+                    yield queue.popleft().result()
+            while queue:
+                yield queue.popleft().result()
+        finally:
+            for job in queue:
+                job.cancel()
