@@ -242,7 +242,9 @@ def move_into_faces(level, charts: Charts, faces: np.ndarray, st: np.ndarray, sh
     a = dot(en[edge], c) - eo[edge] - LUXEL_INSET
     b = dot(en[edge], st[pt] - c)
     limit = np.where(b < 0, a / np.where(b < 0, -b, 1.0), np.inf)
-    np.minimum.at(k, pt, limit)
+    has = reps > 0  # pairs are grouped by point: each point's smallest limit by reduceat
+    if has.any():
+        k[has] = np.minimum(k[has], np.minimum.reduceat(limit, (np.cumsum(reps) - reps)[has]))
     k = np.clip(k, 0.0, 1.0)
     cf = centre[faces]
     return cf + k[:, None] * (st - cf)
@@ -263,17 +265,25 @@ def nearest_in_faces(level, charts: Charts, faces: np.ndarray, st: np.ndarray, l
     pt = np.repeat(np.arange(len(st)), reps)
     edge = np.repeat(edge_first[faces], reps) + (np.arange(len(pt)) - np.repeat(np.cumsum(reps) - reps, reps))
     outside = np.zeros(len(st), dtype=bool)
-    np.logical_or.at(outside, pt, dot(en[edge], st[pt]) < eo[edge])
+    has = reps > 0  # pairs are grouped by point, in point order: reductions by reduceat
+    if has.any():
+        outside[has] = np.logical_or.reduceat(dot(en[edge], st[pt]) < eo[edge], (np.cumsum(reps) - reps)[has])
     if outside.any():
+        out_pts = np.flatnonzero(outside)
+        sel = outside[pt]  # the outside points' pairs, still grouped by point
+        ppt, pedge = pt[sel], edge[sel]
         a, b = lines_segments(level, charts)
-        pa, pb = a[edge], b[edge]
+        pa, pb = a[pedge], b[pedge]
         ab = pb - pa
-        t = np.clip(dot(st[pt] - pa, ab) / np.maximum(dot(ab, ab), 1e-300), 0.0, 1.0)
+        t = np.clip(dot(st[ppt] - pa, ab) / np.maximum(dot(ab, ab), 1e-300), 0.0, 1.0)
         near = pa + t[:, None] * ab
-        d2 = dot(near - st[pt], near - st[pt])
-        order = np.lexsort((d2, pt))
-        firsts = order[np.searchsorted(pt[order], np.arange(len(st)))] if len(pt) else order
-        st = np.where(outside[:, None], near[firsts], st)
+        d2 = dot(near - st[ppt], near - st[ppt])
+        group = np.repeat(np.arange(len(out_pts)), reps[out_pts])
+        starts = np.cumsum(reps[out_pts]) - reps[out_pts]
+        nearest = np.flatnonzero(d2 == np.minimum.reduceat(d2, starts)[group])  # the first of ties wins
+        firsts = nearest[np.searchsorted(group[nearest], np.arange(len(out_pts)))]
+        st = st.copy()
+        st[out_pts] = near[firsts]
     return move_into_faces(level, charts, faces, st, lines=lines)
 
 

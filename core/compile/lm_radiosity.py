@@ -75,7 +75,11 @@ def point_polygon_form_factor(x: np.ndarray, n: np.ndarray, verts: np.ndarray, c
     dist = dot(rel, n[:, None, :])
     kk = verts.shape[1]
     dist = np.where(np.arange(kk)[None, :] < count[:, None], dist, 0.0)
-    rel, cnt = clip_batch(rel, count, dist)
+    cnt = np.where(count >= 3, count, 0)
+    straddle = np.flatnonzero((dist < 0).any(axis=1))  # only these need clipping (the rest: as they are)
+    if len(straddle):
+        rel = np.concatenate([rel, np.zeros((len(rel), 1, 3))], axis=1)
+        rel[straddle], cnt[straddle] = clip_batch(rel[straddle, :kk], count[straddle], dist[straddle])
     total = np.zeros(len(x))
     rows = np.arange(len(x))
     for k in range(rel.shape[1]):
