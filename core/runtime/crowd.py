@@ -41,6 +41,49 @@ INVALID = 0
 DIRECTIONS = np.array([(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)], dtype=np.int64)
 
 
+#: crowd word bits (PaddedSlices.crowd_table): 0-7 corners by direction, RISE, DOWN_SHIFT and up
+RISE_BIT = 8
+DOWN_SHIFT = 9
+#: the most slices a uint32 crowd word serves (the slices-down count in bits 9-14); more: uint64
+WORD32_SLICES = 64
+#: the most slices uint8 / uint16 claim tags serve (a tag is 1 + direction + 8 * slice, Crowd)
+TAG8_SLICES, TAG16_SLICES = 31, 8191
+
+
+class CrowdWord:
+    """The layout of a crowd word for a level of K slices: uint32 when K <= 64 (the slices-down
+    count takes bits 9-14), else uint64 (bits 9-46).  The ground (16 bits) sits at `shift` =
+    bits - 17 under a top guard bit that is always 0, so a step test is one subtraction and one
+    comparison over whole words (Crowd._pass): with A = ((fa - step) mod 2^17) << shift,
+    t - A holds (fb - fa + step) mod 2^17 in its top 17 bits and t's low bits untouched (A's are
+    0, no borrow); fb - fa + step lies in [step - 65535, 65535 + step], so the top field is
+    at most 2 * step exactly when |fb - fa| <= step: a negative sum wraps to at least
+    2^17 - 65535 + step > 2 * step for any step <= 65535 (larger steps are clamped to 65535,
+    which changes nothing: two 16-bit grounds never differ by more)."""
+
+    def __init__(self, kept: int):
+        self.wide = np.uint32 if kept <= WORD32_SLICES else np.uint64
+        bits = 8 * np.dtype(self.wide).itemsize
+        self.shift = bits - 17
+        self.down_mask = (1 << (self.shift - DOWN_SHIFT)) - 1
+        self.ground_mask = 0xFFFF << self.shift
+        self.fix_mask = ((1 << self.shift) - 1) & ~0xFF  # RISE and the slices-down count
+
+    def ground(self, t) -> np.ndarray:
+        return t >> self.wide(self.shift)
+
+    def down(self, t) -> np.ndarray:
+        return (t >> self.wide(DOWN_SHIFT)) & self.wide(self.down_mask)
+
+    def from_feet(self, feet, step_u: int) -> np.ndarray:
+        """A per avatar (the class docstring) from its feet (ground units)."""
+        a = (np.asarray(feet, dtype=np.int64) - step_u) & 0x1FFFF
+        return (a << self.shift).astype(self.wide)
+
+    def feet(self, a, step_u: int) -> np.ndarray:
+        return (((a >> self.wide(self.shift)) + self.wide(step_u)) & self.wide(0x1FFFF)).astype(self.wide)
+
+
 @dataclass
 class CrowdSlices:
     """The kept slices of a level and the avatar they were taken for (all lengths in metres)."""
@@ -110,19 +153,8 @@ class PaddedSlices:
         self.key_type = np.intp
         self.cells_t = self.key_type(self.cells)
         self.offsets = (DIRECTIONS[:, 0] + DIRECTIONS[:, 1] * self.nx).astype(self.key_type)  # neighbours
-        #: corner_bit[offset + nx + 1]: the crowd table's corner bit of the step by that flat offset
-        self.corner_bit = np.zeros(2 * self.nx + 3, dtype=np.uint64)
-        self.corner_bit[self.offsets + self.nx + 1] = [1 << (17 + d) for d in range(8)]
         self.height_u = s.length_units(s.height)
         self._canon: dict = {}
-
-    def corner_bits(self, wide) -> tuple[np.ndarray, np.ndarray]:
-        """The corner bits in the crowd table's type: by flat offset + nx + 1, and by direction."""
-        key = ("corner", np.dtype(wide).str)
-        if key not in self._canon:
-            by_dir = (np.uint64(1) << np.arange(17, 25, dtype=np.uint64)).astype(wide)
-            self._canon[key] = (self.corner_bit.astype(wide), by_dir)
-        return self._canon[key]
 
     @property
     def ground(self) -> np.ndarray:
@@ -140,32 +172,33 @@ class PaddedSlices:
         return self._canon[height_u]
 
     def crowd_table(self, height_u: int) -> np.ndarray:
-        """(K * cells,) for avatars of one height (the Crowd's): per place its ground (bits 0-15),
-        whether an avatar arriving there has its head above the slice (bit 16: head room below the
-        height), whether arriving there by direction d is clear of corners (bit 17 + d: always for
-        axial steps; corners_clear in this slice for diagonal ones; never where there is no
-        ground, so the bit alone refuses INVALID ground) and how many slices down
-        (bits 25 and up) the slice just above its head lies: one gather gives a step's landing
-        ground, whether it rises, its corners and the key it lands on."""
-        key = ("crowd", height_u)
+        """(K * cells,) crowd words (CrowdWord) for avatars of one height (the Crowd's): per place
+        whether arriving there by direction d is clear of corners (bit d: always for axial steps;
+        corners_clear in this slice for diagonal ones; never where there is no ground, so the bit
+        alone refuses INVALID ground), whether an avatar arriving there has its head above the
+        slice (RISE: head room below the height), how many slices down the slice just above its
+        head lies (bits DOWN_SHIFT and up) and its ground (the top 16 bits but one): one gather
+        gives a step's landing ground, whether it rises, its corners and the key it lands on."""
+        w = CrowdWord(len(self.top))
+        key = ("crowd", height_u, np.dtype(w.wide).str)
         if key not in self._canon:
-            wide = np.uint32 if len(self.top) < 2**7 else np.uint64
+            wide = w.wide
             g = self.ground
             rises = (self.table >> np.uint32(16)) < height_u
             down = np.maximum(-self.canon(height_u), 0).astype(wide)  # above: a riser, found again
-            t = (g.astype(wide)) | (rises.astype(wide) << wide(16)) | (down << wide(25))
+            t = (g.astype(wide) << wide(w.shift)) | (rises.astype(wide) << wide(RISE_BIT)) | (down << wide(DOWN_SHIFT))
             n = len(g)
             places = np.arange(n, dtype=np.intp)
             for d in range(8):
                 if d % 2 == 0:
-                    t |= wide(1 << (17 + d))
+                    t |= wide(1 << d)
                     continue
                 dx, dy = (int(v) for v in DIRECTIONS[d])
                 a = np.clip(places - self.offsets[d], 0, n - 1)  # the cell a step in direction d comes from
                 h0 = np.maximum(g, g.take(a))
                 clear = (g.take(np.clip(a + dx, 0, n - 1)) <= h0) & (g.take(np.clip(a + dy * self.nx, 0, n - 1)) <= h0)
-                t |= clear.astype(wide) << wide(17 + d)
-            t[g == INVALID] &= ~wide(0xFF << 17)  # no arriving where there is no ground
+                t |= clear.astype(wide) << wide(d)
+            t[g == INVALID] &= ~wide(0xFF)  # no arriving where there is no ground
             self._canon[key] = t
         return self._canon[key]
 
@@ -282,15 +315,20 @@ class Crowd:
     tick every avatar tries one step to the neighbouring cell it faces (Algorithm 1, then the
     occupancy of the place it would stand on); an avatar whose step is refused turns left or right
     at random (90 degrees, the paper's rule) and tries the new direction once in the same tick, as
-    the paper's timings include.  Occupancy is one flag per place; avatars aiming at the same free
-    place in one pass all write their number into a claim array there and the one NumPy wrote last
-    (repeated indices are written in order) wins, so the same one on every run.  Same seed, same
-    walk.
+    the paper's timings include.  Occupancy is one int per place (0: free, else the number + 1 of
+    the avatar standing there); avatars aiming at the same free place in one pass all write their
+    number + 1 there and the one NumPy wrote last (repeated indices are written in order: the
+    highest number) wins, so the same one on every run.  Same seed, same walk.
 
-    A pass (_try) is about 25 NumPy operations over the avatars trying, each a plain pass or a
-    gather: the crowd table (PaddedSlices.crowd_table) gives a step's landing ground, whether the
-    head rises above its slice and the landing key in one gather; only the risers (few) take
-    Algorithm 1's second test (crowd_steps)."""
+    Layout (structure of arrays, one row per avatar, reused every tick): key (intp: NumPy turns
+    any other index type into intp on every gather), `a` (crowd words: the feet as CrowdWord's A,
+    so the step test is t - A, one comparison), dir (uint8), the direction's flat offset (intp)
+    and corner bit (crowd word); work buffers of N rows for one pass.  A pass (_pass) gathers the
+    crowd word of each target place (ground, corner bits, riser bit, slices down: one gather),
+    tests the step by whole-word arithmetic, fixes up the few targets that rise or land in a lower
+    slice (crowd_steps' rules), reads the occupancy, sends every refused avatar's claim to one
+    sink place past the end, scatters the claims, gathers them back and moves the winners:
+    no boolean compaction until the winners."""
 
     def __init__(self, slices: CrowdSlices, n: int, seed: int = 0, height: float | None = None,
                  step: float | None = None):
@@ -307,12 +345,36 @@ class Crowd:
         pick = np.sort(self.rng.choice(len(spots), size=n, replace=False)) if n else np.zeros(0, np.int64)
         self.key = spots[pick].astype(np.intp)
         self.table = p.crowd_table(self.height_u)
-        self.feet = p.ground[self.key].astype(self.table.dtype)
-        self.dir = self.rng.integers(0, 8, size=n).astype(np.intp)
-        self.occupied = np.zeros(len(p.table), dtype=bool)
-        self.occupied[self.key] = True
-        self.claim = np.zeros(len(p.table), dtype=np.int32 if n < 2**31 else np.int64)  # written, then read
+        self.word = w = CrowdWord(p.s.kept)
+        wide = w.wide
+        self._step = min(self.step_u, 0xFFFF)  # CrowdWord: the same verdicts
+        self.a = w.from_feet(p.ground[self.key], self._step)
+        self.dir = self.rng.integers(0, 8, size=n).astype(np.uint8)
+        self._dir_bit = (np.uint64(1) << np.arange(8, dtype=np.uint64)).astype(wide)
+        self.off = p.offsets.take(self.dir)
+        self.bit = self._dir_bit.take(self.dir)
+        k = p.s.kept
+        tag = np.uint8 if k <= TAG8_SLICES else np.uint16 if k <= TAG16_SLICES else np.uint32
+        #: per place 0 when free, else the claim tag of the avatar standing there (Crowd docstring)
+        self.occupant = np.zeros(len(p.table), dtype=tag)
+        self.base = (1 + 8 * (self.key // p.cells)).astype(tag)  # claim tag base: 1 + 8 * slice
+        self.occupant[self.key] = self.base + self.dir
+        self._lim = wide((2 * self._step + 1) << w.shift)
+        self._step_hi = wide(self._step << w.shift)
+        self._buf = dict(kb=np.empty(n, np.intp), d=np.empty(n, np.intp), t=np.empty(n, wide),
+                         x=np.empty(n, wide), good=np.empty(n, bool), b2=np.empty(n, bool), o=np.empty(n, tag),
+                         tag=np.empty(n, tag))
         self.ticks = 0
+
+    @property
+    def feet(self) -> np.ndarray:
+        """(N,) the avatars' feet in ground units (the crowd word's type)."""
+        return self.word.feet(self.a, self._step)
+
+    @property
+    def occupied(self) -> np.ndarray:
+        """(K * cells,) bool: the places an avatar stands on."""
+        return self.occupant != 0
 
     def positions(self) -> np.ndarray:
         """(N, 3) feet positions in metres: cell centres at the ground height."""
@@ -321,70 +383,132 @@ class Crowd:
 
     def tick(self) -> int:
         """Move every avatar one step (or turn it); returns how many moved."""
-        refused = self._try(None)
+        refused = self._pass(None)
         if len(refused):
             bits = np.unpackbits(self.rng.integers(0, 256, size=(len(refused) + 7) // 8, dtype=np.uint8))
-            turn = 2 + 4 * bits[: len(refused)].astype(np.intp)  # 90 degrees left (+2) or right (+6)
-            self.dir[refused] = (self.dir[refused] + turn) & 7
-            moved_again = self._try(refused, count_only=True)
+            turn = 2 + 4 * bits[: len(refused)]  # 90 degrees left (+2) or right (+6), uint8
+            d = (self.dir.take(refused) + turn) & np.uint8(7)
+            self.dir[refused] = d
+            di = d.astype(np.intp)
+            off, bit = self.p.offsets.take(di, mode="wrap"), self._dir_bit.take(di, mode="wrap")
+            self.off[refused] = off
+            self.bit[refused] = bit
+            moved_again = self._pass(refused, off, bit, d)
         else:
             moved_again = 0
         self.ticks += 1
         return len(self.key) - len(refused) + moved_again
 
-    def _try(self, who, count_only: bool = False):
-        """Try the step each avatar in `who` (None: all) faces; move the winners; return the
-        avatars refused (or, with count_only, how many moved)."""
-        p = self.p
-        ka = self.key if who is None else self.key.take(who)
-        fa = self.feet if who is None else self.feet.take(who)
-        dirs = self.dir if who is None else self.dir.take(who)
-        kb = ka + p.offsets.take(dirs)
-        ok, fb, new = crowd_steps(p, self.table, ka, kb, fa, self.height_u, self.step_u, dirs)
-        free = np.flatnonzero(~self.occupied.take(new))  # free places only
-        ok, new, land = ok.take(free), new.take(free), fb.take(free)
-        mover = ok if who is None else who.take(ok)
-        tag = mover.astype(self.claim.dtype)
-        self.claim[new] = tag
-        win = np.flatnonzero(self.claim.take(new) == tag)
-        mover, new, land = mover.take(win), new.take(win), land.take(win)
-        self.occupied[self.key.take(mover)] = False
-        self.occupied[new] = True
-        self.key[mover] = new
-        self.feet[mover] = land
-        if count_only:
-            return len(win)
-        refused = np.ones(len(ka), dtype=bool)
-        refused[ok.take(win)] = False
-        return np.flatnonzero(refused) if who is None else who.take(np.flatnonzero(refused))
+    def _pass(self, who, off=None, bit=None, dirs=None):
+        """Try the step each avatar in `who` (None: all, else with its new direction's offset,
+        corner bit and number) faces; move the winners; return the avatars refused (all) or how many moved.
+        Branch-free over the avatars: a verdict is a bool multiplied in, never a mask to branch
+        on (refusals are about half at a million avatars, and a branch per avatar mispredicted
+        half the time costs more than the arithmetic); the only index list is the refused."""
+        if who is None:
+            key, a, off, bit, base, dirs = self.key, self.a, self.off, self.bit, self.base, self.dir
+        else:
+            key, a, base = (v.take(who, mode="wrap") for v in (self.key, self.a, self.base))
+        n = len(key)
+        buf = {k: v[:n] for k, v in self._buf.items()}
+        kb, d, t, x, good, b2, o, tag = (buf[k] for k in ("kb", "d", "t", "x", "good", "b2", "o", "tag"))
+        wide = self.word.wide
+        np.add(key, off, out=kb)
+        self.table.take(kb, out=t, mode="wrap")  # keys are always on the padded grid
+        np.subtract(t, a, out=x)
+        np.less(x, self._lim, out=good)  # |fb - fa| <= step (CrowdWord)
+        np.bitwise_and(t, bit, out=x)
+        good &= np.not_equal(x, 0, out=b2)  # corners clear, ground there
+        np.bitwise_and(t, wide(self.word.fix_mask), out=x)
+        fix = np.flatnonzero(np.not_equal(x, 0, out=b2))
+        moved_slice = self._fix(fix, key, kb, a, t, good) if len(fix) else None  # kb: the landing key
+        self.occupant.take(kb, out=o, mode="wrap")
+        good &= np.equal(o, 0, out=b2)  # free
+        kb *= good  # the refused claim the sink, place 0 (padding: no avatar ever stands there)
+        np.add(base, dirs, out=tag)
+        self.occupant[kb] = tag  # the claims: the last written wins
+        self.occupant[0] = 0
+        self.occupant.take(kb, out=o, mode="wrap")
+        win = np.equal(o, tag, out=good)
+        lose = np.logical_not(win, out=b2)
+        # the winners leave their places (the others write 1: still taken); bool as the type
+        self.occupant[key] = lose.view(np.uint8) if self.occupant.dtype == np.uint8 else lose.astype(self.occupant.dtype)
+        np.subtract(kb, key, out=d)
+        d *= win
+        np.bitwise_and(t, wide(self.word.ground_mask), out=x)
+        x -= self._step_hi
+        x -= a
+        x *= win
+        if moved_slice is not None:  # winners that landed in another slice: their tag base
+            m = moved_slice[0][win.take(moved_slice[0])]
+            base[m] = (1 + 8 * (kb.take(m) // self.p.cells)).astype(base.dtype)
+        if who is None:
+            self.key += d
+            self.a += x
+            return np.flatnonzero(lose)
+        key += d
+        a += x
+        self.key[who] = key
+        self.a[who] = a
+        if moved_slice is not None:
+            self.base[who] = base
+        return int(np.count_nonzero(win))
+
+    def _fix(self, fix, key, kb, a, t, good):
+        """The targets that lie in a lower slice or rise above theirs (few): kb[fix] becomes the
+        landing key (crowd_steps' rules), and the risers Algorithm 1's second test refuses are
+        marked not good.  Returns (fix,) for the tag bases."""
+        p, w = self.p, self.word
+        tf, kf = t.take(fix), kb.take(fix)
+        new = kf - w.down(tf).astype(np.intp) * p.cells_t
+        r = np.flatnonzero(tf & w.wide(1 << RISE_BIT))
+        if len(r):
+            rr = fix.take(r)
+            ok, new[r] = _risers(p, key.take(rr), kf.take(r), w.feet(a.take(rr), self._step),
+                                   w.ground(tf.take(r)), self.height_u)
+            good[rr[~ok]] = False
+        kb[fix] = new
+        return (fix,)
+
+
+def _risers(p: PaddedSlices, ka, kb, fa, fb, height_u: int):
+    """Algorithm 1's second test for steps from ka (feet fa) to kb (ground fb) whose head rises
+    above slice i: in slice j just above the new head, the ground at A and at B must be the same
+    (nothing above either between the slices) and the corners clear (corners_clear in slice j).
+    Returns (good (R,) bool, the landing keys in slice j (R,) intp)."""
+    fa, fb = np.asarray(fa).astype(np.int64), np.asarray(fb).astype(np.int64)
+    j = p.slice_above(fb + height_u)
+    a, b = ka % p.cells, kb % p.cells
+    good = (p.ground_at(j, a) == fa) & (p.ground_at(j, b) == fb)
+    jj = np.minimum(j, len(p.top) - 1)
+    good &= corners_clear(p, ka, kb, np.maximum(fa, fb), jj)
+    return good, (jj * p.cells + b).astype(np.intp)
 
 
 def crowd_steps(p: PaddedSlices, table: np.ndarray, ka, kb, fa, height_u: int, step_u: int, dirs=None):
-    """Algorithm 1 for avatars of one height, as Crowd walks them: (indices of the legal steps
-    (M,), their landing ground (M,), their landing keys (M,)).  fa is in the table's unsigned type:
-    |fb - fa| <= step is one unsigned comparison of fb - fa + step (wrapping) with 2 * step; the
-    corner rule is the table's bit for the step's direction (PaddedSlices.crowd_table), judged in
-    slice i: risers, judged in slice j, are checked again.  `dirs` (the steps' directions, when
-    known) saves working them out from the keys.  The same verdicts as legal_steps
-    (tests/core/test_crowd.py compares them)."""
+    """Algorithm 1 for avatars of one height on the crowd words, step by step as Crowd._pass
+    decides it (written plainly, for tests): (indices of the legal steps (M,), their landing
+    ground (M,), their landing keys (M,)).  fa is in the table's type.  The corner rule is the
+    word's bit for the step's direction, judged in slice i: risers, judged in slice j, are
+    checked again.  The same verdicts as legal_steps (tests/core/test_crowd.py compares them)."""
+    w = CrowdWord(len(p.top))
+    wide = w.wide
     t = table.take(kb)
-    wide = t.dtype.type
-    fb = t & wide(0xFFFF)
-    bits = p.corner_bits(wide)
-    corner = t & (bits[1].take(dirs) if dirs is not None else bits[0].take(kb - ka + (p.nx + 1)))
-    ok = np.flatnonzero((fb - fa + wide(step_u) <= wide(2 * step_u)) & (corner != 0))
+    fb = w.ground(t)
+    if dirs is None:
+        delta = kb - ka
+        dirs = np.zeros(len(kb), dtype=np.intp)
+        for d, o in enumerate(p.offsets):
+            dirs[delta == o] = d
+    corner = t & (wide(1) << np.asarray(dirs).astype(wide))
+    step = wide(min(step_u, 0xFFFF))
+    ok = np.flatnonzero((fb - fa.astype(wide) + step <= wide(2) * step) & (corner != 0))
     t, fb, kb_ok = t.take(ok), fb.take(ok), kb.take(ok)
-    new = kb_ok - (t >> wide(25)).astype(np.intp) * p.cells
-    rise = np.flatnonzero(t & wide(1 << 16))
+    new = kb_ok - w.down(t).astype(np.intp) * p.cells
+    rise = np.flatnonzero(t & wide(1 << RISE_BIT))
     if len(rise):
-        f_rise = fb.take(rise).astype(np.int64)
-        f_from = fa.take(ok.take(rise)).astype(np.int64)
-        j = p.slice_above(f_rise + height_u)
-        a, b = ka.take(ok.take(rise)) % p.cells, kb_ok.take(rise) % p.cells
-        good = (p.ground_at(j, a) == f_from) & (p.ground_at(j, b) == f_rise)
-        good &= corners_clear(p, ka.take(ok.take(rise)), kb_ok.take(rise), np.maximum(f_from, f_rise),
-                              np.minimum(j, len(p.top) - 1))
-        new[rise] = np.minimum(j, len(p.top) - 1) * p.cells + b
+        good, new[rise] = _risers(p, ka.take(ok.take(rise)), kb_ok.take(rise), fa.take(ok.take(rise)),
+                                  fb.take(rise), height_u)
         if not good.all():
             keep = np.ones(len(ok), dtype=bool)
             keep[rise[~good]] = False

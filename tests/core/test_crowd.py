@@ -4,6 +4,7 @@ size in the onion tree (core/compile/crowd_truth.py), on sample scenes and hypot
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from brushbake.core.errors import CancelledError, InvalidSettingError, LevelForm
 from brushbake.core.formats.loaders import load_scene
 from brushbake.core.model.brushes import box_brush
 from brushbake.core.model.scene import Hull, Scene, Settings
+from brushbake.core.runtime import crowd as crowd_mod
 from brushbake.core.runtime.crowd import DIRECTIONS, Crowd, check_moves, crowd_steps, legal_steps, standing_spots
 from brushbake.exporters import native
 from brushbake.exporters.json_dump import level_from_json, level_to_json
@@ -265,6 +267,87 @@ def test_the_crowds_fast_steps_agree_with_algorithm_1():
             assert np.array_equal(ok, ref) and np.array_equal(fb.astype(np.int64), ref_fb.astype(np.int64))
             want = p.slice_above(fb.astype(np.int64) + crowd.height_u) * p.cells + kb[ok] % p.cells
             assert np.array_equal(new, want)
+
+
+class PlainCrowd:
+    """The tick written plainly, to hold Crowd's branch-free passes to: Algorithm 1 by legal_steps
+    (what check_moves uses), occupancy as a set of taken places, and a place claimed by several
+    avatars in one pass going to the highest avatar number (lexsort).  It starts from a Crowd's
+    spawn and draws the same turns from a copy of its random generator."""
+
+    def __init__(self, crowd: Crowd):
+        self.p, self.h, self.s = crowd.p, crowd.height_u, crowd.step_u
+        self.key = crowd.key.astype(np.int64)
+        self.feet = crowd.feet.astype(np.int64)
+        self.dir = crowd.dir.astype(np.int64)
+        self.rng = copy.deepcopy(crowd.rng)
+
+    def tick(self) -> int:
+        refused = self._try(np.arange(len(self.key)))
+        bits = np.unpackbits(self.rng.integers(0, 256, size=(len(refused) + 7) // 8, dtype=np.uint8))
+        self.dir[refused] = (self.dir[refused] + 2 + 4 * bits[: len(refused)].astype(np.int64)) % 8
+        again = self._try(refused)
+        return len(self.key) - len(again)
+
+    def _try(self, who):
+        p = self.p
+        ka = self.key[who]
+        ok, fb, new = legal_steps(p, ka, ka + p.offsets[self.dir[who]], self.feet[who], self.h, self.s)
+        taken = np.isin(new, self.key)
+        ok, fb, new = ok[~taken], fb[~taken], new[~taken]
+        order = np.lexsort((who[ok], new))  # by place, then avatar number
+        last = np.append(new[order][1:] != new[order][:-1], True)  # the highest number per place
+        win = order[last]
+        self.key[who[ok[win]]] = new[win]
+        self.feet[who[ok[win]]] = fb[win]
+        return np.setdiff1d(who, who[ok[win]])
+
+
+def _tick_scenes():
+    return [(sample("garage.json"), 0.125), (sample("staircase.json"), 0.25), (bridge(), 0.25)]
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_the_tick_agrees_with_a_plain_tick(wide, monkeypatch):
+    """Crowd.tick (crowd words, whole-word step test, claim tags, branch-free passes) moves every
+    avatar exactly as PlainCrowd does, tick after tick, on crowds dense enough that many steps are
+    refused and places are fought over; `wide`: uint64 words and uint16 claim tags, as levels of
+    more than 64 (31) slices use."""
+    if wide:
+        monkeypatch.setattr(crowd_mod, "WORD32_SLICES", 0)
+        monkeypatch.setattr(crowd_mod, "TAG8_SLICES", 0)
+    for scene, cell in _tick_scenes():
+        c = baked(scene, cell=cell).crowd
+        spots = len(standing_spots(c.padded(), c.padded().height_u))
+        crowd = Crowd(c, spots // 2, seed=8)
+        assert crowd.table.dtype == (np.uint64 if wide else np.uint32)
+        assert crowd.occupant.dtype == (np.uint16 if wide else np.uint8)
+        plain = PlainCrowd(crowd)
+        fought = 0
+        for _ in range(12):
+            assert crowd.tick() == plain.tick()
+            assert np.array_equal(crowd.key, plain.key) and np.array_equal(crowd.feet, plain.feet)
+            assert np.array_equal(crowd.dir, plain.dir)
+            assert np.array_equal(np.flatnonzero(crowd.occupied), np.sort(crowd.key))
+            fought += len(crowd.key) - len(np.unique(crowd.key + crowd.p.offsets[crowd.dir]))
+        assert fought > 0
+
+
+def test_the_crowd_words_step_test_is_exact():
+    """CrowdWord: t - A < lim is |fb - fa| <= step for every 16-bit ground pair, any step (the
+    wrap-around argued in its docstring), in both word types."""
+    rng = np.random.default_rng(0)
+    fa = np.concatenate([rng.integers(1, 65536, 200_000), [1, 1, 65535, 65535, 2, 40000]])
+    fb = np.concatenate([rng.integers(0, 65536, 200_000), [65535, 0, 1, 0, 65535, 40000]])
+    for kept in (4, 100):
+        w = crowd_mod.CrowdWord(kept)
+        low = rng.integers(0, 1 << w.shift, len(fb)).astype(w.wide)  # any low bits
+        t = (fb.astype(w.wide) << w.wide(w.shift)) | low
+        for step in (0, 1, 576, 32767, 65533, 65535, 90000):
+            s = min(step, 0xFFFF)
+            got = (t - w.from_feet(fa, s)) < w.wide((2 * s + 1) << w.shift)
+            assert np.array_equal(got, np.abs(fb - fa) <= step), (kept, step)
+            assert np.array_equal(w.feet(w.from_feet(fa, s), s), fa)
 
 
 def test_crowd_spawns_only_where_avatars_fit():
