@@ -351,8 +351,6 @@ class Crowd:
         self.a = w.from_feet(p.ground[self.key], self._step)
         self.dir = self.rng.integers(0, 8, size=n).astype(np.uint8)
         self._dir_bit = (np.uint64(1) << np.arange(8, dtype=np.uint64)).astype(wide)
-        self.off = p.offsets.take(self.dir)
-        self.bit = self._dir_bit.take(self.dir)
         k = p.s.kept
         tag = np.uint8 if k <= TAG8_SLICES else np.uint16 if k <= TAG16_SLICES else np.uint32
         #: per place 0 when free, else the claim tag of the avatar standing there (Crowd docstring)
@@ -389,31 +387,30 @@ class Crowd:
             turn = 2 + 4 * bits[: len(refused)]  # 90 degrees left (+2) or right (+6), uint8
             d = (self.dir.take(refused) + turn) & np.uint8(7)
             self.dir[refused] = d
-            di = d.astype(np.intp)
-            off, bit = self.p.offsets.take(di, mode="wrap"), self._dir_bit.take(di, mode="wrap")
-            self.off[refused] = off
-            self.bit[refused] = bit
-            moved_again = self._pass(refused, off, bit, d)
+            moved_again = self._pass(refused, d)
         else:
             moved_again = 0
         self.ticks += 1
         return len(self.key) - len(refused) + moved_again
 
-    def _pass(self, who, off=None, bit=None, dirs=None):
+    def _pass(self, who, dirs=None):
         """Try the step each avatar in `who` (None: all, else with its new direction's offset,
         corner bit and number) faces; move the winners; return the avatars refused (all) or how many moved.
         Branch-free over the avatars: a verdict is a bool multiplied in, never a mask to branch
         on (refusals are about half at a million avatars, and a branch per avatar mispredicted
         half the time costs more than the arithmetic); the only index list is the refused."""
         if who is None:
-            key, a, off, bit, base, dirs = self.key, self.a, self.off, self.bit, self.base, self.dir
+            key, a, base, dirs = self.key, self.a, self.base, self.dir
         else:
             key, a, base = (v.take(who, mode="wrap") for v in (self.key, self.a, self.base))
         n = len(key)
         buf = {k: v[:n] for k, v in self._buf.items()}
         kb, d, t, x, good, b2, o, tag = (buf[k] for k in ("kb", "d", "t", "x", "good", "b2", "o", "tag"))
         wide = self.word.wide
-        np.add(key, off, out=kb)
+        np.copyto(d, dirs)  # the direction as an index
+        self.p.offsets.take(d, out=kb, mode="wrap")
+        kb += key
+        bit = self._dir_bit.take(d, mode="wrap")
         self.table.take(kb, out=t, mode="wrap")  # keys are always on the padded grid
         np.subtract(t, a, out=x)
         np.less(x, self._lim, out=good)  # |fb - fa| <= step (CrowdWord)
@@ -421,7 +418,8 @@ class Crowd:
         good &= np.not_equal(x, 0, out=b2)  # corners clear, ground there
         np.bitwise_and(t, wide(self.word.fix_mask), out=x)
         fix = np.flatnonzero(np.not_equal(x, 0, out=b2))
-        moved_slice = self._fix(fix, key, kb, a, t, good) if len(fix) else None  # kb: the landing key
+        if len(fix):  # kb becomes the landing key
+            self._fix(fix, key, kb, a, t, good)
         self.occupant.take(kb, out=o, mode="wrap")
         good &= np.equal(o, 0, out=b2)  # free
         kb *= good  # the refused claim the sink, place 0 (padding: no avatar ever stands there)
@@ -439,9 +437,9 @@ class Crowd:
         x -= self._step_hi
         x -= a
         x *= win
-        if moved_slice is not None:  # winners that landed in another slice: their tag base
-            m = moved_slice[0][win.take(moved_slice[0])]
-            base[m] = (1 + 8 * (kb.take(m) // self.p.cells)).astype(base.dtype)
+        if len(fix):  # winners that landed in another slice: their tag base
+            m = fix[win.take(fix)]
+            self.base[m if who is None else who.take(m)] = (1 + 8 * (kb.take(m) // self.p.cells)).astype(base.dtype)
         if who is None:
             self.key += d
             self.a += x
@@ -450,14 +448,12 @@ class Crowd:
         a += x
         self.key[who] = key
         self.a[who] = a
-        if moved_slice is not None:
-            self.base[who] = base
         return int(np.count_nonzero(win))
 
     def _fix(self, fix, key, kb, a, t, good):
         """The targets that lie in a lower slice or rise above theirs (few): kb[fix] becomes the
         landing key (crowd_steps' rules), and the risers Algorithm 1's second test refuses are
-        marked not good.  Returns (fix,) for the tag bases."""
+        marked not good."""
         p, w = self.p, self.word
         tf, kf = t.take(fix), kb.take(fix)
         new = kf - w.down(tf).astype(np.intp) * p.cells_t
@@ -468,7 +464,6 @@ class Crowd:
                                    w.ground(tf.take(r)), self.height_u)
             good[rr[~ok]] = False
         kb[fix] = new
-        return (fix,)
 
 
 def _risers(p: PaddedSlices, ka, kb, fa, fb, height_u: int):
