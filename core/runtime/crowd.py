@@ -41,18 +41,18 @@ INVALID = 0
 DIRECTIONS = np.array([(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)], dtype=np.int64)
 
 
-#: crowd word bits (PaddedSlices.crowd_table): 0-7 corners by direction, RISE, DOWN_SHIFT and up
-RISE_BIT = 8
-DOWN_SHIFT = 9
-#: the most slices a uint32 crowd word serves (the slices-down count in bits 9-14); more: uint64
+#: crowd word bits (PaddedSlices.crowd_table): 0-7 arrival by direction, SLICE_SHIFT and up the
+#: landing slice's offset (signed), then the ground
+SLICE_SHIFT = 8
+#: the most slices a uint32 crowd word serves (the slice offset in bits 8-14, -63 to 63); more: uint64
 WORD32_SLICES = 64
 #: the most slices uint8 / uint16 claim tags serve (a tag is 1 + direction + 8 * slice, Crowd)
 TAG8_SLICES, TAG16_SLICES = 31, 8191
 
 
 class CrowdWord:
-    """The layout of a crowd word for a level of K slices: uint32 when K <= 64 (the slices-down
-    count takes bits 9-14), else uint64 (bits 9-46).  The ground (16 bits) sits at `shift` =
+    """The layout of a crowd word for a level of K slices: uint32 when K <= 64 (the landing
+    slice's offset takes bits 8-14, two's complement), else uint64 (bits 8-46).  The ground (16 bits) sits at `shift` =
     bits - 17 under a top guard bit that is always 0, so a step test is one subtraction and one
     comparison over whole words (Crowd._pass): with A = ((fa - step) mod 2^17) << shift,
     t - A holds (fb - fa + step) mod 2^17 in its top 17 bits and t's low bits untouched (A's are
@@ -65,15 +65,17 @@ class CrowdWord:
         self.wide = np.uint32 if kept <= WORD32_SLICES else np.uint64
         bits = 8 * np.dtype(self.wide).itemsize
         self.shift = bits - 17
-        self.down_mask = (1 << (self.shift - DOWN_SHIFT)) - 1
+        self.slice_bits = self.shift - SLICE_SHIFT
         self.ground_mask = 0xFFFF << self.shift
-        self.fix_mask = ((1 << self.shift) - 1) & ~0xFF  # RISE and the slices-down count
+        self.fix_mask = ((1 << self.shift) - 1) & ~0xFF  # the landing slice's offset
 
     def ground(self, t) -> np.ndarray:
         return t >> self.wide(self.shift)
 
-    def down(self, t) -> np.ndarray:
-        return (t >> self.wide(DOWN_SHIFT)) & self.wide(self.down_mask)
+    def slice_offset(self, t) -> np.ndarray:
+        """(N,) int64: the landing slice minus the slice the word was read in."""
+        f = ((np.asarray(t) >> self.wide(SLICE_SHIFT)) & self.wide((1 << self.slice_bits) - 1)).astype(np.int64)
+        return f - ((f >> (self.slice_bits - 1)) << self.slice_bits)
 
     def from_feet(self, feet, step_u: int) -> np.ndarray:
         """A per avatar (the class docstring) from its feet (ground units)."""
@@ -173,20 +175,24 @@ class PaddedSlices:
 
     def crowd_table(self, height_u: int) -> np.ndarray:
         """(K * cells,) crowd words (CrowdWord) for avatars of one height (the Crowd's): per place
-        whether arriving there by direction d is clear of corners (bit d: always for axial steps;
-        corners_clear in this slice for diagonal ones; never where there is no ground, so the bit
-        alone refuses INVALID ground), whether an avatar arriving there has its head above the
-        slice (RISE: head room below the height), how many slices down the slice just above its
-        head lies (bits DOWN_SHIFT and up) and its ground (the top 16 bits but one): one gather
-        gives a step's landing ground, whether it rises, its corners and the key it lands on."""
+        and direction d whether a step arriving there by d passes Algorithm 1's tests that do not
+        involve the step height (bit d: the corners clear in this slice for diagonal steps, and
+        when the head rises above the slice, the second test in the slice j above the new head:
+        the same ground at A and B there and the corners clear there; never where there is no
+        ground, so the bit alone refuses INVALID ground), the slice an avatar arriving there lands
+        in, as an offset from this one (the slice just above its head: j for a riser, a lower one
+        where the same ground lies lower down; bits SLICE_SHIFT and up), and its ground: one
+        gather and one comparison (the step height) decide a step.  Everything but the step
+        height depends on the place and the direction alone: A is the place by -d in the same
+        slice, and an avatar stands at its own ground (Crowd)."""
         w = CrowdWord(len(self.top))
         key = ("crowd", height_u, np.dtype(w.wide).str)
         if key not in self._canon:
             wide = w.wide
             g = self.ground
-            rises = (self.table >> np.uint32(16)) < height_u
-            down = np.maximum(-self.canon(height_u), 0).astype(wide)  # above: a riser, found again
-            t = (g.astype(wide) << wide(w.shift)) | (rises.astype(wide) << wide(RISE_BIT)) | (down << wide(DOWN_SHIFT))
+            shift = self.canon(height_u).astype(np.int64)
+            shift[g == INVALID] = 0
+            t = (g.astype(wide) << wide(w.shift)) | ((shift & ((1 << w.slice_bits) - 1)).astype(wide) << wide(SLICE_SHIFT))
             n = len(g)
             places = np.arange(n, dtype=np.intp)
             for d in range(8):
@@ -199,6 +205,11 @@ class PaddedSlices:
                 clear = (g.take(np.clip(a + dx, 0, n - 1)) <= h0) & (g.take(np.clip(a + dy * self.nx, 0, n - 1)) <= h0)
                 t |= clear.astype(wide) << wide(d)
             t[g == INVALID] &= ~wide(0xFF)  # no arriving where there is no ground
+            rise = np.flatnonzero(((self.table >> np.uint32(16)) < height_u) & (g != INVALID))
+            for d in range(8):  # risers: Algorithm 1's second test, by the direction they come from
+                a = rise - self.offsets[d]
+                ok, _ = _risers(self, a, rise, g.take(a), g.take(rise), height_u)
+                t[rise[~ok]] &= ~wide(1 << d)
             self._canon[key] = t
         return self._canon[key]
 
@@ -359,9 +370,8 @@ class Crowd:
         self.occupant[self.key] = self.base + self.dir
         self._lim = wide((2 * self._step + 1) << w.shift)
         self._step_hi = wide(self._step << w.shift)
-        self._buf = dict(kb=np.empty(n, np.intp), d=np.empty(n, np.intp), t=np.empty(n, wide),
-                         x=np.empty(n, wide), good=np.empty(n, bool), b2=np.empty(n, bool), o=np.empty(n, tag),
-                         tag=np.empty(n, tag))
+        #: work buffers for one pass (Crowd._pass): kb, d (intp), t, x (words), good, b2 (bool), o, tag
+        self._buf = tuple(np.empty(n, dt) for dt in (np.intp, np.intp, wide, wide, bool, bool, tag, tag))
         self.ticks = 0
 
     @property
@@ -404,8 +414,7 @@ class Crowd:
         else:
             key, a, base = (v.take(who, mode="wrap") for v in (self.key, self.a, self.base))
         n = len(key)
-        buf = {k: v[:n] for k, v in self._buf.items()}
-        kb, d, t, x, good, b2, o, tag = (buf[k] for k in ("kb", "d", "t", "x", "good", "b2", "o", "tag"))
+        kb, d, t, x, good, b2, o, tag = (v[:n] for v in self._buf)
         wide = self.word.wide
         np.copyto(d, dirs)  # the direction as an index
         self.p.offsets.take(d, out=kb, mode="wrap")
@@ -418,8 +427,8 @@ class Crowd:
         good &= np.not_equal(x, 0, out=b2)  # corners clear, ground there
         np.bitwise_and(t, wide(self.word.fix_mask), out=x)
         fix = np.flatnonzero(np.not_equal(x, 0, out=b2))
-        if len(fix):  # kb becomes the landing key
-            self._fix(fix, key, kb, a, t, good)
+        if len(fix):  # kb becomes the landing key, in the slice just above the new head
+            kb[fix] = kb.take(fix) + self.word.slice_offset(t.take(fix)) * self.p.cells
         self.occupant.take(kb, out=o, mode="wrap")
         good &= np.equal(o, 0, out=b2)  # free
         kb *= good  # the refused claim the sink, place 0 (padding: no avatar ever stands there)
@@ -450,22 +459,6 @@ class Crowd:
         self.a[who] = a
         return int(np.count_nonzero(win))
 
-    def _fix(self, fix, key, kb, a, t, good):
-        """The targets that lie in a lower slice or rise above theirs (few): kb[fix] becomes the
-        landing key (crowd_steps' rules), and the risers Algorithm 1's second test refuses are
-        marked not good."""
-        p, w = self.p, self.word
-        tf, kf = t.take(fix), kb.take(fix)
-        new = kf - w.down(tf).astype(np.intp) * p.cells_t
-        r = np.flatnonzero(tf & w.wide(1 << RISE_BIT))
-        if len(r):
-            rr = fix.take(r)
-            ok, new[r] = _risers(p, key.take(rr), kf.take(r), w.feet(a.take(rr), self._step),
-                                   w.ground(tf.take(r)), self.height_u)
-            good[rr[~ok]] = False
-        kb[fix] = new
-
-
 def _risers(p: PaddedSlices, ka, kb, fa, fb, height_u: int):
     """Algorithm 1's second test for steps from ka (feet fa) to kb (ground fb) whose head rises
     above slice i: in slice j just above the new head, the ground at A and at B must be the same
@@ -483,9 +476,8 @@ def _risers(p: PaddedSlices, ka, kb, fa, fb, height_u: int):
 def crowd_steps(p: PaddedSlices, table: np.ndarray, ka, kb, fa, height_u: int, step_u: int, dirs=None):
     """Algorithm 1 for avatars of one height on the crowd words, step by step as Crowd._pass
     decides it (written plainly, for tests): (indices of the legal steps (M,), their landing
-    ground (M,), their landing keys (M,)).  fa is in the table's type.  The corner rule is the
-    word's bit for the step's direction, judged in slice i: risers, judged in slice j, are
-    checked again.  The same verdicts as legal_steps (tests/core/test_crowd.py compares them)."""
+    ground (M,), their landing keys (M,)).  fa is in the table's type.  The same verdicts as
+    legal_steps (tests/core/test_crowd.py compares them)."""
     w = CrowdWord(len(p.top))
     wide = w.wide
     t = table.take(kb)
@@ -495,21 +487,11 @@ def crowd_steps(p: PaddedSlices, table: np.ndarray, ka, kb, fa, height_u: int, s
         dirs = np.zeros(len(kb), dtype=np.intp)
         for d, o in enumerate(p.offsets):
             dirs[delta == o] = d
-    corner = t & (wide(1) << np.asarray(dirs).astype(wide))
+    arrive = t & (wide(1) << np.asarray(dirs).astype(wide))
     step = wide(min(step_u, 0xFFFF))
-    ok = np.flatnonzero((fb - fa.astype(wide) + step <= wide(2) * step) & (corner != 0))
-    t, fb, kb_ok = t.take(ok), fb.take(ok), kb.take(ok)
-    new = kb_ok - w.down(t).astype(np.intp) * p.cells
-    rise = np.flatnonzero(t & wide(1 << RISE_BIT))
-    if len(rise):
-        good, new[rise] = _risers(p, ka.take(ok.take(rise)), kb_ok.take(rise), fa.take(ok.take(rise)),
-                                  fb.take(rise), height_u)
-        if not good.all():
-            keep = np.ones(len(ok), dtype=bool)
-            keep[rise[~good]] = False
-            k = np.flatnonzero(keep)
-            ok, fb, new = ok.take(k), fb.take(k), new.take(k)
-    return ok, fb, new
+    ok = np.flatnonzero((fb - fa.astype(wide) + step <= wide(2) * step) & (arrive != 0))
+    t, fb = t.take(ok), fb.take(ok)
+    return ok, fb, kb.take(ok) + w.slice_offset(t) * p.cells
 
 
 def standing_spots(p: PaddedSlices, height_u: int) -> np.ndarray:

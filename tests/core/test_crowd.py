@@ -20,7 +20,7 @@ from brushbake.core.formats.loaders import load_scene
 from brushbake.core.model.brushes import box_brush
 from brushbake.core.model.scene import Hull, Scene, Settings
 from brushbake.core.runtime import crowd as crowd_mod
-from brushbake.core.runtime.crowd import DIRECTIONS, Crowd, check_moves, crowd_steps, legal_steps, standing_spots
+from brushbake.core.runtime.crowd import DIRECTIONS, Crowd, check_moves, corners_clear, crowd_steps, legal_steps, standing_spots
 from brushbake.exporters import native
 from brushbake.exporters.json_dump import level_from_json, level_to_json
 
@@ -253,20 +253,33 @@ def test_crowd_moves_are_legal_unique_and_repeatable():
 
 
 def test_the_crowds_fast_steps_agree_with_algorithm_1():
-    """crowd_steps (the tick's one-gather form) against legal_steps on every avatar of a crowd in
-    all eight directions: the same legal steps, the same landing ground, and the landing key in
-    the slice just above the new head."""
-    for scene in (sample("garage.json"), sample("staircase.json"), bridge()):
-        c = baked(scene).crowd
-        crowd = Crowd(c, min(3000, len(standing_spots(c.padded(), c.padded().height_u))), seed=4)
-        p = crowd.p
+    """crowd_steps (the tick's one-gather form: the crowd words hold the riser test per arrival
+    direction) against legal_steps from every standing place in all eight directions: the same
+    legal steps, the same landing ground, and the landing key in the slice just above the new
+    head.  The garage at 0.125 m has steps whose head rises above their slice, legal and refused
+    by Algorithm 1's second test alone."""
+    risers = np.zeros(2, dtype=int)
+    for scene, cell in ((sample("garage.json"), 0.25), (sample("garage.json"), 0.125), (sample("staircase.json"), 0.25),
+                        (bridge(), 0.25)):
+        c = baked(scene, cell=cell).crowd
+        p = c.padded()
+        h, step = p.height_u, c.step_units(c.step)
+        spots = standing_spots(p, h)
+        table = p.crowd_table(h)
+        g = p.ground
         for d in range(8):
-            kb = crowd.key + p.offsets[d]
-            ok, fb, new = crowd_steps(p, crowd.table, crowd.key, kb, crowd.feet, crowd.height_u, crowd.step_u)
-            ref, ref_fb, _ = legal_steps(p, crowd.key, kb, crowd.feet.astype(np.int64), crowd.height_u, crowd.step_u)
+            kb = spots + p.offsets[d]
+            ok, fb, new = crowd_steps(p, table, spots, kb, g[spots].astype(table.dtype), h, step)
+            ref, ref_fb, _ = legal_steps(p, spots, kb, g[spots], h, step)
             assert np.array_equal(ok, ref) and np.array_equal(fb.astype(np.int64), ref_fb.astype(np.int64))
-            want = p.slice_above(fb.astype(np.int64) + crowd.height_u) * p.cells + kb[ok] % p.cells
+            want = p.slice_above(fb.astype(np.int64) + h) * p.cells + kb[ok] % p.cells
             assert np.array_equal(new, want)
+            rises = ((p.table[kb] >> np.uint32(16)) < h) & (g[kb] != 0) & (np.abs(g[kb] - g[spots]) <= step)
+            rises &= corners_clear(p, spots, kb, np.maximum(g[spots], g[kb]), spots // p.cells)  # in slice i
+            legal = np.zeros(len(kb), dtype=bool)
+            legal[ok] = True
+            risers += [np.sum(rises & legal), np.sum(rises & ~legal)]
+    assert risers.min() > 50, risers
 
 
 class PlainCrowd:
