@@ -192,7 +192,8 @@ class PaddedSlices:
             g = self.ground
             shift = self.canon(height_u).astype(np.int64)
             shift[g == INVALID] = 0
-            t = (g.astype(wide) << wide(w.shift)) | ((shift & ((1 << w.slice_bits) - 1)).astype(wide) << wide(SLICE_SHIFT))
+            field = (shift & ((1 << w.slice_bits) - 1)).astype(wide)  # two's complement
+            t = (g.astype(wide) << wide(w.shift)) | (field << wide(SLICE_SHIFT))
             n = len(g)
             places = np.arange(n, dtype=np.intp)
             for d in range(8):
@@ -326,20 +327,27 @@ class Crowd:
     tick every avatar tries one step to the neighbouring cell it faces (Algorithm 1, then the
     occupancy of the place it would stand on); an avatar whose step is refused turns left or right
     at random (90 degrees, the paper's rule) and tries the new direction once in the same tick, as
-    the paper's timings include.  Occupancy is one int per place (0: free, else the number + 1 of
-    the avatar standing there); avatars aiming at the same free place in one pass all write their
-    number + 1 there and the one NumPy wrote last (repeated indices are written in order: the
-    highest number) wins, so the same one on every run.  Same seed, same walk.
+    the paper's timings include.  Same seed, same walk.
 
-    Layout (structure of arrays, one row per avatar, reused every tick): key (intp: NumPy turns
-    any other index type into intp on every gather), `a` (crowd words: the feet as CrowdWord's A,
-    so the step test is t - A, one comparison), dir (uint8), the direction's flat offset (intp)
-    and corner bit (crowd word); work buffers of N rows for one pass.  A pass (_pass) gathers the
-    crowd word of each target place (ground, corner bits, riser bit, slices down: one gather),
-    tests the step by whole-word arithmetic, fixes up the few targets that rise or land in a lower
-    slice (crowd_steps' rules), reads the occupancy, sends every refused avatar's claim to one
-    sink place past the end, scatters the claims, gathers them back and moves the winners:
-    no boolean compaction until the winners."""
+    Occupancy is one small unsigned int per place: 0 when free, else the claim tag of the avatar
+    that took it, 1 + direction + 8 * slice (uint8 up to 31 slices, uint16 up to 8,191).  Avatars
+    aiming at one free place in a pass all write their tags there and read it back; the one whose
+    tag is there wins.  No two of them share a tag: the place's cell and the direction give the
+    cell each came from, and the slice the place in it, where only one avatar stands.  So there is
+    exactly one winner whatever order the writes land in; NumPy writes repeated indices in order,
+    so it is the highest avatar number, on every run (tests/core/test_crowd.py: PlainCrowd).
+
+    Layout (structure of arrays, one row per avatar): key (intp: NumPy turns any other index type
+    into intp on every gather), `a` (crowd words: the feet as CrowdWord's A, so the step test is
+    t - A and one comparison), dir (uint8) and the claim tag's base 1 + 8 * slice; work buffers of
+    N rows for one pass, reused every tick.  A pass (_pass) gathers the crowd word of each target
+    place (PaddedSlices.crowd_table: ground, arrival bits by direction, landing slice), tests the
+    step by whole-word arithmetic and the arrival bit, moves the few targets that land in another
+    slice, reads the occupancy, sends every refused avatar's claim to the sink (place 0, padding),
+    scatters the claims, gathers them back and moves the winners: all branch-free (verdicts are
+    bools multiplied in; at a million avatars half are refused at random, and a branch per
+    avatar mispredicted that often costs more than the arithmetic); the only index list is the
+    refused, for the second pass."""
 
     def __init__(self, slices: CrowdSlices, n: int, seed: int = 0, height: float | None = None,
                  step: float | None = None):
@@ -404,11 +412,9 @@ class Crowd:
         return len(self.key) - len(refused) + moved_again
 
     def _pass(self, who, dirs=None):
-        """Try the step each avatar in `who` (None: all, else with its new direction's offset,
-        corner bit and number) faces; move the winners; return the avatars refused (all) or how many moved.
-        Branch-free over the avatars: a verdict is a bool multiplied in, never a mask to branch
-        on (refusals are about half at a million avatars, and a branch per avatar mispredicted
-        half the time costs more than the arithmetic); the only index list is the refused."""
+        """Try the step each avatar in `who` (None: all; else with their new directions `dirs`)
+        faces; move the winners; return the avatars refused (all) or how many moved.  Branch-free
+        over the avatars (class docstring)."""
         if who is None:
             key, a, base, dirs = self.key, self.a, self.base, self.dir
         else:
@@ -439,7 +445,8 @@ class Crowd:
         win = np.equal(o, tag, out=good)
         lose = np.logical_not(win, out=b2)
         # the winners leave their places (the others write 1: still taken); bool as the type
-        self.occupant[key] = lose.view(np.uint8) if self.occupant.dtype == np.uint8 else lose.astype(self.occupant.dtype)
+        occ = self.occupant
+        occ[key] = lose.view(np.uint8) if occ.dtype == np.uint8 else lose.astype(occ.dtype)
         np.subtract(kb, key, out=d)
         d *= win
         np.bitwise_and(t, wide(self.word.ground_mask), out=x)
@@ -458,6 +465,7 @@ class Crowd:
         self.key[who] = key
         self.a[who] = a
         return int(np.count_nonzero(win))
+
 
 def _risers(p: PaddedSlices, ka, kb, fa, fb, height_u: int):
     """Algorithm 1's second test for steps from ka (feet fa) to kb (ground fb) whose head rises

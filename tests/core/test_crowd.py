@@ -20,7 +20,8 @@ from brushbake.core.formats.loaders import load_scene
 from brushbake.core.model.brushes import box_brush
 from brushbake.core.model.scene import Hull, Scene, Settings
 from brushbake.core.runtime import crowd as crowd_mod
-from brushbake.core.runtime.crowd import DIRECTIONS, Crowd, check_moves, corners_clear, crowd_steps, legal_steps, standing_spots
+from brushbake.core.runtime.crowd import (DIRECTIONS, Crowd, check_moves, corners_clear, crowd_steps, legal_steps,
+                                          standing_spots)
 from brushbake.exporters import native
 from brushbake.exporters.json_dump import level_from_json, level_to_json
 
