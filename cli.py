@@ -367,7 +367,8 @@ def cmd_bake(args) -> int:
     pointfile = out.with_suffix(".pts")
     progress.start("bake")
     try:
-        level = bake_scene(scene, progress=progress, extra_points=extra_points, light_backend=args.backend)
+        level = bake_scene(scene, progress=progress, extra_points=extra_points, light_backend=args.backend,
+                           jobs=args.jobs)
     except LeakError as err:  # the chain only: no level is written for a leaking map
         progress.done()
         write_outputs([(pointfile, pointfile_text(err.report.chain))])
@@ -649,6 +650,17 @@ def _count(name: str, high: int):
 SLICE_FIELDS = ("slice_width", "slice_height", "slice_step", "slice_cell")
 
 
+def _jobs(text: str) -> int:
+    """--jobs N: a whole number of cores, 1 to 256."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 256:
+        raise argparse.ArgumentTypeError(f"is {text!r}; it takes a whole number of cores from 1 to 256, e.g. --jobs 2")
+    return value
+
+
 def _slices(text: str) -> tuple[float, ...]:
     """--slices W,H,STEP[,CELL]: three or four numbers, each checked against its setting's range."""
     from .core.model.scene import setting_error
@@ -734,6 +746,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "portal flood, seconds; the default unless the scene's settings say otherwise), flow "
                         "(conservative portal flow with separating planes, chains merged: tight, about a minute on big maps), sample "
                         "(the thesis's rays: may miss); 'none' skips all three")
+    b.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+                   help="cores the full vis (--vis flow) may use (default: all; the output is the same for any N)")
     b.add_argument("--allow-leak", action="store_true",
                    help="bake a leaking map anyway, treated as unsealed (the chain is still written as LEVEL.pts)")
     b.add_argument("--point", action="append", metavar="X,Y,Z",

@@ -88,3 +88,19 @@ def test_vis_none_and_bad_pairs(tmp_path):
     np.save(tmp_path / "bad.npy", np.zeros((2, 3)))
     r = run("query", out, "--see", tmp_path / "bad.npy", "-o", tmp_path / "see.npy")
     assert r.returncode == 1 and "(N, 2, 3)" in r.stderr
+
+
+def test_jobs_give_the_same_bytes_and_a_bad_count_is_refused(tmp_path):
+    """`--jobs N` only sets how many cores the full vis uses: the file is byte for byte the same."""
+    src = scene(tmp_path / "rooms.json")
+    outs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"rooms{jobs}.bbk"
+        r = run("bake", src, "-o", out, "--vis", "flow", "--jobs", jobs, "-q")
+        assert r.returncode == 0, r.stderr
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    r = run("bake", src, "-o", tmp_path / "bad.bbk", "--vis", "flow", "--jobs", "0")
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert "--jobs" in r.stderr and "whole number of cores" in r.stderr
+    assert not (tmp_path / "bad.bbk").exists()

@@ -60,7 +60,8 @@ def splitter_settings(scene: Scene) -> SplitterSettings:
                             s.max_score_faces)
 
 
-def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_backend: str = "auto") -> CompiledLevel:
+def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_backend: str = "auto",
+               jobs: int | None = None) -> CompiledLevel:
     """Everything a bake computes for a scene, as its settings ask: the trees (compile_scene),
     the beveled tree when ``settings.bevels``, and visibility unless ``settings.vis`` is 'none':
     portals, the leak check (from the scene's markers and lights and `extra_points`, points the
@@ -69,7 +70,8 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
     With ``settings.light``, lightmaps last (core/compile/lightmap.py; a cancel during its bounces
     keeps the light so far; `light_backend` traces its rays, core/compile/lm_rays.py: 'auto' = the
     C run-time where it builds, else NumPy, the same bytes either way).
-    progress(fraction, message) and cancel() as for compile_scene."""
+    progress(fraction, message) and cancel() as for compile_scene.  `jobs`: cores the full vis may
+    use (None: all; the output is the same for any number).\"\"\"
     settings = scene.settings
     check_settings(settings, where=f"scene {scene.name!r}")
     weights = {"compile": 3.0}
@@ -90,7 +92,7 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
         level.stats.setdefault("times", {})["bevel"] = time.perf_counter() - t0
         report(1.0, "done")
     if settings.vis != "none":
-        visibility_stage(scene, level, extra_points, bar.stage("vis") if progress else None, cancel)
+        visibility_stage(scene, level, extra_points, bar.stage("vis") if progress else None, cancel, jobs=jobs)
     if settings.slices:
         slices_stage(scene, level, bar.stage("slices") if progress else None, cancel)
     if settings.light:
@@ -122,7 +124,8 @@ def slices_stage(scene: Scene, level: CompiledLevel, progress=None, cancel=None)
     level.stats.setdefault("times", {})["slices"] = time.perf_counter() - t0
 
 
-def visibility_stage(scene: Scene, level: CompiledLevel, extra_points=(), progress=None, cancel=None) -> None:
+def visibility_stage(scene: Scene, level: CompiledLevel, extra_points=(), progress=None, cancel=None,
+                     jobs: int | None = None) -> None:
     """Portals and the leak check (core/compile/leaks.py), then the PVS (core/compile/vis.py
     bake_vis) into the level.  On a sealed map the cells the void reaches are left out of the PVS;
     a leaking map stops here with LeakError unless scene.settings.allow_leak (then nothing is left
@@ -134,7 +137,7 @@ def visibility_stage(scene: Scene, level: CompiledLevel, extra_points=(), progre
     if report.leaks and not scene.settings.allow_leak:
         raise LeakError(report, hint="Fix the hole (the chain shows where), or bake with --allow-leak.")
     bake_vis(level, scene.settings.vis, portals=portals, outside=report.outside_mask if report.judged else None,
-             progress=split.stage("pvs") if progress else None, cancel=cancel)
+             progress=split.stage("pvs") if progress else None, cancel=cancel, jobs=jobs)
 
 
 def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:

@@ -56,12 +56,15 @@ against 398, 47% slower.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..errors import CancelledError
 from ..tolerances import FLOW_CLIP_MARGIN
 from .pvs_flow import DirectedPortals
 from .pvs_winding import clip_front, packed_separators
+from .wave_jobs import WaveRunner, default_jobs, shared_array
 
 #: directions of a pass polygon's k-DOP (in its portal's plane, evenly spaced)
 KDOP_DIRECTIONS = 8
@@ -71,6 +74,8 @@ MAX_GROWTH = 4
 STATE_BATCH = 4096
 #: a k-DOP extent that grows by less than this (m) is not a growth
 GROWTH_EPSILON = 1e-9
+#: threads that share a wave at most (more than the cores only adds memory)
+MAX_JOBS = 8
 #: bytes the dense per-wave state arrays may take (sets how many sources go in one wave)
 WAVE_BYTES = 64 << 20
 
@@ -201,56 +206,92 @@ def portal_cluster_bits(dp: DirectedPortals, portal_rows: np.ndarray) -> np.ndar
 
 
 def merged_flow(dp: DirectedPortals, flood: np.ndarray, progress=None, cancel=None,
-                stats: dict | None = None) -> np.ndarray:
-    """(C, C) bool cluster PVS by the merged full flow; `flood` is the fast mode's (D, D) rows."""
+                stats: dict | None = None, jobs: int | None = None) -> np.ndarray:
+    """(C, C) bool cluster PVS by the merged full flow; `flood` is the fast mode's (D, D) rows.
+    `jobs` workers share each wave (None: one per core; core/compile/wave_jobs.py); the answer
+    does not depend on it."""
     d, c = dp.num, dp.num_clusters
     vis = np.eye(c, dtype=bool)
     if d == 0:
         return vis
-    flow = _Flow(dp, flood, cancel)
     order = np.argsort(flood.sum(axis=1), kind="stable")
     wave = int(max(8, min(512, WAVE_BYTES // max(1, d * (8 * KDOP_DIRECTIONS + 2 + (c + 7) // 8)))))
-    for start in range(0, d, wave):
-        flow.run_wave(order[start: start + wave])
-        if progress is not None:
-            done = min(d, start + wave)
-            progress(done / d, f"portal flow {done}/{d} portals")
+    jobs = max(1, min(jobs or default_jobs(), MAX_JOBS))
+    flow = _Flow(dp, flood, cancel, shared=jobs > 1)
+    with WaveRunner(flow.run_part, jobs, cancel) as runner:
+        for start in range(0, d, wave):
+            flow.run_wave(order[start: start + wave], runner, jobs)
+            if progress is not None:
+                done = min(d, start + wave)
+                progress(done / d, f"portal flow {done}/{d} portals")
     rows = np.unpackbits(flow.test_cl, axis=1, bitorder="little", count=c).astype(bool)
     np.logical_or.at(vis, dp.src, rows)
     vis[dp.src, dp.dst] = True
     if stats is not None:
-        stats.update(states_expanded=flow.expanded, targets_clipped=flow.clipped)
+        stats.update(states_expanded=flow.expanded, targets_clipped=flow.clipped, flow_jobs=jobs)
     return vis | vis.T
 
 
 class _Flow:
-    """The state of one merged flow: per portal, its cluster row (flood, then final) and the
-    portal-level sightings that seed later sources by symmetry."""
+    """What the sources of a wave share, read only during the wave: per portal, its cluster row
+    (flood, then final) and the portal-level sightings that seed later sources by symmetry."""
 
-    def __init__(self, dp: DirectedPortals, flood: np.ndarray, cancel):
-        self.dp, self.cancel = dp, cancel
+    def __init__(self, dp: DirectedPortals, flood: np.ndarray, cancel, shared: bool = False):
+        self.dp, self.cancel, self.pid = dp, cancel, os.getpid()
         self.flood_bits = np.packbits(flood, axis=1, bitorder="little")
         flood_cl = portal_cluster_bits(dp, flood)
         self.might_cl = np.packbits(flood_cl, axis=1, bitorder="little")  # s's might, clusters
-        self.test_cl = self.might_cl.copy()  # flood, then the final row once done
-        # portal-level sightings of done sources, bits (D x D / 8 bytes)
-        self.seen = np.zeros((dp.num, (dp.num + 7) // 8), dtype=np.uint8)
+        # the rows that change between waves; in shared memory when workers are forked
+        make = shared_array if shared else np.zeros
+        self.test_cl = make(self.might_cl.shape, np.uint8)  # flood, then the final row once done
+        self.test_cl[:] = self.might_cl
+        self.seen = make((dp.num, (dp.num + 7) // 8), np.uint8)  # portal sightings of done sources
         self.dirs = kdop_directions(dp)
         self.full = extents(dp.windings, dp.count, self.dirs)
         self.first, self.leaving = dp.leaving()
         self.expanded = self.clipped = 0
 
-    def run_wave(self, sources: np.ndarray) -> None:
-        dp, k = self.dp, KDOP_DIRECTIONS
+    def run_part(self, sources: np.ndarray):
+        """Flow from some sources of a wave: their packed portal and cluster rows and counts."""
+        wave = _Wave(self, sources)
+        wave.run()
+        return (np.packbits(wave.vis, axis=1, bitorder="little"),
+                np.packbits(wave.viscl, axis=1, bitorder="little"), wave.expanded, wave.clipped)
+
+    def run_wave(self, sources: np.ndarray, runner: WaveRunner, jobs: int) -> None:
+        """Flow from each source of the wave; the sources of one wave do not read each other's
+        results (only those of earlier waves), so the wave splits into parts run side by side,
+        and the rows are the same however it is split."""
+        parts = [p for p in np.array_split(sources, jobs) if len(p)]
+        results = runner.map(parts)
+        for part, (vis, viscl, expanded, clipped) in zip(parts, results):  # after all have read
+            self.seen[part] = vis
+            self.test_cl[part] = viscl
+            self.expanded += expanded
+            self.clipped += clipped
+
+
+class _Wave:
+    """The states (source, portal) of some sources of one wave, flowed to the end."""
+
+    def __init__(self, flow: _Flow, sources: np.ndarray):
+        dp, k = flow.dp, KDOP_DIRECTIONS
         w = len(sources)
+        self.flow, self.dp, self.dirs, self.full = flow, dp, flow.dirs, flow.full
+        self.first, self.leaving = flow.first, flow.leaving
+        self.flood_bits, self.test_cl = flow.flood_bits, flow.test_cl
         self.sources = sources
         self.h = np.full((w, dp.num, k), -np.inf)
         self.grown = np.zeros((w, dp.num), dtype=np.int16)
         self.vis = np.zeros((w, dp.num), dtype=bool)
         self.viscl = np.zeros((w, dp.num_clusters), dtype=bool)
-        self.might = np.zeros((w, dp.num, self.might_cl.shape[1]), dtype=np.uint8)  # per state
+        self.might = np.zeros((w, dp.num, flow.might_cl.shape[1]), dtype=np.uint8)  # per state
+        self.expanded = self.clipped = 0
+
+    def run(self) -> None:
+        flow, dp, sources = self.flow, self.dp, self.sources
         rev = sources ^ 1
-        saw = (self.seen[:, rev >> 3] >> (rev & 7).astype(np.uint8)) & 1  # (D, w)
+        saw = (flow.seen[:, rev >> 3] >> (rev & 7).astype(np.uint8)) & 1  # (D, w)
         t, ws = np.nonzero(saw)  # t saw rev(s): s sees t's cluster
         self.viscl[ws, dp.src[t]] = True
         # first step: every portal leaving s's cluster, clipped to the front of s
@@ -260,16 +301,17 @@ class _Flow:
         parent, q, s = parent[ok], q[ok], s[ok]
         tw, tn = clip_front(dp.windings[q], dp.count[q], dp.normal[s], dp.dist[s])
         self._pending = []
-        self._mark(parent, q, tw, tn, self.might_cl[s] & self.test_cl[q])
+        self._mark(parent, q, tw, tn, flow.might_cl[s] & self.test_cl[q])
         fw, fq = self._grow()
         while len(fw):
-            if self.cancel is not None and self.cancel():
+            if flow.cancel is not None and os.getpid() == flow.pid and flow.cancel():
                 raise CancelledError()
+            # the clusters seen when the step began: the 'more' test reads these, so that a
+            # source's states do not depend on which other sources share its batches
+            self.have = np.packbits(self.viscl, axis=1, bitorder="little")
             for i in range(0, len(fw), STATE_BATCH):
                 self._expand(fw[i: i + STATE_BATCH], fq[i: i + STATE_BATCH])
             fw, fq = self._grow()
-        self.seen[sources] = np.packbits(self.vis, axis=1, bitorder="little")
-        self.test_cl[sources] = np.packbits(self.viscl, axis=1, bitorder="little")
 
     def _mark(self, wi, q, tw, tn, might) -> None:
         """Record the non-empty targets: sightings, and their extents and might for _grow."""
@@ -322,11 +364,10 @@ class _Flow:
         state_might = self.might[wi, r]  # (B, C8): what the chains to r might still see
         ok = _bit(self.flood_bits, ps, q) & _bit(state_might, parent, dp.dst[q]) \
             & (dp.plane[q] != (dp.plane[r[parent]] ^ 1))
-        known = ok & self.viscl[pw_, dp.dst[q]]
+        known = ok & _bit(self.have, pw_, dp.dst[q])
         idx = np.flatnonzero(known)
         if len(idx):  # Quake's 'more' test on cluster bits
-            have = np.packbits(self.viscl, axis=1, bitorder="little")
-            more = np.any(state_might[parent[idx]] & self.test_cl[q[idx]] & ~have[pw_[idx]], axis=1)
+            more = np.any(state_might[parent[idx]] & self.test_cl[q[idx]] & ~self.have[pw_[idx]], axis=1)
             ok[idx[~more]] = False
         keep = np.flatnonzero(ok)
         if not len(keep):

@@ -74,8 +74,9 @@ def void_reachable(portals) -> np.ndarray:
 
 
 def compute_vis(level, portals, mode: str = DEFAULT_VIS_MODE, outside=None, progress=None, cancel=None,
-                sample_spacing: float | None = None) -> VisResult:
-    """The cluster PVS of `level` by `mode` ('flow', 'fast' or 'sample')."""
+                sample_spacing: float | None = None, jobs: int | None = None) -> VisResult:
+    """The cluster PVS of `level` by `mode` ('flow', 'fast' or 'sample'); `jobs` cores for the
+    flow (None: all of them; the rows do not depend on it)."""
     if mode not in VIS_MODES or mode == "none":
         raise ValueError(f"unknown visibility mode {mode!r}")
     t0 = time.perf_counter()
@@ -93,7 +94,7 @@ def compute_vis(level, portals, mode: str = DEFAULT_VIS_MODE, outside=None, prog
         flood, visible = fast_vis(dp, bar[0], cancel)
         stats["fast_seconds"] = time.perf_counter() - t0
         if mode == "flow":
-            visible = merged_flow(dp, flood, bar[1], cancel, stats)
+            visible = merged_flow(dp, flood, bar[1], cancel, stats, jobs=jobs)
     stats["seconds"] = time.perf_counter() - t0
     stats.update(visible_counts(visible, leaf_cluster))
     return VisResult(mode, visible, leaf_cluster, stats)
@@ -160,7 +161,8 @@ def store_cull_portals(level, portals, outside=None) -> None:
     level.cull_portal_vertices = np.asarray(portals.vertices, dtype=np.float64)[np.repeat(first, count) + pos].reshape(-1, 3)
 
 
-def bake_vis(level, mode: str = DEFAULT_VIS_MODE, portals=None, outside=None, progress=None, cancel=None) -> VisResult:
+def bake_vis(level, mode: str = DEFAULT_VIS_MODE, portals=None, outside=None, progress=None, cancel=None,
+             jobs: int | None = None) -> VisResult:
     """The bake's visibility stage: portals (built here unless given), the clusters outside a
     sealed map left out (`outside`; by default those the void reaches, unless it reaches every
     cluster: a leaking map baked anyway keeps them all), the PVS by `mode`, stored in the level."""
@@ -176,7 +178,7 @@ def bake_vis(level, mode: str = DEFAULT_VIS_MODE, portals=None, outside=None, pr
         if outside.all():
             outside = None
     t1 = time.perf_counter()
-    result = compute_vis(level, portals, mode, outside=outside, progress=progress, cancel=cancel)
+    result = compute_vis(level, portals, mode, outside=outside, progress=progress, cancel=cancel, jobs=jobs)
     store_vis(level, result)
     store_cull_portals(level, portals, outside)
     times["vis"] = time.perf_counter() - t1

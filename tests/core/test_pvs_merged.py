@@ -151,3 +151,52 @@ def test_flow_on_portals_without_clusters_is_empty():
                                                          normals=np.zeros((0, 3)), dists=np.zeros(0)))())
     flood, _ = fast_vis(dp)
     assert merged_flow(dp, flood).tolist() == [[True]]
+
+
+def pillar_hall_portals():
+    brushes = [box_brush((-1.0, -1.0, -1.0), (13.0, 13.0, 0.0), "floor"),
+               box_brush((-1.0, -1.0, 3.0), (13.0, 13.0, 4.0), "ceiling")]
+    for side, (lo, hi) in enumerate([((-1, -1), (0, 13)), ((12, -1), (13, 13)), ((-1, -1), (13, 0)),
+                                     ((-1, 12), (13, 13))]):
+        brushes.append(box_brush((float(lo[0]), float(lo[1]), 0.0), (float(hi[0]), float(hi[1]), 3.0), f"wall{side}"))
+    for k, (x, y) in enumerate([(2, 2), (5, 3), (8, 2), (3, 6), (7, 7), (10, 9), (2, 10)]):
+        brushes.append(box_brush((x, y, 0.0), (x + 1.5, y + 1.5, 3.0), f"pillar{k}"))
+    level = compile_scene(Scene("hall", brushes=brushes))
+    portals = build_portals(level)
+    outside = void_reachable(portals)
+    dp, _, _ = inner_directed_portals(portals, None if outside.all() else outside)
+    return dp, fast_vis(dp)[0]
+
+
+def test_flow_rows_and_work_do_not_depend_on_the_number_of_jobs(monkeypatch):
+    """Same rows, and the same states expanded, with 1, 2 or 3 workers, forked or threads, and
+    waves of 8 sources (so that later waves read earlier ones' rows): the output never depends on
+    the machine's cores."""
+    from brushbake.core.compile import pvs_merged, wave_jobs
+
+    monkeypatch.setattr(pvs_merged, "WAVE_BYTES", 1)
+    dp, flood = pillar_hall_portals()
+    assert dp.num > 40
+    runs = []
+    for jobs, fork in [(1, True), (2, True), (3, True), (2, False)]:
+        monkeypatch.setattr(wave_jobs, "can_fork", lambda fork=fork: fork)
+        stats: dict = {}
+        runs.append((merged_flow(dp, flood, stats=stats, jobs=jobs), stats))
+    for vis, stats in runs[1:]:
+        assert (vis == runs[0][0]).all()
+        assert stats["states_expanded"] == runs[0][1]["states_expanded"] > 0
+        assert stats["targets_clipped"] == runs[0][1]["targets_clipped"]
+    assert [s["flow_jobs"] for _, s in runs] == [1, 2, 3, 2]
+
+
+def test_cancel_stops_the_forked_workers():
+    import multiprocessing
+
+    import pytest
+
+    from brushbake.core.errors import CancelledError
+
+    dp, flood = pillar_hall_portals()
+    with pytest.raises(CancelledError):
+        merged_flow(dp, flood, cancel=lambda: True, jobs=2)
+    assert not multiprocessing.active_children()
