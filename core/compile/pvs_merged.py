@@ -139,30 +139,48 @@ def clip_by_cutting(target, nt, normal, dist, counts):
     if not len(nt):
         return target, nt
     s = normal.shape[1]
-    d = (normal[:, :, None, 0] * target[:, None, :, 0] + normal[:, :, None, 1] * target[:, None, :, 1]
-         + normal[:, :, None, 2] * target[:, None, :, 2]) - dist[:, :, None] + FLOW_CLIP_MARGIN  # (B, S, M)
-    vt = (np.arange(target.shape[1])[None, :] < nt[:, None])[:, None, :]
+    # padding vertices repeat vertex 0: a repeated vertex changes neither 'some vertex is behind'
+    # nor 'every vertex is behind', so the (B, S, M) tests need no mask
+    vt = np.arange(target.shape[1])[None, :] < nt[:, None]
+    tp = np.where(vt[:, :, None], target, target[:, :1])
+    d = (normal[:, :, None, 0] * tp[:, None, :, 0] + normal[:, :, None, 1] * tp[:, None, :, 1]
+         + normal[:, :, None, 2] * tp[:, None, :, 2]) - dist[:, :, None] + FLOW_CLIP_MARGIN  # (B, S, M)
     live = np.arange(s)[None, :] < counts[:, None]
-    behind = (d < 0) & vt
+    behind = d < 0
     cuts = np.any(behind, axis=2) & live
-    culled = np.any(np.all(behind | ~vt, axis=2) & live, axis=1)
+    culled = np.any(np.all(behind, axis=2) & live, axis=1) & (nt > 0)
     nt = np.where(culled, 0, nt)
-    rows = np.flatnonzero(cuts.any(axis=1) & ~culled)
+    rows = np.flatnonzero(cuts.any(axis=1) & ~culled & (nt > 0))
     if not len(rows):
         return target, nt
     sub_cuts = cuts[rows]
     per = sub_cuts.sum(axis=1)
     # each row's cutting planes, left-packed in their order
     plane_order = np.argsort(~sub_cuts, axis=1, kind="stable")[:, : int(per.max())]
-    w, n = target[rows], nt[rows]
     pn, pd = normal[rows], dist[rows]
+    # the rows still being cut, compacted as they finish (no copy of the whole batch per pass)
+    act = np.arange(len(rows))
+    w, n = target[rows], nt[rows]
+    done = []
     for j in range(plane_order.shape[1]):
-        sel = np.flatnonzero((per > j) & (n > 0))
-        if not len(sel):
+        stay = (per[act] > j) & (n > 0)
+        if not stay.all():
+            done.append((act[~stay], w[~stay], n[~stay]))
+            act, w, n = act[stay], w[stay], n[stay]
+        if not len(act):
             break
-        k = plane_order[sel, j]
-        w, n = _clip_rows(w, n, sel, pn[sel, k], pd[sel, k])
-    return _put_rows(target, nt, rows, w, n)
+        k = plane_order[act, j]
+        w, n = clip_front(w, n, pn[act, k], pd[act, k])
+    done.append((act, w, n))
+    width = max([target.shape[1]] + [c[1].shape[1] for c in done])
+    out = np.zeros((len(nt), width, 3))
+    out[:, : target.shape[1]] = target
+    nt = nt.copy()
+    for a, cw, cn in done:
+        out[rows[a]] = 0.0
+        out[rows[a], : cw.shape[1]] = cw
+        nt[rows[a]] = cn
+    return out, nt
 
 
 def separators_by_size(sw, sn, pw, pn, rows_per_bucket: int = 512):
