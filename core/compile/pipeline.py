@@ -71,7 +71,7 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
     keeps the light so far; `light_backend` traces its rays, core/compile/lm_rays.py: 'auto' = the
     C run-time where it builds, else NumPy, the same bytes either way).
     progress(fraction, message) and cancel() as for compile_scene.  `jobs`: cores the full vis may
-    use (None: all; the output is the same for any number).\"\"\"
+    use (None: all; the output is the same for any number)."""
     settings = scene.settings
     check_settings(settings, where=f"scene {scene.name!r}")
     weights = {"compile": 3.0}
