@@ -64,7 +64,7 @@ from ..errors import CancelledError
 from ..tolerances import FLOW_CLIP_MARGIN
 from .pvs_flow import DirectedPortals
 from .pvs_winding import clip_front, packed_separators
-from .wave_jobs import WaveRunner, default_jobs, shared_array
+from .wave_jobs import WaveRunner, can_fork, default_jobs, shared_array
 
 #: directions of a pass polygon's k-DOP (in its portal's plane, evenly spaced)
 KDOP_DIRECTIONS = 8
@@ -226,15 +226,16 @@ def portal_cluster_bits(dp: DirectedPortals, portal_rows: np.ndarray) -> np.ndar
 def merged_flow(dp: DirectedPortals, flood: np.ndarray, progress=None, cancel=None,
                 stats: dict | None = None, jobs: int | None = None) -> np.ndarray:
     """(C, C) bool cluster PVS by the merged full flow; `flood` is the fast mode's (D, D) rows.
-    `jobs` workers share each wave (None: one per core; core/compile/wave_jobs.py); the answer
-    does not depend on it."""
+    `jobs` workers share each wave (core/compile/wave_jobs.py; None: one per core where workers
+    fork, else one, since threads gain little against NumPy's many small steps); the answer does
+    not depend on it."""
     d, c = dp.num, dp.num_clusters
     vis = np.eye(c, dtype=bool)
     if d == 0:
         return vis
     order = np.argsort(flood.sum(axis=1), kind="stable")
     wave = int(max(8, min(512, WAVE_BYTES // max(1, d * (8 * KDOP_DIRECTIONS + 2 + (c + 7) // 8)))))
-    jobs = max(1, min(jobs or default_jobs(), MAX_JOBS))
+    jobs = max(1, min(jobs or (default_jobs() if can_fork() else 1), MAX_JOBS))
     flow = _Flow(dp, flood, cancel, shared=jobs > 1)
     with WaveRunner(flow.run_part, jobs, cancel) as runner:
         for start in range(0, d, wave):
