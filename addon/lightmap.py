@@ -49,7 +49,8 @@ def core_light(obj, warnings: list | None = None) -> Light | None:
     m = obj.matrix_world
     rot = m.to_3x3()
     direction = tuple(float(v) for v in (rot @ _vec((0.0, 0.0, -1.0))).normalized())
-    power = float(data.energy) * 2.0 ** float(getattr(data, "exposure", 0.0)) * float(getattr(data, "diffuse_factor", 1.0))
+    power = float(data.energy) * 2.0 ** float(getattr(data, "exposure", 0.0))
+    power *= float(getattr(data, "diffuse_factor", 1.0))
     color = [float(c) for c in data.color]
     if getattr(data, "use_temperature", False):
         color = [c * float(t) for c, t in zip(color, data.temperature_color)]

@@ -15,7 +15,20 @@ shadow ray carrying the share
 
 s_k Cycles' spread factor for the direction to cell k (1 at the default 180 degrees).  Unshadowed,
 the shares sum to L F(x) exactly (at 180 degrees); a shadow edge hides some of them: the
-penumbra.  The light's PVS cluster is the one AREA_LIGHT_GAP in front of its centre; rays stop
+penumbra.
+
+A narrowed spread (half angle a) lights x only from the part of the light within R = h tan a of
+the foot of x on the light's plane (h: x's height over it), where Cycles' factor is
+(N / h) (R - r), r the distance from the foot (N its normalisation).  Where that disk is smaller
+than the light (pi R^2 < A) the fixed cells would miss the cone between them, so x's samples are
+instead drawn on the disk with the density of that factor (r by the inverse of its distribution
+3 (r / R)^2 - 2 (r / R)^3, stratified in r and angle, the same pattern for every point), each
+kept if it lies on the light and carrying
+
+    L (N R^3 / (3 h S)) cos_x cos_light / d^2,
+
+the factor's integral over the disk (N pi R^3 / (3 h)) split evenly, times what varies little
+over a narrow cone.  The light's PVS cluster is the one AREA_LIGHT_GAP in front of its centre; rays stop
 AREA_LIGHT_GAP short of the light.  Rays go through the same RayBatcher as the other lights.
 """
 
@@ -28,7 +41,8 @@ import numpy as np
 
 from ..detmath import dot, norm
 from ..geometry import cross3
-from ..model.light_units import AREA_RADIANCE_PER_WATT, area_light_area, area_spread_factor, light_power
+from ..model.light_units import (AREA_RADIANCE_PER_WATT, area_light_area, area_spread_factor, light_power,
+                                 spread_constants)
 from ..tolerances import AREA_LIGHT_GAP, LIGHT_CUTOFF
 
 #: sides of the polygon (of the same area) that stands for a disk or an ellipse in the form factor
@@ -51,6 +65,11 @@ class AreaSource:
     position: np.ndarray | None = None  # (3,) where its PVS cluster is found
     cluster: int = -1
     kind: str = "area"
+    u: np.ndarray | None = None  # (3,) the light's local X (unit)
+    v: np.ndarray | None = None  # (3,) its local Y
+    half: tuple = (0.5, 0.5)  # half sizes along u and v
+    round: bool = False  # disk or ellipse
+    cone_cells: np.ndarray | None = None  # (S, 2) the narrow spread's pattern on the unit disk
 
 
 def light_frame(light) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -87,6 +106,24 @@ def unit_cells(shape: str, samples: int) -> np.ndarray:
     return out
 
 
+def cone_cells(samples: int) -> np.ndarray:
+    """(S, 2) points of the unit disk with density (1 - r) (the spread factor's cone): n rings at
+    r = the inverse of 3 r^2 - 2 r^3 at (i + 0.5) / n, n points each, turned by the golden angle
+    ring to ring; S = ceil(sqrt(samples))^2."""
+    n = max(1, math.ceil(math.sqrt(max(int(samples), 1)) - 1e-9))
+    out = []
+    for i in range(n):
+        target, lo, hi = (i + 0.5) / n, 0.0, 1.0
+        for _ in range(60):  # bisection: 3 r^2 - 2 r^3 rises from 0 to 1 on [0, 1]
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if 3 * mid * mid - 2 * mid ** 3 < target else (lo, mid)
+        r = 0.5 * (lo + hi)
+        for j in range(n):
+            t = 2.0 * math.pi * (j + 0.5) / n + i * (math.pi * (3.0 - math.sqrt(5.0)))
+            out.append((r * math.cos(t), r * math.sin(t)))
+    return np.array(out)
+
+
 def area_source(light, map_scale: float, samples: int) -> AreaSource:
     """The core Light (kind 'area') as an AreaSource with ceil(sqrt(samples))^2 cells."""
     n, u, v = light_frame(light)
@@ -107,7 +144,9 @@ def area_source(light, map_scale: float, samples: int) -> AreaSource:
     cells = c[None, :] + (hx * cells2[:, :1]) * u[None, :] + (hy * cells2[:, 1:]) * v[None, :]
     power = light_power(light, map_scale)
     rgb = np.asarray(light.color, dtype=np.float64) * (power * AREA_RADIANCE_PER_WATT / area if area > 0 else 0.0)
-    return AreaSource(light.name, c, n, rgb, polygon, cells, float(light.spread), c + AREA_LIGHT_GAP * n)
+    return AreaSource(light.name, c, n, rgb, polygon, cells, float(light.spread), c + AREA_LIGHT_GAP * n, u=u, v=v,
+                      half=(hx, hy), round=light.shape in ("disk", "ellipse"),
+                      cone_cells=cone_cells(samples))
 
 
 def unshadowed(light: AreaSource, points: np.ndarray, normals: np.ndarray) -> np.ndarray:
@@ -136,10 +175,29 @@ def _chunk(light: AreaSource, points, normals, idx, rays) -> None:
     if not len(idx):
         return
     x = points[idx]
+    narrow = np.zeros(len(idx), dtype=bool)
+    if light.spread < 180.0:
+        tan_a = math.tan(math.radians(light.spread) / 2.0)
+        height = dot(x - light.centre[None, :], light.normal[None, :])
+        narrow = math.pi * (height * tan_a) ** 2 < _area(light)
+    if narrow.any():
+        _narrow(light, x[narrow], normals[idx[narrow]], idx[narrow], height[narrow] * tan_a, rays)
+    wide = ~narrow
+    if wide.any():
+        _cells(light, x[wide], normals[idx[wide]], idx[wide], f[wide], rays)
+
+
+def _area(light: AreaSource) -> float:
+    hx, hy = light.half
+    return 4.0 * hx * hy * (math.pi / 4.0 if light.round else 1.0)
+
+
+def _cells(light: AreaSource, x, nx, idx, f, rays) -> None:
+    """The fixed cells, each ray a share of the exact L F(x) (see the module's notes)."""
     to_cell = light.cells[None, :, :] - x[:, None, :]  # (M, S, 3)
     d2 = dot(to_cell, to_cell)
     d = np.maximum(np.sqrt(d2), 1e-12)
-    cos_x = np.maximum(dot(to_cell, normals[idx][:, None, :]), 0.0) / d
+    cos_x = np.maximum(dot(to_cell, nx[:, None, :]), 0.0) / d
     cos_l = np.maximum(-dot(to_cell, light.normal[None, None, :]), 0.0) / d
     w = cos_x * cos_l / d2
     total = w.sum(axis=1)
@@ -148,11 +206,42 @@ def _chunk(light: AreaSource, points, normals, idx, rays) -> None:
     total[none] = w.shape[1]
     share = w / total[:, None]
     if light.spread < 180.0:
-        sin_l = np.sqrt(np.maximum(1.0 - cos_l * cos_l, 0.0))
-        tan_l = np.where(cos_l > 0, sin_l / np.where(cos_l > 0, cos_l, 1.0), np.inf)
-        share = share * area_spread_factor(light.spread, tan_l)
-    ends = light.cells[None, :, :] - (AREA_LIGHT_GAP / d)[..., None] * to_cell
+        share = share * area_spread_factor(light.spread, _tan(cos_l))
     value = f[:, None, None] * share[..., None] * light.rgb[None, None, :]  # (M, S, 3)
-    for s in range(light.cells.shape[0]):
+    _send(light, x, idx, to_cell, d, value, rays)
+
+
+def _narrow(light: AreaSource, x, nx, idx, radius, rays) -> None:
+    """Samples drawn on the disk of radius R = h tan a around each point's foot on the light with
+    the spread factor's density, kept where on the light (see the module's notes)."""
+    height = dot(x - light.centre[None, :], light.normal[None, :])
+    foot = x - height[:, None] * light.normal[None, :]
+    cells = light.cone_cells
+    q = (foot[:, None, :] + radius[:, None, None] * (cells[None, :, :1] * light.u[None, None, :]
+                                                     + cells[None, :, 1:] * light.v[None, None, :]))
+    rel = q - light.centre[None, None, :]
+    a = dot(rel, light.u[None, None, :]) / light.half[0]
+    b = dot(rel, light.v[None, None, :]) / light.half[1]
+    on = (a * a + b * b <= 1.0) if light.round else ((np.abs(a) <= 1.0) & (np.abs(b) <= 1.0))
+    to_cell = q - x[:, None, :]
+    d2 = dot(to_cell, to_cell)
+    d = np.maximum(np.sqrt(d2), 1e-12)
+    cos_x = np.maximum(dot(to_cell, nx[:, None, :]), 0.0) / d
+    cos_l = np.maximum(-dot(to_cell, light.normal[None, None, :]), 0.0) / d
+    _, scale = spread_constants(light.spread)
+    share = scale * radius ** 3 / (3.0 * height * len(cells))
+    w = on * cos_x * cos_l / d2 * share[:, None]
+    _send(light, x, idx, to_cell, d, w[..., None] * light.rgb[None, None, :], rays)
+
+
+def _tan(cos_l: np.ndarray) -> np.ndarray:
+    sin_l = np.sqrt(np.maximum(1.0 - cos_l * cos_l, 0.0))
+    return np.where(cos_l > 0, sin_l / np.where(cos_l > 0, cos_l, 1.0), np.inf)
+
+
+def _send(light: AreaSource, x, idx, to_cell, d, value, rays) -> None:
+    """One shadow ray per (point, cell) with a value, stopping AREA_LIGHT_GAP short of the light."""
+    ends = x[:, None, :] + to_cell * (1.0 - AREA_LIGHT_GAP / d)[..., None]
+    for s in range(to_cell.shape[1]):
         live = value[:, s].max(axis=1) > 0
         rays.add(idx[live], x[live], ends[live, s], value[live, s])

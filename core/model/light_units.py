@@ -21,7 +21,7 @@ Color off bake the same quantity).  Each kind of light gives it as Blender (Cycl
   face to the light (AREA_RADIANCE_PER_WATT).  Blender's Spread s < 180 degrees multiplies the
   radiance leaving at angle theta from the normal by Cycles' soft-box grid,
   max((tan a - tan theta) / (tan a - a), 0), a = s / 2 (3 / a^3 for the normalisation below
-  a = 0.05 rad), which keeps the power (area_spread_factor).  Measured in the bpy wheel's Cycles
+  a = 0.05 rad), which keeps the power (area_spread_factor; lm_area samples it).  Measured in the bpy wheel's Cycles
   (tests/addon/test_light.py, scenario 'area_units'): a 100 W light 1 m over a plane, the median
   texel over the lit plane within 0.1% of this rule for square, rectangle, disk, ellipse and a
   90-degree spread (1 m square: 7.53 at the centre, against 7.55 by the rule).
@@ -68,16 +68,23 @@ def area_light_area(light) -> float:
     return sx * sy * (math.pi / 4.0 if light.shape in ("disk", "ellipse") else 1.0)
 
 
+def spread_constants(spread_degrees: float) -> tuple[float, float]:
+    """(tan a, normalisation) of Cycles' spread rule, a the half spread (180 degrees: (inf, 0))."""
+    a = math.radians(min(max(float(spread_degrees), 0.0), 180.0)) / 2.0
+    if a >= math.pi / 2.0:
+        return math.inf, 0.0
+    if a <= 0.0:
+        raise ValueError("a spread of 0 (parallel light) is not supported")
+    return math.tan(a), (3.0 / a ** 3 if a <= SPREAD_TAYLOR_BELOW else 1.0 / (math.tan(a) - a))
+
+
 def area_spread_factor(spread_degrees: float, tan_theta):
     """Cycles' spread: the factor on an area light's radiance leaving at tan(theta) from its
     normal (1 for the default 180 degrees; the power stays the same for every spread)."""
-    a = math.radians(min(max(float(spread_degrees), 0.0), 180.0)) / 2.0
-    if a >= math.pi / 2.0:
+    tan_a, scale = spread_constants(spread_degrees)
+    if math.isinf(tan_a):
         return np.ones_like(np.asarray(tan_theta, dtype=np.float64))
-    if a <= 0.0:
-        raise ValueError("a spread of 0 (parallel light) is not supported")
-    scale = 3.0 / a ** 3 if a <= SPREAD_TAYLOR_BELOW else 1.0 / (math.tan(a) - a)
-    return np.maximum((math.tan(a) - np.asarray(tan_theta, dtype=np.float64)) * scale, 0.0)
+    return np.maximum((tan_a - np.asarray(tan_theta, dtype=np.float64)) * scale, 0.0)
 
 
 def quake_light_watts(value: float, map_scale: float) -> float:

@@ -108,7 +108,8 @@ def test_blender_area_lights_and_emissive_materials_read_into_the_core(tmp_path)
         assert li["direction"] == pytest.approx([0, 1, 0], abs=1e-6) and li["axis"] == pytest.approx([1, 0, 0])
         assert li["position"] == pytest.approx([1.0, 2.0, 2.9])
     tuned = area["tuned"]  # 10 W x 2^1 (exposure) x 0.75 m^2 (normalize off: radiance 20 / pi)
-    assert tuned["shape"] == "rectangle" and tuned["size"] == pytest.approx(1.5) and tuned["size_y"] == pytest.approx(0.5)
+    assert tuned["shape"] == "rectangle"
+    assert tuned["size"] == pytest.approx(1.5) and tuned["size_y"] == pytest.approx(0.5)
     assert tuned["power"] == pytest.approx(15.0) and tuned["spread"] == pytest.approx(60.0)
     assert tuned["color"] == pytest.approx(r["temperature_color"])
     surface = r["surface"]

@@ -89,11 +89,13 @@ def test_disk_light_at_its_centre_and_one_sidedness():
     assert floor_values(level)[1].max() == 0.0
 
 
-def test_narrow_spread_matches_a_dense_sum_and_keeps_the_power():
-    """Spread 60 degrees: luxels against the midpoint sum of L s(theta) cos cos / (pi d^2) over a
-    400 x 400 grid on the light (within 2% where lit above 5% of the peak); the spread factor
-    integrates to the same power as the plain emitter."""
-    p, h, size, spread = 100.0, 1.5, 1.0, 60.0
+@pytest.mark.parametrize("spread", [60.0, 10.0])
+def test_narrow_spread_matches_a_dense_sum_and_keeps_the_power(spread):
+    """Spread 60 degrees (the light's cells: its cone is wider than the light) and 10 degrees
+    (samples drawn in the cone on the light): luxels against the midpoint sum of
+    L s(theta) cos cos / (pi d^2) over a 400 x 400 grid on the light (within 2% where lit above
+    5% of the peak); the spread factor integrates to the same power as the plain emitter."""
+    p, h, size = 100.0, 1.5, 1.0
     light = Light("softbox", (0.25, 0.25, h), kind="area", power=p, size=size, spread=spread, direction=(0, 0, -1))
     level = bake(plane_scene([light]), bounces=0, reflectance=0.0, vis="none", light_samples=64)
     centre, value = floor_values(level)
@@ -113,8 +115,8 @@ def test_narrow_spread_matches_a_dense_sum_and_keeps_the_power():
     assert np.abs(value[near, 0][lit] / truth[lit] - 1).max() < 0.02
     assert (value[near, 0][~lit] <= 0.05 * truth.max() * 1.1).all()
     theta = (np.arange(20000) + 0.5) / 20000 * (math.pi / 2)
-    for spread in (1.0, 5.0, 30.0, 90.0, 179.0):  # 2 pi integral s cos sin dtheta = pi
-        s = area_spread_factor(spread, np.tan(theta))
+    for width in (1.0, 5.0, 30.0, 90.0, 179.0):  # 2 pi integral s cos sin dtheta = pi
+        s = area_spread_factor(width, np.tan(theta))
         assert 2 * math.pi * (s * np.cos(theta) * np.sin(theta)).sum() * (math.pi / 2 / 20000) == pytest.approx(
             math.pi, rel=2e-3)
 
