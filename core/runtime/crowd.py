@@ -206,13 +206,31 @@ class PaddedSlices:
                 clear = (g.take(np.clip(a + dx, 0, n - 1)) <= h0) & (g.take(np.clip(a + dy * self.nx, 0, n - 1)) <= h0)
                 t |= clear.astype(wide) << wide(d)
             t[g == INVALID] &= ~wide(0xFF)  # no arriving where there is no ground
-            rise = np.flatnonzero(((self.table >> np.uint32(16)) < height_u) & (g != INVALID))
-            for d in range(8):  # risers: Algorithm 1's second test, by the direction they come from
-                a = rise - self.offsets[d]
-                ok, _ = _risers(self, a, rise, g.take(a), g.take(rise), height_u)
-                t[rise[~ok]] &= ~wide(1 << d)
+            self._riser_bits(t, g, height_u)
             self._canon[key] = t
         return self._canon[key]
+
+    def _riser_bits(self, t, g, height_u: int) -> None:
+        """Clear in the crowd words t the arrival bits of steps whose head rises above their slice
+        and fail Algorithm 1's second test: in the slice j just above the new head (none: fail)
+        the ground at B must be B's and the ground at A the feet's (nothing above either between
+        the slices), and for a diagonal step the two side cells no higher than the higher feet
+        there (corners_clear).  B's part is the same for all eight directions."""
+        rise = np.flatnonzero(((self.table >> np.uint32(16)) < height_u) & (g != INVALID))
+        fb = g.take(rise)
+        j = self.slice_above(fb + height_u)
+        jb = np.minimum(j, len(self.top) - 1) * self.cells  # slice j's first key
+        b = rise % self.cells
+        b_ok = (j < len(self.top)) & (g.take(jb + b) == fb)
+        for d in range(8):
+            dx, dy = (int(v) for v in DIRECTIONS[d])
+            a = b - self.offsets[d]  # the cell a step in direction d comes from
+            fa = g.take(rise - self.offsets[d])
+            ok = b_ok & (g.take(jb + a) == fa)
+            if dx and dy:
+                h0 = np.maximum(fa, fb)
+                ok &= (g.take(jb + a + dx) <= h0) & (g.take(jb + a + dy * self.nx) <= h0)
+            t[rise[~ok]] &= ~t.dtype.type(1 << d)
 
     def cell_of(self, xy) -> tuple[np.ndarray, np.ndarray]:
         """Flat padded cell of each point (N,) int64 and whether it lies on the grid."""
@@ -465,20 +483,6 @@ class Crowd:
         self.key[who] = key
         self.a[who] = a
         return int(np.count_nonzero(win))
-
-
-def _risers(p: PaddedSlices, ka, kb, fa, fb, height_u: int):
-    """Algorithm 1's second test for steps from ka (feet fa) to kb (ground fb) whose head rises
-    above slice i: in slice j just above the new head, the ground at A and at B must be the same
-    (nothing above either between the slices) and the corners clear (corners_clear in slice j).
-    Returns (good (R,) bool, the landing keys in slice j (R,) intp)."""
-    fa, fb = np.asarray(fa).astype(np.int64), np.asarray(fb).astype(np.int64)
-    j = p.slice_above(fb + height_u)
-    a, b = ka % p.cells, kb % p.cells
-    good = (p.ground_at(j, a) == fa) & (p.ground_at(j, b) == fb)
-    jj = np.minimum(j, len(p.top) - 1)
-    good &= corners_clear(p, ka, kb, np.maximum(fa, fb), jj)
-    return good, (jj * p.cells + b).astype(np.intp)
 
 
 def crowd_steps(p: PaddedSlices, table: np.ndarray, ka, kb, fa, height_u: int, step_u: int, dirs=None):
