@@ -8,9 +8,11 @@ are the stand hull's (retry on, as the queries do), spheres and hulls are plane 
 of radius 0.3 m, a convex hull of 16 random points within about 0.4 m).  The C figure includes the
 ctypes call and packing the answers into NumPy arrays (one call per batch).  Embree's figure is
 embreex's scene.run (one rtcIntersect1 per ray, single thread); its triangles are the level's faces
-(the CSG'd brush faces), fanned.  Every rate is queries per second of the process's CPU time (all
-its threads), best of a few runs: on a machine shared with other work, waiting for a core is not
-counted against any of them; the load average is printed beside the figures.
+(the CSG'd brush faces), fanned.  ray_c_call_only is the C batch call alone (segments packed and
+the answer array made beforehand): the C run-time's own rate, without the binding's packing.
+Every rate is queries per second of the process's CPU time (all its threads), best of a few runs
+after an untimed one: on a machine shared with other work, waiting for a core is not counted
+against any of them; the load average is printed beside the figures.
 
     nice python bench/runtime.py [--rays 200000] [SCENE ...]
 """
@@ -53,7 +55,9 @@ def triangles(level) -> np.ndarray:
 
 
 def best_of(fn, repeat=3) -> float:
-    """The least CPU time (of the whole process) of `repeat` runs."""
+    """The least CPU time (of the whole process) of `repeat` runs, after one untimed run (the
+    first call of a batch pays the memory allocator's page faults for its big arrays)."""
+    fn()
     best = float("inf")
     for _ in range(repeat):
         t = time.process_time()
@@ -92,6 +96,9 @@ def bench_scene(path: str, n: int) -> dict:
     t_c = best_of(lambda: c.trace(s, e, 0, retry=False))
     t_np = best_of(lambda: trace_hulls(level, s, e, hull=0, retry=False), repeat=1)
     rates["ray_c"], rates["ray_numpy_batch"] = n / t_c, n / t_np
+    seg, raw = np.ascontiguousarray(np.stack([s, e], axis=1)), np.empty(n, dtype=cruntime.HIT_DTYPE)
+    rates["ray_c_call_only"] = n / best_of(lambda: c._lib.bbk_trace_many(c._handle, 0, n, seg.ctypes.data, 0,
+                                                                        raw.ctypes.data))
     t_c = best_of(lambda: c.trace(s, e, 1, retry=True))
     t_np = best_of(lambda: trace_hulls(level, s, e, hull=1, retry=True), repeat=1)
     rates["box_c"], rates["box_numpy_batch"] = n / t_c, n / t_np

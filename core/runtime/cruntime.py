@@ -46,6 +46,8 @@ HIT_DTYPE = np.dtype([("fraction", "<f8"), ("point", "<f8", (3,)), ("normal", "<
 SHAPE_KINDS = {"Point": 0, "Sphere": 1, "Cylinder": 2, "Box": 3, "ConvexHull": 4}
 
 ERR_NO_HULL, ERR_NO_VIS = 23, 24  # brushbake.h's BBK_ERR_NO_HULL, BBK_ERR_NO_VIS
+#: batches up to this many segments reuse one packing buffer per level (48 bytes a segment)
+KEEP_SEGMENTS = 1 << 18
 
 #: brushbake.h's bbk_cull_stats, one record per camera; the modes' numbers (BBK_CULL_PVS ...)
 CULL_STATS_DTYPE = np.dtype([("leaves", "<u4"), ("faces", "<u4"), ("clusters", "<u4"), ("camera_leaf", "<i4"),
@@ -224,11 +226,13 @@ class CLevel:
                                                    out.ctypes.data), hull)
         return out
 
-    def _hits(self, raw: np.ndarray, impact: bool) -> Hits:
+    @staticmethod
+    def _hits(raw: np.ndarray, impact: bool) -> Hits:
+        """The answers as Hits: fraction, point, normal and impact are views of the C's records
+        (copying them, and faulting in the pages of the copies, cost more than the C's walk)."""
         plane = raw["plane"].astype(np.int64)
-        return Hits(raw["fraction"].copy(), raw["point"].copy(), raw["normal"].copy(), plane,
-                    raw["start_solid"] != 0, raw["hit"] != 0, raw["impact"].copy() if impact else None,
-                    raw["nodes_visited"].astype(np.int64) if impact else None)
+        return Hits(raw["fraction"], raw["point"], raw["normal"], plane, raw["start_solid"] != 0, raw["hit"] != 0,
+                    raw["impact"] if impact else None, raw["nodes_visited"].astype(np.int64) if impact else None)
 
     def trace(self, starts, ends, hull: int = 0, retry: bool = True) -> Hits:
         seg = self._segments(starts, ends)
@@ -334,8 +338,19 @@ class CLevel:
         return self._leaves
 
     def _segments(self, starts, ends) -> np.ndarray:
+        """(N, 2, 3) start, end rows for the C, in a buffer kept between calls (a level answers one
+        thread at a time, as its C scratch does)."""
         s, e = self._rows(starts, (3,)), self._rows(ends, (3,))
-        return np.ascontiguousarray(np.stack([s, e], axis=1))
+        if s.shape != e.shape:
+            raise ValueError(f"starts {s.shape} and ends {e.shape} differ in shape")
+        buf = getattr(self, "_segment_buffer", None)
+        if buf is None or len(buf) < len(s):
+            buf = np.empty((len(s), 2, 3))
+            if len(s) <= KEEP_SEGMENTS:
+                self._segment_buffer = buf
+        seg = buf[: len(s)]
+        seg[:, 0], seg[:, 1] = s, e
+        return seg
 
 
 def _hull(hull) -> int:
