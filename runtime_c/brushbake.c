@@ -1631,15 +1631,22 @@ int bbk_point_solid_many(const bbk_level *lv, uint32_t hull, size_t n, const dou
     return BBK_OK;
 }
 
+/* the error the single query gives on the first segment that fails (arguments, then the hull) */
+static int many_args(const bbk_level *lv, uint32_t hull, size_t n, const double *segments, const tree **t) {
+    int hull_err = hull_tree(lv, hull, t);
+    for (size_t i = 0; i < n; i++)
+        if (!finite3(segments + 6 * i) || !finite3(segments + 6 * i + 3)) return BBK_ERR_ARGUMENT;
+        else if (hull_err) return hull_err;
+    return BBK_OK;
+}
+
 int bbk_trace_many(const bbk_level *lv, uint32_t hull, size_t n, const double *segments, int retry, bbk_hit *out) {
     const tree *t = NULL;
     if (!lv || (n && (!segments || !out))) return BBK_ERR_ARGUMENT;
-    int hull_err = hull_tree(lv, hull, &t);
-    for (size_t i = 0; i < n; i++)  /* the error bbk_trace gives on the first segment that fails */
-        if (!finite3(segments + 6 * i) || !finite3(segments + 6 * i + 3)) return BBK_ERR_ARGUMENT;
-        else if (hull_err) return hull_err;
+    int err = many_args(lv, hull, n, segments, &t);
+    if (err) return err;
     for (size_t at = 0; at < n; at += CHUNK) {
-        int err = trace_chunk(lv, t, 1u << hull, n - at < CHUNK ? n - at : CHUNK, segments + 6 * at, retry, out + at);
+        err = trace_chunk(lv, t, 1u << hull, n - at < CHUNK ? n - at : CHUNK, segments + 6 * at, retry, out + at);
         if (err) return err;
     }
     return BBK_OK;
@@ -1647,12 +1654,22 @@ int bbk_trace_many(const bbk_level *lv, uint32_t hull, size_t n, const double *s
 
 int bbk_find_first_transition_many(const bbk_level *lv, uint32_t hull, size_t n, const double *segments,
                                    bbk_transition *out) {
+    const tree *t = NULL;
     if (!lv || (n && (!segments || !out))) return BBK_ERR_ARGUMENT;
-    for (size_t i = 0; i < n; i++) {
-        int err = bbk_find_first_transition(lv, hull, segments + 6 * i, segments + 6 * i + 3, out + i);
-        if (err) return err;
+    int err = many_args(lv, hull, n, segments, &t);
+    for (size_t at = 0; at < n && !err; at += CHUNK) {  /* the walks interleaved, as bbk_trace_many */
+        size_t m = n - at < CHUNK ? n - at : CHUNK;
+        seg *g = lv->chunk->g;
+        for (size_t i = 0; i < m; i++) {
+            const double *s = segments + 6 * (at + i), *e = s + 3;
+            seg x = {s[0], s[1], s[2], e[0] - s[0], e[1] - s[1], e[2] - s[2]};
+            g[i] = x;
+        }
+        fast_many(lv, t, 1u << hull, m, g, out + at, lv->chunk->st);
+        for (size_t i = 0; i < m && !err; i++)
+            err = finish_transition(lv, t, &g[i], 1u << hull, lv->chunk->st[i], out + at + i);
     }
-    return BBK_OK;
+    return err;
 }
 
 int bbk_shift_trace_many(const bbk_level *lv, const bbk_shape *shape, size_t n, const double *segments, bbk_hit *out) {
