@@ -1,6 +1,7 @@
 /* brushbake.h -- the brushbake level run-time in plain C99: load a compiled level (.bbk), find the
- * leaf of a point, trace rays and box hulls, sweep spheres, cylinders and boxes by plane shifting,
- * ask the potentially visible set, and cull a camera's view by the PVS, the frustum or portals.
+ * leaf of a point, trace rays and box hulls, sweep spheres, cylinders, boxes and convex hulls by
+ * plane shifting, ask the potentially visible set, and cull a camera's view by the PVS, the
+ * frustum or portals.
  *
  * Copy brushbake.h and brushbake.c into your engine; they need nothing beyond libc.  The file
  * format is docs/FORMAT.md; the answers are those of brushbake's Python run-time (core/runtime/),
