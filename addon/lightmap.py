@@ -4,10 +4,11 @@ through their lightmap UVs, and 'Bake with Cycles' into the same pages with a di
 - :func:`core_light` turns a point, spot, sun or area light object into a core Light in the same
   units (watts, W/m^2; Blender's radius and sun angle for soft shadows; an area light's shape,
   size and size_y times the object's scale, its spread, its local X), so the bake sees what
-  Cycles renders (core/model/light_units.py).  Power is Blender's Power x 2^Exposure x the
-  light's Diffuse factor, colour its Color x the blackbody colour when Temperature is on; an area
-  light with Normalize off keeps its radiance P / pi whatever its size (power x area here).
-  Emissive materials on brushes are read by addon/emission.py.
+  Cycles renders (core/model/light_units.py).  Power is Blender's Power x 2^Exposure, colour its
+  Color x the blackbody colour when Temperature is on; an area light with Normalize off keeps its
+  radiance P / pi whatever its size (power x area here).  The light's Diffuse factor is EEVEE's:
+  Cycles' bake ignores it (measured), and so does the reader.  Emissive materials on brushes are
+  read by addon/emission.py.
 - :func:`show_lightmap` builds one mesh of the level's lit faces ('brushbake lightmap' in the
   'brushbake lightmap' collection) with the UV map 'lightmap' and one material per page: the page
   image (float, linear) through the lightmap UVs into an Emission shader, so Material Preview and
@@ -49,8 +50,7 @@ def core_light(obj, warnings: list | None = None) -> Light | None:
     m = obj.matrix_world
     rot = m.to_3x3()
     direction = tuple(float(v) for v in (rot @ _vec((0.0, 0.0, -1.0))).normalized())
-    power = float(data.energy) * 2.0 ** float(getattr(data, "exposure", 0.0))
-    power *= float(getattr(data, "diffuse_factor", 1.0))
+    power = float(data.energy) * 2.0 ** float(getattr(data, "exposure", 0.0))  # (Diffuse factor: EEVEE's only)
     color = [float(c) for c in data.color]
     if getattr(data, "use_temperature", False):
         color = [c * float(t) for c, t in zip(color, data.temperature_color)]

@@ -28,8 +28,11 @@ kept if it lies on the light and carrying
     L (N R^3 / (3 h S)) cos_x cos_light / d^2,
 
 the factor's integral over the disk (N pi R^3 / (3 h)) split evenly, times what varies little
-over a narrow cone.  The light's PVS cluster is the one AREA_LIGHT_GAP in front of its centre; rays stop
-AREA_LIGHT_GAP short of the light.  Rays go through the same RayBatcher as the other lights.
+over a narrow cone.
+
+The light's PVS cluster is the one AREA_LIGHT_GAP in front of its centre (a light reaching across
+a portal lights only what that cluster sees); rays stop AREA_LIGHT_GAP short of the light.  Rays
+go through the same batches as the other lights' (lm_direct).
 """
 
 from __future__ import annotations

@@ -1274,13 +1274,14 @@ def scenario_area_units(args) -> dict:
              ("disk", "DISK", 1.0, 1.0, {}), ("ellipse", "ELLIPSE", 2.0, 0.5, {}),
              ("spread_90", "SQUARE", 1.0, 1.0, {"spread": math.radians(90)}),
              ("tuned", "RECTANGLE", 0.5, 0.4, {"exposure": 1.0, "normalize": False, "use_temperature": True,
-                                                "temperature": 3000.0, "scale": (2.0, 1.0, 1.0), "turn": 30})]
+                                                "temperature": 3000.0, "scale": (2.0, 1.0, 1.0), "turn": 30,
+                                                "diffuse_factor": 0.5})]
     for name, shape, sx, sy, extra in cases:
         if wanted is not None and name not in wanted:
             continue
         data = bpy.data.lights.new(name, "AREA")
         data.shape, data.size, data.size_y, data.energy, data.color = shape, sx, sy, 100.0, (1.0, 0.7, 0.4)
-        for key in ("spread", "exposure", "normalize", "use_temperature", "temperature"):
+        for key in ("spread", "exposure", "normalize", "use_temperature", "temperature", "diffuse_factor"):
             if key in extra:
                 setattr(data, key, extra[key])
         obj = bpy.data.objects.new(name, data)

@@ -77,7 +77,8 @@ def test_area_light_and_emission_units_are_cycles(tmp_path):
     """Cycles' direct bake of a plane 1 m under a 100 W area light, against the core's rule for
     the light as the add-on reads it (radiance colour x P / (pi A), one-sided): the median texel
     within 1%, 90% of texels within 5% (Cycles' noise at 32 samples).  'tuned': a rectangle with
-    Exposure 1, Normalize off, Temperature 3000 K, scaled x3 along X and turned 30 degrees; and a
+    Exposure 1, Normalize off, Temperature 3000 K, Diffuse factor 0.5 (which Cycles ignores, and so
+    does the reader), scaled x2 along X and turned 30 degrees; and a
     Principled BSDF emission of strength 1 is radiance 1.  (Slow: every shape and a 90-degree
     spread.)"""
     _units_ok(run_scenario(tmp_path, "area_units", 32, "square,tuned,emission_1", timeout=300))
