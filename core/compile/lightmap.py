@@ -34,6 +34,7 @@ from .lm_direct import direct_light, source_lights
 from .lm_patches import Patches, make_patches
 from .lm_radiosity import PatchWorld, radiosity
 from .lm_rays import ShadowRays
+from .lm_views import light_views
 
 #: times a sample point found inside solid is moved halfway to its face's centre again
 SOLID_RETRIES = 4
@@ -220,10 +221,16 @@ def bake_light(level, scene, progress=None, cancel=None, backend: str = "auto") 
     t1 = clock()
     both = np.concatenate([points, world.point])
     normals = np.concatenate([charts.face_normal[lux_face], world.normal])
+    views = None
+    if vis is not None:
+        seen = light_views(level, lights, _far(level), rays.backend)
+        if any(v is not None for v in seen):
+            views = (*level.point_tree().locate(both), seen)
+    stats["views_seconds"] = clock() - t1
     direct = direct_light(level, lights, both, normals, np.concatenate([clusters, world.cluster]), see_one,
                           s.light_samples, sky_brushes(scene), far=_far(level), progress=bar.first,
                           cancel=cancel, counters=stats, patches=(len(points), world.verts, world.count, world.area),
-                          rays=rays)
+                          rays=rays, views=views)
     direct_lux = direct[: len(points)].reshape(charts.num_luxels, len(offsets), 3).mean(axis=1)
     direct_patch = direct[len(points):]
     direct_patch[world.count == 0] = 0.0

@@ -158,7 +158,8 @@ class RayBatcher:
 
 def direct_light(level, lights: list[SourceLight], points: np.ndarray, normals: np.ndarray, clusters: np.ndarray,
                  see, samples: int = 8, sky=(), far: float = 1e4, progress=None, cancel=None,
-                 counters: dict | None = None, patches=None, rays: ShadowRays | None = None) -> np.ndarray:
+                 counters: dict | None = None, patches=None, rays: ShadowRays | None = None,
+                 views=None) -> np.ndarray:
     """(N, 3) direct light at the points (lifted sample points with their faces' normals).
     see(cluster, clusters) -> bool mask is the PVS test (None: every cluster sees every other).
     patches = (first, verts (P, K, 3), count (P,), area (P,)): points[first:] stand for these
@@ -167,18 +168,26 @@ def direct_light(level, lights: list[SourceLight], points: np.ndarray, normals: 
     within FORM_FACTOR_NEAR (d^2 / area) of the patch, with the shadow ray to the point: a patch
     20 cm under a lamp shoots its mean light, not its hot centre's.
     A light's candidates are the points of the clusters it sees, cluster by cluster; each point
-    still sums its lights in light order, so the order within a light changes no bit."""
+    still sums its lights in light order, so the order within a light changes no bit.
+    views = (point_leaf (N,), touched (N,), per light (L,) bool leaves or None): a light with
+    leaves (core/compile/lm_views.py) also skips the points in leaves it cannot reach -- rays that
+    would have been blocked -- except points within TOUCH_EPSILON of a plane on their way down the
+    tree (Tree.locate's `touched`: such a point may be reached from the leaf on the plane's other
+    side)."""
     out = np.zeros((len(points), 3))
     shadow = rays if rays is not None else ShadowRays(level, "numpy")
     batcher = RayBatcher(level, out, sky, counters, shadow)
     offsets = disk_offsets(samples)
     by_cluster = _ClusterRanges(clusters) if see is not None else None
 
-    def light_rays(light: SourceLight) -> list:
+    def light_rays(k: int) -> list:
+        light = lights[k]
         if by_cluster is not None and light.kind != "sun":
             candidates = by_cluster.points_of(see(light.cluster, by_cluster.clusters))
         else:
             candidates = np.arange(len(points))
+        if views is not None and views[2][k] is not None:
+            candidates = candidates[views[2][k][views[0][candidates]] | views[1][candidates]]
         if light.kind == "sun":
             return _sun(light, points, normals, candidates, offsets, far)
         if light.kind == "area":
@@ -187,7 +196,7 @@ def direct_light(level, lights: list[SourceLight], points: np.ndarray, normals: 
             return parts
         return _point(light, points, normals, candidates, offsets, patches)
 
-    for k, parts in enumerate(shadow.ordered(light_rays, lights)):  # each light's rays in light order
+    for k, parts in enumerate(shadow.ordered(light_rays, range(len(lights)))):  # each light's rays in light order
         check_cancel(cancel)
         for part in parts:
             batcher.add(*part)

@@ -4,6 +4,8 @@
   segments and on segments from surfaces to lights, with one thread and split between several;
 - the baked pages, byte for byte, with either backend, on the sample scenes that have lights and
   a map, with direct light, soft shadows, a sun, an area light and bounces;
+- the light views (core/compile/lm_views.py) skip only rays that would be blocked: the same
+  pages with and without on two samples and three maps, and fewer direct rays;
 - 'auto' is C where it builds and NumPy where it cannot (no compiler), and asking for 'c' there
   is a clear BackendUnavailableError; `bake --backend` on the command line.
 """
@@ -148,3 +150,21 @@ def test_cli_bake_backend(lib, tmp_path):
                           "--light", "--no-hulls", "-q", "--backend", "c"], capture_output=True, text=True, env=env)
     assert run.returncode != 0 and "C run-time is not available" in run.stderr and "Traceback" not in run.stderr
     assert not (tmp_path / "x.bbk").exists()
+
+
+@pytest.mark.parametrize("name", ["sample_scenes/two_rooms.json", "sample_scenes/garage.json",
+                                  "maps/ericw-tools/qbspfeatures.map", "maps/librequake/lq_e1m6.map",
+                                  "maps/id/e1m7.map"])
+def test_light_views_skip_only_blocked_rays(name, monkeypatch):
+    """core/compile/lm_views.py: the sample points outside the leaves the portal walk reaches from
+    a light get no shadow ray -- the same pages to the byte as without, with fewer direct rays."""
+    from brushbake.core.compile import lightmap
+
+    with_views = _bake(REPO / name, "numpy", bounces=1)
+    monkeypatch.setattr(lightmap, "light_views", lambda level, lights, far, backend: [None] * len(lights))
+    without = _bake(REPO / name, "numpy", bounces=1)
+    assert with_views.lm_pages.max() > 0
+    assert with_views.lm_pages.tobytes() == without.lm_pages.tobytes()
+    assert with_views.stats["light"]["direct_rays"] <= without.stats["light"]["direct_rays"]
+    if "e1m7" in name:
+        assert with_views.stats["light"]["direct_rays"] < 0.8 * without.stats["light"]["direct_rays"]
