@@ -281,7 +281,8 @@ class _Flow:
         """Flow from each source of the wave; the sources of one wave do not read each other's
         results (only those of earlier waves), so the wave splits into parts run side by side,
         and the rows are the same however it is split."""
-        parts = [p for p in np.array_split(sources, jobs) if len(p)]
+        parts = [p for p in (sources[k::jobs] for k in range(jobs)) if len(p)]  # dealt: sources
+        # come sorted by flood size, so dealing them evens out the parts' work
         results = runner.map(parts)
         for part, (vis, viscl, expanded, clipped) in zip(parts, results):  # after all have read
             self.seen[part] = vis
