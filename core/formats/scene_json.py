@@ -427,11 +427,7 @@ def _read_lights(r: "_Reader", data: Any, scene: Scene) -> None:
 def _read_light_kind(r: "_Reader", item: dict, where: str, light: Light) -> None:
     """The light's kind and Blender units (docs/SCENE_FORMAT.md, core/model/light_units.py)."""
     if "type" in item:
-        kind = r.string(item["type"], f"{where}.type")
-        if kind not in LIGHT_KINDS:
-            raise r.fail(f"{where}.type", f"is {kind!r}; it must be one of {', '.join(LIGHT_KINDS)}.",
-                         "Use point, spot, sun, area or surface.")
-        light.kind = kind
+        light.kind = _read_choice(r, item["type"], f"{where}.type", LIGHT_KINDS, "Use point, spot, sun, area or surface.")
     for key, low, high, unit in (("power", 0.0, 1e9, "watts, W/m^2 or emission strength"),
                                  ("spot_size", 0.0, 180.0, "degrees"), ("spot_blend", 0.0, 1.0, "0 to 1"),
                                  ("radius", 0.0, 1e4, "metres (sun: degrees)"), ("size", 1e-6, 1e4, "metres"),
@@ -455,14 +451,19 @@ def _read_light_kind(r: "_Reader", item: dict, where: str, light: Light) -> None
                      "Add \"texture\": the name of the emitting faces' texture.")
 
 
+def _read_choice(r: "_Reader", value, where: str, choices, hint: str) -> str:
+    """A string that must be one of `choices`."""
+    text = r.string(value, where)
+    if text not in choices:
+        raise r.fail(where, f"is {text!r}; it must be one of {', '.join(choices)}.", hint)
+    return text
+
+
 def _read_area_fields(r: "_Reader", item: dict, where: str, light: Light) -> None:
     """An area light's shape and its local X axis (across its direction)."""
     if "shape" in item:
-        shape = r.string(item["shape"], f"{where}.shape")
-        if shape not in AREA_SHAPES:
-            raise r.fail(f"{where}.shape", f"is {shape!r}; it must be one of {', '.join(AREA_SHAPES)}.",
-                         "Use square, rectangle, disk or ellipse (Blender's area light shapes).")
-        light.shape = shape
+        light.shape = _read_choice(r, item["shape"], f"{where}.shape", AREA_SHAPES,
+                                   "Use square, rectangle, disk or ellipse (Blender's area light shapes).")
     if "axis" in item:
         a = np.asarray(r.vec3(item["axis"], f"{where}.axis", coordinate=False), dtype=np.float64)
         d = np.asarray(light.direction, dtype=np.float64)

@@ -33,6 +33,7 @@ from brushbake.core.compile.camera_truth import pixel_truth, random_cameras
 from brushbake.core.errors import BrushbakeError
 from brushbake.core.runtime import cruntime
 from brushbake.core.runtime.cull import cull, cull_camera
+from test_cruntime import sanitized  # noqa: F401 -- the same ASan/UBSan build of the driver
 
 REPO = Path(__file__).resolve().parents[2]
 MODES = ("pvs", "frustum", "portal")
@@ -144,18 +145,6 @@ def test_levels_without_pvs_or_portals_say_so(lib, levels, sample_paths):
         cull(level, cams, "pvs", backend="fortran")
 
 
-@pytest.fixture(scope="module")
-def sanitized(tmp_path_factory):
-    if GCC is None:
-        pytest.skip("gcc is missing: the sanitizer build needs it")
-    out = tmp_path_factory.mktemp("asan_cull") / "bbk_driver"
-    run = subprocess.run([GCC, "-std=c99", "-Wall", "-Wextra", "-Werror", "-g", "-O1", "-ffp-contract=off",
-                          "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
-                          "tests/c/bbk_driver.c", "runtime_c/brushbake.c", "-lm", "-o", str(out)],
-                         cwd=REPO, capture_output=True, text=True)
-    if run.returncode != 0:
-        pytest.skip(f"gcc cannot build with -fsanitize=address,undefined here: {run.stderr.strip()[:200]}")
-    return out
 
 
 def test_sanitized_cull_matches(sanitized, tmp_path, levels, sample_paths, map_named):
