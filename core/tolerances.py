@@ -421,7 +421,8 @@ BOUNCE_THRESHOLD = 1e-3
 
 #: lightmap units. A patch's shot to one receiver below this casts no ray.  Far below
 #: LIGHT_CUTOFF: a receiver sums thousands of shooters' small shots over the bounces, and a cut
-#: near LIGHT_CUTOFF lost 3% of a closed room's light (the furnace test).
+#: near LIGHT_CUTOFF lost 3% of a closed room's light (the furnace test).  For a scene dimmer than
+#: white it is scaled down with the scene (core/compile/lm_radiosity.py bounce_cutoff).
 BOUNCE_CUTOFF = 0.01 / 255.0
 
 #: unitless (d^2 / A). A receiver nearer a shooting patch than this (squared distance over the

@@ -97,11 +97,12 @@ def point_polygon_form_factor(x: np.ndarray, n: np.ndarray, verts: np.ndarray, c
 
 
 def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, see, counters: dict,
-          cancel=None, rays: ShadowRays | None = None) -> tuple[np.ndarray, bool]:
+          cancel=None, rays: ShadowRays | None = None, cutoff: float = BOUNCE_CUTOFF) -> tuple[np.ndarray, bool]:
     """One round: every shooter sends its unshot radiance to the patches its cluster sees.
     Shooters go cluster by cluster (the cluster of the brightest first); each cluster's shooters
     meet the live patches of the clusters it sees in (shooters x receivers) blocks.
-    `rays` traces the visibility rays (None: the NumPy walk).  Returns (received (P, 3), cancelled)."""
+    `rays` traces the visibility rays (None: the NumPy walk); shots under `cutoff` cast no ray.
+    Returns (received (P, 3), cancelled)."""
     received = np.zeros((len(world.area), 3))
     tree = rays if rays is not None else ShadowRays(level, "numpy")
     strength = unshot.max(axis=1)
@@ -109,7 +110,7 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
     pending_size = 0
 
     def block_rays(block):
-        si, ri, f = _pairs(world, block[0], block[1], strength[block[0]])
+        si, ri, f = _pairs(world, block[0], block[1], strength[block[0]], cutoff)
         return ri, world.point[ri], world.point[si], f[:, None] * unshot[si]
 
     for ri, start, end, value in tree.ordered(block_rays, _blocks(world, shooters, see)):  # in block order
@@ -164,12 +165,12 @@ def _outer_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray,
-           strength: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarray,
+           cutoff: float = BOUNCE_CUTOFF) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The (shooter, receiver) pairs of a block worth a ray, and their form factors.  The receiver
     lies in front of the shooter's plane, the shooter is not wholly behind the receiver's (its
     centroid within its own size of the front), and the form factor times the shooter's brightest
-    unshot channel is at least BOUNCE_CUTOFF.  Beyond FORM_FACTOR_NEAR the form factor is the
+    unshot channel is at least `cutoff`.  Beyond FORM_FACTOR_NEAR the form factor is the
     point one, cos_s cos_r A / (pi d^2), computed here for the whole block as (shooters x
     receivers) products; nearer pairs get the exact polygon form factor (point_polygon_form_factor)."""
     ns, cs, a = world.normal[si], world.centroid[si], world.area[si]
@@ -190,7 +191,7 @@ def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray,
     f *= (a / math.pi)[:, None]
     f /= d2
     f /= d2
-    ok = f * strength[:, None] >= BOUNCE_CUTOFF
+    ok = f * strength[:, None] >= cutoff
     ok &= ~near
     near &= front > 0
     near &= above > -np.sqrt(a)[:, None]
@@ -204,7 +205,7 @@ def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray,
         value[close] = point_polygon_form_factor(world.point[r_c], world.normal[r_c], world.verts[s_c],
                                                  world.count[s_c])
         worth = np.ones(len(sj), dtype=bool)
-        worth[close] = value[close] * strength[sj[close]] >= BOUNCE_CUTOFF
+        worth[close] = value[close] * strength[sj[close]] >= cutoff
         sj, rj, value = sj[worth], rj[worth], value[worth]
     return si[sj], ri[rj], value
 
@@ -244,7 +245,8 @@ def radiosity(world: PatchWorld, level, emission: np.ndarray, direct: np.ndarray
     result = RadiosityResult(np.zeros_like(direct))
     total = 1 + bounces
     if emission.max(initial=0.0) > 0:
-        got, _, stop = _round(world, level, emission, see, counters, cancel, result, 0, clock, 1.0, rays)
+        got, _, stop = _round(world, level, emission, see, counters, cancel, result, 0, clock, 1.0, rays,
+                              bounce_cutoff(emission + direct))
         result.received += got
         if stop:
             return result
@@ -259,7 +261,8 @@ def radiosity(world: PatchWorld, level, emission: np.ndarray, direct: np.ndarray
         power = unshot_power(world, unshot)
         if power <= 0 or power < threshold * first_power:
             break
-        got, kept, stop = _round(world, level, unshot, see, counters, cancel, result, b, clock, shoot_fraction, rays)
+        got, kept, stop = _round(world, level, unshot, see, counters, cancel, result, b, clock, shoot_fraction, rays,
+                                 bounce_cutoff(emission + direct + result.received))
         result.received += got
         if stop:
             break
@@ -270,8 +273,24 @@ def radiosity(world: PatchWorld, level, emission: np.ndarray, direct: np.ndarray
     return result
 
 
+def bounce_cutoff(lit: np.ndarray) -> float:
+    """BOUNCE_CUTOFF for a scene as bright as a painted texture or brighter (`lit`, (P, 3): the
+    light the patches have so far); for a dimmer one, BOUNCE_CUTOFF times the power of two at or
+    below its brightness (the 99th percentile over the patches of the brightest channel: it only
+    grows from round to round, so a bright scene keeps BOUNCE_CUTOFF throughout).  The cutoff is
+    a fraction of white: a scene lit at a fiftieth of white would lose much of its bounce light to
+    it, and its pages are brightened later by the engine's exposure anyway."""
+    v = np.sort(lit.max(axis=1))
+    brightness = float(v[int(0.99 * (len(v) - 1))]) if len(v) else 0.0
+    if brightness <= 0.0:
+        return BOUNCE_CUTOFF
+    if brightness >= 1.0:
+        return BOUNCE_CUTOFF
+    return BOUNCE_CUTOFF * math.ldexp(1.0, math.frexp(brightness)[1] - 1)
+
+
 def _round(world, level, unshot, see, counters, cancel, result: RadiosityResult, number: int, clock,
-           fraction: float, rays=None):
+           fraction: float, rays=None, cutoff: float = BOUNCE_CUTOFF):
     """One round of shooting, recorded in result.rounds: (received, unshot kept back, cancelled)."""
     t0 = clock() if clock else 0.0
     power = world.area * unshot.max(axis=1)
@@ -283,7 +302,7 @@ def _round(world, level, unshot, see, counters, cancel, result: RadiosityResult,
     kept = unshot.copy()
     kept[shooters] = 0.0
     before = dict(counters)
-    got, stop = shoot(world, level, shooters, unshot, see, counters, cancel, rays)
+    got, stop = shoot(world, level, shooters, unshot, see, counters, cancel, rays, cutoff)
     result.rounds.append({"round": number, "shooters": int(len(shooters)),
                           "pairs": counters.get("pairs", 0) - before.get("pairs", 0),
                           "rays": counters.get("rays", 0) - before.get("rays", 0),

@@ -340,3 +340,24 @@ def test_compare_counts_whole_luxels_and_is_zero_for_equal_pages():
     assert relative_rmse(level, level.lm_pages, level.lm_pages) == 0.0
     # 10% too bright everywhere: 10% per lit luxel, less where the floor (dark sides) takes over
     assert 0.05 < relative_rmse(level, 1.1 * level.lm_pages, level.lm_pages) <= 0.1 + 1e-6
+
+
+def test_a_dim_scene_keeps_its_bounce_light():
+    """BOUNCE_CUTOFF is a fraction of white: a furnace glowing at 1/64 of white would lose much of
+    its bounce light to it (13.7% short with the absolute cutoff).  The cutoff follows the scene's
+    brightness by a power of two (lm_radiosity.bounce_cutoff), so the dim furnace converges to
+    E / (1 - rho) as the bright one does, and is the bright one divided by 64 within 1%."""
+    rho = 0.5
+    bright = furnace(rho, bounces=30, light_threshold=0.0, patch=2)
+    walls = room("box", [0, 0, 0], [4, 3, 2.5])
+    glow = Light("glow", (2, 1.5, 1.2), kind="surface", texture="glow", power=1.0 / 64.0)
+    for b in walls:
+        b.textures = ["glow"] * len(b.normals)
+    dim = bake(Scene("furnace", brushes=walls, lights=[glow]), vis="fast", reflectance=rho, bounces=30,
+               light_threshold=0.0, patch=2)
+    lit = bright.lm_pages > 0
+    assert np.abs(dim.lm_pages[lit] * 64.0 / bright.lm_pages[lit] - 1).max() < 0.01
+    charts = charts_of(dim)
+    page, y, x = charts.luxel_texels()
+    v = dim.lm_pages[page, y, x]
+    assert np.abs(v / ((1.0 / 64.0) / (1 - rho)) - 1).max() < 0.02
