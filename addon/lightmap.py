@@ -30,6 +30,7 @@ import numpy as np
 
 from ..core.model.light_units import area_light_area
 from ..core.model.scene import Light
+from .preview import preview_collection
 
 COLLECTION = "brushbake lightmap"
 OBJECT = "brushbake lightmap"
@@ -149,15 +150,6 @@ def lit_mesh(level, name: str):
     return mesh
 
 
-def _collection(scene):
-    coll = bpy.data.collections.get(COLLECTION)
-    if coll is None:
-        coll = bpy.data.collections.new(COLLECTION)
-    if coll.name not in scene.collection.children:
-        scene.collection.children.link(coll)
-    return coll
-
-
 def _material(name: str, image, emission: bool, reflectance: float = 0.5, glow=None):
     mat = bpy.data.materials.get(name) or bpy.data.materials.new(name)
     mat.use_nodes = True
@@ -196,7 +188,7 @@ def _replace_object(scene, name: str, mesh):
     if old is not None:
         bpy.data.objects.remove(old, do_unlink=True)
     obj = bpy.data.objects.new(name, mesh)
-    _collection(scene).objects.link(obj)
+    preview_collection(scene, COLLECTION).objects.link(obj)
     return obj
 
 

@@ -16,11 +16,11 @@ MATERIAL = "brushbake preview"
 COLOR_ATTRIBUTE = "brushbake_color"
 
 
-def preview_collection(scene):
-    """The scene's 'brushbake preview' collection, created and linked when missing."""
-    coll = bpy.data.collections.get(COLLECTION)
+def preview_collection(scene, name: str = COLLECTION):
+    """The scene's collection `name` ('brushbake preview' by default), created and linked when missing."""
+    coll = bpy.data.collections.get(name)
     if coll is None:
-        coll = bpy.data.collections.new(COLLECTION)
+        coll = bpy.data.collections.new(name)
     if coll.name not in scene.collection.children:
         scene.collection.children.link(coll)
     return coll

@@ -318,6 +318,26 @@ def sanitized(tmp_path_factory):
 SANITIZER_ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0", UBSAN_OPTIONS="halt_on_error=1")
 
 
+class DriverOutput:
+    """The sanitized driver run on `level.bbk` and an input file in `folder`: its records read in
+    order by take(dtype, count); `done` when every byte was read."""
+
+    def __init__(self, sanitized, folder, command: str, input_name: str, timeout: int):
+        run = subprocess.run([str(sanitized), command, "level.bbk", input_name, "out.bin"], cwd=folder,
+                             capture_output=True, text=True, env=SANITIZER_ENV, timeout=timeout)
+        assert run.returncode == 0, run.stderr[-2000:]
+        self.raw, self.at = (folder / "out.bin").read_bytes(), 0
+
+    def take(self, dtype, count):
+        arr = np.frombuffer(self.raw, dtype=dtype, count=count, offset=self.at)
+        self.at += arr.nbytes
+        return arr
+
+    @property
+    def done(self) -> bool:
+        return self.at == len(self.raw)
+
+
 def test_sanitized_queries_match(sanitized, tmp_path, sample_paths, map_named):
     """The ASan/UBSan build answers the same queries as NumPy (raw records out of the driver)."""
     from brushbake.core.runtime.pvs import visibility
@@ -331,16 +351,8 @@ def test_sanitized_queries_match(sanitized, tmp_path, sample_paths, map_named):
         s, e = queries(level, 1500, 5)
         (tmp_path / "level.bbk").write_bytes(level_to_bytes(level))
         np.ascontiguousarray(np.stack([s, e], axis=1)).tofile(tmp_path / "seg.bin")
-        run = subprocess.run([str(sanitized), "queries", "level.bbk", "seg.bin", "out.bin"], cwd=tmp_path,
-                             capture_output=True, text=True, env=SANITIZER_ENV, timeout=300)
-        assert run.returncode == 0, run.stderr[-2000:]
-        raw, n, at = (tmp_path / "out.bin").read_bytes(), len(s), 0
-
-        def take(dtype, count):
-            nonlocal at
-            arr = np.frombuffer(raw, dtype=dtype, count=count, offset=at)
-            at += arr.nbytes
-            return arr
+        out, n = DriverOutput(sanitized, tmp_path, "queries", "seg.bin", 300), len(s)
+        take = out.take
 
         for hull in range(len(level.hull_names)):
             hits = take(cruntime.HIT_DTYPE, n)
@@ -355,7 +367,7 @@ def test_sanitized_queries_match(sanitized, tmp_path, sample_paths, map_named):
             assert np.array_equal(hits["fraction"], want.fraction) and np.array_equal(hits["impact"], want.impact)
         if level.has_vis:
             assert np.array_equal(take(np.uint8, n), visibility(level).can_see_points(np.stack([s, e], 1)))
-        assert at == len(raw)
+        assert out.done
 
 
 def run_fuzz(driver, tmp_path, seeds) -> tuple[int, int]:

@@ -20,7 +20,6 @@ test_cruntime.py test_fuzz_loader_under_sanitizers, bench/fuzz_cruntime.py)."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import shutil
 import subprocess
 import sys
@@ -33,7 +32,7 @@ from brushbake.core.compile.camera_truth import pixel_truth, random_cameras
 from brushbake.core.errors import BrushbakeError
 from brushbake.core.runtime import cruntime
 from brushbake.core.runtime.cull import cull, cull_camera
-from test_cruntime import sanitized  # noqa: F401 -- the same ASan/UBSan build of the driver
+from test_cruntime import DriverOutput, sanitized  # noqa: F401 -- the same ASan/UBSan build of the driver
 
 REPO = Path(__file__).resolve().parents[2]
 MODES = ("pvs", "frustum", "portal")
@@ -151,22 +150,13 @@ def test_sanitized_cull_matches(sanitized, tmp_path, levels, sample_paths, map_n
     """The ASan/UBSan build: drawn leaves, stats, back-to-front leaves and faces as NumPy's."""
     from brushbake.exporters.native import level_to_bytes
 
-    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0", UBSAN_OPTIONS="halt_on_error=1")
     for path in (sample_paths[-1], map_named("e1m7.map")):
         level = baked(levels, path)
         cams = np.concatenate([random_cameras(level, 60, seed=26), edge_cameras(level, 26)[:10]])
         (tmp_path / "level.bbk").write_bytes(level_to_bytes(level))
         np.ascontiguousarray(cams).tofile(tmp_path / "cams.bin")
-        run = subprocess.run([str(sanitized), "cull", "level.bbk", "cams.bin", "out.bin"], cwd=tmp_path,
-                             capture_output=True, text=True, env=env, timeout=600)
-        assert run.returncode == 0, run.stderr[-2000:]
-        raw, n, at = (tmp_path / "out.bin").read_bytes(), len(cams), 0
-
-        def take(dtype, count):
-            nonlocal at
-            arr = np.frombuffer(raw, dtype=dtype, count=count, offset=at)
-            at += arr.nbytes
-            return arr
+        out, n = DriverOutput(sanitized, tmp_path, "cull", "cams.bin", 600), len(cams)
+        take = out.take
 
         for mode in MODES:
             want = cull(level, cams, mode)
@@ -181,7 +171,7 @@ def test_sanitized_cull_matches(sanitized, tmp_path, levels, sample_paths, map_n
                 faces = take(np.uint32, int(take(np.uint32, 1)[0]))
                 assert np.array_equal(leaves, want.leaves(i, back_to_front=True)), (path.name, mode, i)
                 assert np.array_equal(faces, want.faces(i, back_to_front=True)), (path.name, mode, i)
-        assert at == len(raw)
+        assert out.done
 
 
 def test_cli_cameras_backend_c_equals_numpy(lib, tmp_path, levels, sample_paths):
