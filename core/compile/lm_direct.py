@@ -250,7 +250,8 @@ def _point(light: SourceLight, points, normals, candidates, offsets, patches=Non
         p = candidates[sel] - first
         near = (area[p] > 0) & (d2[sel] < FORM_FACTOR_NEAR * area[p])
         sel, p = sel[near], p[near]
-        factor[sel] = solid_angle(light.position, verts[p], count[p]) / area[p]
+        width = max(int(count[p].max(initial=0)), 3)  # the padding past the longest polygon is not read
+        factor[sel] = solid_angle(light.position, verts[p, :width], count[p]) / area[p]
     if light.kind == "spot":
         factor = factor * spot_factor(light, -w)
     # the brightest channel of factor * rgb is factor * max(rgb) (factor >= 0 where cos_r > 0)

@@ -28,6 +28,7 @@ Sums are np.add.at in pair order.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -70,13 +71,47 @@ class RadiosityResult:
 def point_polygon_form_factor(x: np.ndarray, n: np.ndarray, verts: np.ndarray, count: np.ndarray) -> np.ndarray:
     """(M,) form factor from points x with unit normals n to convex polygons (Lambert's formula:
     F = |sum_k gamma_k n . (r_k x r_k+1) / |r_k x r_k+1|| / (2 pi)), the polygons clipped to the
-    points' front half-spaces first.  Exact for an unoccluded differential receiver."""
+    points' front half-spaces first.  Exact for an unoccluded differential receiver.  Every edge
+    of every polygon at once ((M, K) arrays, K cut to the longest polygon given), the edges' terms
+    then summed in order k = 0, 1, ..."""
+    kk = min(verts.shape[1], int(count.max(initial=0)))
+    verts = verts[:, :kk]
+    rel = verts - x[:, None, :]
+    dist = dot(rel, n[:, None, :])
+    dist = np.where(np.arange(kk)[None, :] < count[:, None], dist, 0.0)
+    cnt = np.where(count >= 3, count, 0)
+    straddle = np.flatnonzero((dist < 0).any(axis=1))  # only these need clipping (the rest: as they are)
+    if len(straddle):
+        rel = np.concatenate([rel, np.zeros((len(rel), 1, 3))], axis=1)
+        rel[straddle], cnt[straddle] = clip_batch(rel[straddle, :kk], count[straddle], dist[straddle])
+    total = np.zeros(len(x))
+    width = int(cnt.max(initial=0))  # edges of the longest polygon left
+    if width == 0:
+        return total
+    k = np.arange(width)[None, :]
+    live = k < cnt[:, None]
+    nxt = np.where(k + 1 < cnt[:, None], k + 1, 0)
+    a = rel[:, :width]
+    b = np.take_along_axis(rel, nxt[..., None], axis=1)
+    c = cross3(a, b)
+    cn = np.sqrt(dot(c, c))
+    ok = live & (cn > 0)
+    gamma = arctan2_upper(cn, dot(a, b))
+    term = np.where(ok, gamma * dot(n[:, None, :], c) / np.where(ok, cn, 1.0), 0.0)
+    for j in range(width):
+        total = total + term[:, j]
+    return np.abs(total) / (2.0 * math.pi)
+
+
+def _point_polygon_form_factor_loop(x: np.ndarray, n: np.ndarray, verts: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """point_polygon_form_factor edge by edge (the form before it was vectorised): the reference
+    its bits are tested against."""
     rel = verts - x[:, None, :]
     dist = dot(rel, n[:, None, :])
     kk = verts.shape[1]
     dist = np.where(np.arange(kk)[None, :] < count[:, None], dist, 0.0)
     cnt = np.where(count >= 3, count, 0)
-    straddle = np.flatnonzero((dist < 0).any(axis=1))  # only these need clipping (the rest: as they are)
+    straddle = np.flatnonzero((dist < 0).any(axis=1))
     if len(straddle):
         rel = np.concatenate([rel, np.zeros((len(rel), 1, 3))], axis=1)
         rel[straddle], cnt[straddle] = clip_batch(rel[straddle, :kk], count[straddle], dist[straddle])
@@ -111,14 +146,15 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
 
     def block_rays(block):
         si, ri, f = _pairs(world, block[0], block[1], strength[block[0]], cutoff)
-        return ri, world.point[ri], world.point[si], f[:, None] * unshot[si]
+        seg = world.point[np.stack([ri, si], axis=1)]  # (n, 2, 3): receiver -> shooter
+        return ri, seg, f[:, None] * unshot[si]
 
-    for ri, start, end, value in tree.ordered(block_rays, _blocks(world, shooters, see)):  # in block order
+    for ri, seg, value in tree.ordered(block_rays, _blocks(world, shooters, see)):  # in block order
         if cancel is not None and cancel():
             _trace(tree, pending, received, counters)
             return received, True
         counters["pairs"] = counters.get("pairs", 0) + len(ri)
-        pending.append((ri, start, end, value))
+        pending.append((ri, seg, value))
         pending_size += len(ri)
         if pending_size >= RAY_BATCH:
             _trace(tree, pending, received, counters)
@@ -172,20 +208,100 @@ def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarr
     centroid within its own size of the front), and the form factor times the shooter's brightest
     unshot channel is at least `cutoff`.  Beyond FORM_FACTOR_NEAR the form factor is the
     point one, cos_s cos_r A / (pi d^2), computed here for the whole block as (shooters x
-    receivers) products; nearer pairs get the exact polygon form factor (point_polygon_form_factor)."""
+    receivers) products; nearer pairs get the exact polygon form factor (point_polygon_form_factor).
+
+    Hot NumPy loop: every (S, R) array lives in this thread's scratch (_Scratch: four float64 and
+    three bool buffers of PAIR_CHUNK, reused block after block instead of faulting in fresh pages),
+    each product written in place; a shooter meeting itself is dropped after the selection.  Each
+    element goes through the same operations in the same order as _pairs_dense (the reference,
+    tests/core/test_lightmap.py compares them to the bit)."""
+    if not cutoff > 0:  # pairs of zero form factor would pass: the reference keeps them
+        return _pairs_dense(world, si, ri, strength, cutoff)
+    ns, cs, a = world.normal[si], world.centroid[si], world.area[si]
+    nr, pr = world.normal[ri], world.point[ri]
+    front, above, d2, tmp, near, facing, ok = _SCRATCH.take(len(si), len(ri))
+    _outer_dot_into(ns, pr, front, tmp)
+    front -= dot(ns, cs)[:, None]  # n_s . (p_r - c_s) = cos_s d
+    _outer_dot_into(cs, nr, above, tmp)
+    above -= dot(nr, pr)[None, :]  # n_r . (c_s - p_r) = cos_r d
+    _outer_dot_into(cs, pr, d2, tmp)
+    d2 *= -2.0
+    d2 += dot(cs, cs)[:, None]
+    d2 += dot(pr, pr)[None, :]
+    np.maximum(d2, 1e-12, out=d2)
+    np.less(d2, FORM_FACTOR_NEAR * a[:, None], out=near)
+    np.greater(front, 0.0, out=facing)
+    np.greater(above, -np.sqrt(a)[:, None], out=ok)
+    facing &= ok
+    near &= facing  # near pairs facing each other: the exact form factor
+    # point form factor cos_s cos_r A / (pi d^2) = front * above * A / (pi d2^2), where both > 0
+    np.maximum(above, 0.0, out=above)
+    f = np.maximum(front, 0.0, out=tmp)
+    f *= above
+    f *= (a / math.pi)[:, None]
+    f /= d2
+    f /= d2
+    np.multiply(f, strength[:, None], out=front)
+    np.greater_equal(front, cutoff, out=ok)
+    ok |= near  # (far enough and bright enough) or near: (ok & ~near) | near
+    flat = np.flatnonzero(ok)
+    sj, rj = np.divmod(flat, len(ri))
+    value = f.ravel().take(flat)
+    close_mask = near.ravel().take(flat)
+    other = si[sj] != ri[rj]
+    if not other.all():
+        sj, rj, value, close_mask = sj[other], rj[other], value[other], close_mask[other]
+    close = np.flatnonzero(close_mask)
+    if len(close):
+        s_c, r_c = si[sj[close]], ri[rj[close]]
+        width = int(world.count[s_c].max())  # the polygons' padding past the longest is not read
+        value[close] = point_polygon_form_factor(world.point[r_c], world.normal[r_c], world.verts[s_c, :width],
+                                                 world.count[s_c])
+        worth = np.ones(len(sj), dtype=bool)
+        worth[close] = value[close] * strength[sj[close]] >= cutoff
+        sj, rj, value = sj[worth], rj[worth], value[worth]
+    return si[sj], ri[rj], value
+
+
+def _outer_dot_into(a: np.ndarray, b: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> None:
+    """_outer_dot into `out` (scratch `tmp`): the same sums in the same order."""
+    np.multiply(a[:, 0, None], b[None, :, 0], out=out)
+    for k in (1, 2):
+        np.multiply(a[:, k, None], b[None, :, k], out=tmp)
+        out += tmp
+
+
+class _Scratch(threading.local):
+    """Per thread: the (S, R) buffers of _pairs, grown to the largest block seen."""
+
+    def take(self, rows: int, cols: int) -> tuple:
+        n = rows * cols
+        if getattr(self, "size", 0) < n:
+            self.size = n
+            self.floats = [np.empty(n) for _ in range(4)]
+            self.bools = [np.empty(n, dtype=bool) for _ in range(3)]
+        return tuple(b[:n].reshape(rows, cols) for b in self.floats + self.bools)
+
+
+_SCRATCH = _Scratch()
+
+
+def _pairs_dense(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarray,
+                 cutoff: float = BOUNCE_CUTOFF) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """_pairs with every test over the whole (shooters x receivers) block: the reference the
+    gathered form is tested against (the same pairs, form factors to the bit)."""
     ns, cs, a = world.normal[si], world.centroid[si], world.area[si]
     nr, pr = world.normal[ri], world.point[ri]
     front = _outer_dot(ns, pr)
-    front -= dot(ns, cs)[:, None]  # n_s . (p_r - c_s) = cos_s d
+    front -= dot(ns, cs)[:, None]
     above = _outer_dot(cs, nr)
-    above -= dot(nr, pr)[None, :]  # n_r . (c_s - p_r) = cos_r d
+    above -= dot(nr, pr)[None, :]
     d2 = _outer_dot(cs, pr)
     d2 *= -2.0
     d2 += dot(cs, cs)[:, None]
     d2 += dot(pr, pr)[None, :]
     np.maximum(d2, 1e-12, out=d2)
     near = d2 < FORM_FACTOR_NEAR * a[:, None]
-    # point form factor cos_s cos_r A / (pi d^2) = front * above * A / (pi d2^2), where both > 0
     f = np.maximum(front, 0.0)
     f *= np.maximum(above, 0.0)
     f *= (a / math.pi)[:, None]
@@ -216,11 +332,10 @@ def _trace(tree: ShadowRays, pending: list, received: np.ndarray, counters: dict
     ri = np.concatenate([q[0] for q in pending])
     if not len(ri):
         return
-    start = np.concatenate([q[1] for q in pending])
-    end = np.concatenate([q[2] for q in pending])
-    value = np.concatenate([q[3] for q in pending])
+    seg = np.concatenate([q[1] for q in pending])
+    value = np.concatenate([q[2] for q in pending])
     for k in range(0, len(ri), RAY_BATCH):
-        kind, _ = tree.transitions(start[k : k + RAY_BATCH], end[k : k + RAY_BATCH])
+        kind, _ = tree.segments(seg[k : k + RAY_BATCH])
         clear = kind == RAY_E
         np.add.at(received, ri[k : k + RAY_BATCH][clear], value[k : k + RAY_BATCH][clear])
     counters["rays"] = counters.get("rays", 0) + len(ri)

@@ -87,6 +87,13 @@ class ShadowRays:
             return kind, t
         seg = np.empty((len(starts), 2, 3))
         seg[:, 0], seg[:, 1] = starts, ends
+        return self.segments(seg)
+
+    def segments(self, seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """transitions() of (N, 2, 3) float64 C-contiguous segments (start, end), packed already."""
+        if self.backend == "numpy":
+            kind, t, _ = find_first_transitions(self._tree, seg[:, 0], seg[:, 1])
+            return kind, t
         n = len(seg)
         parts = 1 if n < MIN_THREAD_RAYS else min(self.threads, n // (MIN_THREAD_RAYS // 2))
         if parts <= 1:

@@ -1,0 +1,115 @@
+"""The bounce's pair selection and form factors in their fast forms, against the plain forms they
+replaced, to the bit (core/compile/lm_radiosity.py, lm_direct.py, lm_rays.py):
+
+- _pairs (scratch buffers, the self pair dropped after the selection) gives the same pairs in the
+  same order and the same form factors as _pairs_dense (every test over the whole block), on the
+  blocks of two sample scenes (one with its PVS), at several cutoffs and chunk sizes;
+- point_polygon_form_factor (every edge at once, padding cut to the longest polygon) equals the
+  edge-by-edge loop on random polygons, straddling receivers' planes or not;
+- solid_angle reads nothing past the longest polygon (cut padding, same bits);
+- ShadowRays.segments answers as transitions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from brushbake.core.compile import lm_radiosity
+from brushbake.core.compile.lightmap import patch_world
+from brushbake.core.compile.lm_charts import edge_lines, lit_faces, make_charts
+from brushbake.core.compile.lm_direct import solid_angle
+from brushbake.core.compile.lm_patches import make_patches
+from brushbake.core.compile.lm_radiosity import (_blocks, _pairs, _pairs_dense, _point_polygon_form_factor_loop,
+                                                 point_polygon_form_factor)
+from brushbake.core.compile.lm_rays import ShadowRays
+from brushbake.core.compile.pipeline import compile_scene, visibility_stage
+from brushbake.core.formats.loaders import load_scene
+from brushbake.core.runtime.pvs import has_vis, visibility
+from brushbake.core.tolerances import BOUNCE_CUTOFF
+
+REPO = Path(__file__).resolve().parents[2]
+RNG = np.random.default_rng(47)
+
+
+def _world(name: str, vis: str):
+    scene = load_scene(REPO / name)
+    scene.hulls = []
+    scene.settings.bevels, scene.settings.vis, scene.settings.allow_leak = False, vis, True
+    level = compile_scene(scene)
+    if vis != "none":
+        visibility_stage(scene, level)
+    charts = make_charts(level, 0.5, lit=lit_faces(level))
+    patches = make_patches(level, charts, 4)
+    world = patch_world(level, charts, patches, edge_lines(level, charts), 0.5)
+    see = visibility(level).see_matrix if has_vis(level) else None
+    return world, see
+
+
+@pytest.mark.parametrize("name, vis", [("sample_scenes/two_rooms.json", "fast"), ("sample_scenes/garage.json", "none")])
+def test_pairs_equal_the_dense_reference_to_the_bit(monkeypatch, name, vis):
+    world, see = _world(name, vis)
+    live = np.flatnonzero(world.count > 0)
+    strength = np.zeros(len(world.area))
+    strength[live] = RNG.random(len(live)) ** 4  # bright and dim shooters, some far under the cutoff
+    shooters = live[np.argsort(-strength[live], kind="stable")]
+    shooters = np.concatenate([shooters[:150], shooters[len(shooters) // 2 :][:150]])  # bright and dim ones
+    for chunk, cutoff in ((1 << 20, BOUNCE_CUTOFF), (3000, BOUNCE_CUTOFF), (5000, 1e-3), (4096, 1e-9), (2000, 0.0)):
+        monkeypatch.setattr(lm_radiosity, "PAIR_CHUNK", chunk)
+        pairs = near = 0
+        for si, ri in _blocks(world, shooters, see):
+            got = _pairs(world, si, ri, strength[si], cutoff)
+            want = _pairs_dense(world, si, ri, strength[si], cutoff)
+            for g, w in zip(got, want):
+                assert g.dtype == w.dtype and g.tobytes() == w.tobytes()
+            pairs += len(got[0])
+            d2 = ((world.centroid[got[0]] - world.point[got[1]]) ** 2).sum(axis=1)
+            near += int((d2 < 16.0 * world.area[got[0]]).sum())
+        assert pairs > 1000 and near > 10, (pairs, near)  # far pairs and exact form factors both checked
+
+
+def _random_polygons(m: int, k: int):
+    """Convex polygons (regular-ish, padded to k) around the origin, and receivers above, beside
+    and across their planes (straddling)."""
+    count = RNG.integers(3, 9, m)
+    verts = np.zeros((m, k, 3))
+    for i in range(m):
+        a = np.sort(RNG.random(count[i])) * 2 * np.pi
+        r = 0.2 + RNG.random(count[i]) * 0.05
+        poly = np.stack([r * np.cos(a), r * np.sin(a), np.zeros(count[i])], axis=1)
+        q, _ = np.linalg.qr(RNG.normal(size=(3, 3)))
+        verts[i, : count[i]] = poly @ q.T + RNG.normal(size=3)
+    x = verts[np.arange(m), 0] + RNG.normal(size=(m, 3)) * RNG.choice([0.01, 0.3, 2.0], (m, 1))
+    n = RNG.normal(size=(m, 3))
+    n /= np.sqrt((n * n).sum(axis=1))[:, None]
+    return x, n, verts, count
+
+
+def test_point_polygon_form_factor_equals_the_edge_loop_to_the_bit():
+    x, n, verts, count = _random_polygons(3000, 16)
+    want = _point_polygon_form_factor_loop(x, n, verts, count)
+    assert (want > 0).sum() > 1000
+    for v in (verts, verts[:, : int(count.max())]):
+        got = point_polygon_form_factor(x, n, v, count)
+        assert got.tobytes() == want.tobytes()
+    assert point_polygon_form_factor(x[:0], n[:0], verts[:0], count[:0]).shape == (0,)
+
+
+def test_solid_angle_reads_nothing_past_the_longest_polygon():
+    _, _, verts, count = _random_polygons(2000, 16)
+    origin = np.array([0.3, -0.2, 0.5])
+    want = solid_angle(origin, verts, count)
+    assert want.tobytes() == solid_angle(origin, verts[:, : int(count.max())], count).tobytes()
+
+
+def test_segments_answer_as_transitions():
+    level = compile_scene(load_scene(REPO / "sample_scenes/two_rooms.json"))
+    lo, hi = np.asarray(level.world_bounds, dtype=np.float64)
+    a = lo + RNG.random((5000, 3)) * (hi - lo)
+    b = lo + RNG.random((5000, 3)) * (hi - lo)
+    for backend in ("numpy", "auto"):
+        rays = ShadowRays(level, backend)
+        kind, t = rays.transitions(a, b)
+        k2, t2 = rays.segments(np.ascontiguousarray(np.stack([a, b], axis=1)))
+        assert kind.tobytes() == k2.tobytes() and t.tobytes() == t2.tobytes()
