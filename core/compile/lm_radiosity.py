@@ -103,34 +103,6 @@ def point_polygon_form_factor(x: np.ndarray, n: np.ndarray, verts: np.ndarray, c
     return np.abs(total) / (2.0 * math.pi)
 
 
-def _point_polygon_form_factor_loop(x: np.ndarray, n: np.ndarray, verts: np.ndarray, count: np.ndarray) -> np.ndarray:
-    """point_polygon_form_factor edge by edge (the form before it was vectorised): the reference
-    its bits are tested against."""
-    rel = verts - x[:, None, :]
-    dist = dot(rel, n[:, None, :])
-    kk = verts.shape[1]
-    dist = np.where(np.arange(kk)[None, :] < count[:, None], dist, 0.0)
-    cnt = np.where(count >= 3, count, 0)
-    straddle = np.flatnonzero((dist < 0).any(axis=1))
-    if len(straddle):
-        rel = np.concatenate([rel, np.zeros((len(rel), 1, 3))], axis=1)
-        rel[straddle], cnt[straddle] = clip_batch(rel[straddle, :kk], count[straddle], dist[straddle])
-    total = np.zeros(len(x))
-    rows = np.arange(len(x))
-    for k in range(rel.shape[1]):
-        live = k < cnt
-        if not live.any():
-            break
-        nxt = np.where(k + 1 < cnt, k + 1, 0)
-        a, b = rel[:, k], rel[rows, nxt]
-        c = cross3(a, b)
-        cn = np.sqrt(dot(c, c))
-        ok = live & (cn > 0)
-        gamma = arctan2_upper(cn, dot(a, b))
-        total = total + np.where(ok, gamma * dot(n, c) / np.where(ok, cn, 1.0), 0.0)
-    return np.abs(total) / (2.0 * math.pi)
-
-
 def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, see, counters: dict,
           cancel=None, rays: ShadowRays | None = None, cutoff: float = BOUNCE_CUTOFF) -> tuple[np.ndarray, bool]:
     """One round: every shooter sends its unshot radiance to the patches its cluster sees.
@@ -144,8 +116,10 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
     pending: list = []
     pending_size = 0
 
+    scratch = _Scratch()  # each thread's (S, R) buffers, for this round only
+
     def block_rays(block):
-        si, ri, f = _pairs(world, block[0], block[1], strength[block[0]], cutoff)
+        si, ri, f = _pairs(world, block[0], block[1], strength[block[0]], cutoff, scratch)
         seg = world.point[np.stack([ri, si], axis=1)]  # (n, 2, 3): receiver -> shooter
         return ri, seg, f[:, None] * unshot[si]
 
@@ -202,7 +176,7 @@ def _outer_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarray,
-           cutoff: float = BOUNCE_CUTOFF) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+           cutoff: float = BOUNCE_CUTOFF, scratch=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The (shooter, receiver) pairs of a block worth a ray, and their form factors.  The receiver
     lies in front of the shooter's plane, the shooter is not wholly behind the receiver's (its
     centroid within its own size of the front), and the form factor times the shooter's brightest
@@ -210,8 +184,9 @@ def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarr
     point one, cos_s cos_r A / (pi d^2), computed here for the whole block as (shooters x
     receivers) products; nearer pairs get the exact polygon form factor (point_polygon_form_factor).
 
-    Hot NumPy loop: every (S, R) array lives in this thread's scratch (_Scratch: four float64 and
-    three bool buffers of PAIR_CHUNK, reused block after block instead of faulting in fresh pages),
+    Hot NumPy loop: every (S, R) array lives in this thread's part of `scratch` (_Scratch: four
+    float64 and three bool buffers of the block's size, reused block after block of a round
+    instead of faulting in fresh pages; None: fresh ones),
     each product written in place; a shooter meeting itself is dropped after the selection.  Each
     element goes through the same operations in the same order as _pairs_dense (the reference,
     tests/core/test_lightmap.py compares them to the bit)."""
@@ -219,7 +194,8 @@ def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarr
         return _pairs_dense(world, si, ri, strength, cutoff)
     ns, cs, a = world.normal[si], world.centroid[si], world.area[si]
     nr, pr = world.normal[ri], world.point[ri]
-    front, above, d2, tmp, near, facing, ok = _SCRATCH.take(len(si), len(ri))
+    scratch = scratch if scratch is not None else _Scratch()
+    front, above, d2, tmp, near, facing, ok = scratch.take(len(si), len(ri))
     _outer_dot_into(ns, pr, front, tmp)
     front -= dot(ns, cs)[:, None]  # n_s . (p_r - c_s) = cos_s d
     _outer_dot_into(cs, nr, above, tmp)
@@ -272,7 +248,8 @@ def _outer_dot_into(a: np.ndarray, b: np.ndarray, out: np.ndarray, tmp: np.ndarr
 
 
 class _Scratch(threading.local):
-    """Per thread: the (S, R) buffers of _pairs, grown to the largest block seen."""
+    """Per thread: the (S, R) buffers of _pairs, grown to the largest block seen (freed with the
+    object: shoot() makes one a round)."""
 
     def take(self, rows: int, cols: int) -> tuple:
         n = rows * cols
@@ -282,8 +259,6 @@ class _Scratch(threading.local):
             self.bools = [np.empty(n, dtype=bool) for _ in range(3)]
         return tuple(b[:n].reshape(rows, cols) for b in self.floats + self.bools)
 
-
-_SCRATCH = _Scratch()
 
 
 def _pairs_dense(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarray,

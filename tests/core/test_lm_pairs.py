@@ -11,6 +11,7 @@ replaced, to the bit (core/compile/lm_radiosity.py, lm_direct.py, lm_rays.py):
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -20,12 +21,13 @@ from brushbake.core.compile import lm_radiosity
 from brushbake.core.compile.lightmap import patch_world
 from brushbake.core.compile.lm_charts import edge_lines, lit_faces, make_charts
 from brushbake.core.compile.lm_direct import solid_angle
-from brushbake.core.compile.lm_patches import make_patches
-from brushbake.core.compile.lm_radiosity import (_blocks, _pairs, _pairs_dense, _point_polygon_form_factor_loop,
-                                                 point_polygon_form_factor)
+from brushbake.core.compile.lm_patches import clip_batch, make_patches
+from brushbake.core.compile.lm_radiosity import _blocks, _pairs, _pairs_dense, point_polygon_form_factor
 from brushbake.core.compile.lm_rays import ShadowRays
 from brushbake.core.compile.pipeline import compile_scene, visibility_stage
+from brushbake.core.detmath import arctan2_upper, dot
 from brushbake.core.formats.loaders import load_scene
+from brushbake.core.geometry import cross3
 from brushbake.core.runtime.pvs import has_vis, visibility
 from brushbake.core.tolerances import BOUNCE_CUTOFF
 
@@ -86,9 +88,36 @@ def _random_polygons(m: int, k: int):
     return x, n, verts, count
 
 
+def _form_factor_edge_loop(x: np.ndarray, n: np.ndarray, verts: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """point_polygon_form_factor edge by edge, as it was before it took every edge at once."""
+    rel = verts - x[:, None, :]
+    dist = dot(rel, n[:, None, :])
+    kk = verts.shape[1]
+    dist = np.where(np.arange(kk)[None, :] < count[:, None], dist, 0.0)
+    cnt = np.where(count >= 3, count, 0)
+    straddle = np.flatnonzero((dist < 0).any(axis=1))
+    if len(straddle):
+        rel = np.concatenate([rel, np.zeros((len(rel), 1, 3))], axis=1)
+        rel[straddle], cnt[straddle] = clip_batch(rel[straddle, :kk], count[straddle], dist[straddle])
+    total = np.zeros(len(x))
+    rows = np.arange(len(x))
+    for k in range(rel.shape[1]):
+        live = k < cnt
+        if not live.any():
+            break
+        nxt = np.where(k + 1 < cnt, k + 1, 0)
+        a, b = rel[:, k], rel[rows, nxt]
+        c = cross3(a, b)
+        cn = np.sqrt(dot(c, c))
+        ok = live & (cn > 0)
+        gamma = arctan2_upper(cn, dot(a, b))
+        total = total + np.where(ok, gamma * dot(n, c) / np.where(ok, cn, 1.0), 0.0)
+    return np.abs(total) / (2.0 * math.pi)
+
+
 def test_point_polygon_form_factor_equals_the_edge_loop_to_the_bit():
     x, n, verts, count = _random_polygons(3000, 16)
-    want = _point_polygon_form_factor_loop(x, n, verts, count)
+    want = _form_factor_edge_loop(x, n, verts, count)
     assert (want > 0).sum() > 1000
     for v in (verts, verts[:, : int(count.max())]):
         got = point_polygon_form_factor(x, n, v, count)
