@@ -152,6 +152,8 @@ def bake_table(stats: dict, times: dict, roles: dict | None = None) -> str:
              f"{times.get('leaks', 0):.2f}"),
             ("  clusters the void reaches", f"{lk['outside_clusters']}", ""),
         ]
+        if "sliver_sites" in lk:
+            rows.append(("  seal as qbsp: brush tips cut", f"{lk['sliver_sites']}", f"{times.get('seal', 0):.2f}"))
     if s.get("vis"):
         vs = s["vis"]
         rows += [
@@ -356,6 +358,8 @@ def cmd_bake(args) -> int:
         scene.settings.vis = args.vis
     if args.allow_leak:
         scene.settings.allow_leak = True
+    if args.seal is not None:
+        scene.settings.seal = args.seal
     if args.slices is not None:
         st = scene.settings
         st.slices = True
@@ -372,8 +376,9 @@ def cmd_bake(args) -> int:
     except LeakError as err:  # the chain only: no level is written for a leaking map
         progress.done()
         write_outputs([(pointfile, pointfile_text(err.report.chain))])
+        exact = " or --seal exact (judge the seal without qbsp's 0.1-unit cuts)" if err.report.rule == "qbsp" else ""
         print(f"error: {err.report.message()}. Wrote the chain to {pointfile} (load it as a pointfile in the "
-              "editor); fix the hole, or bake with --allow-leak.", file=sys.stderr)
+              f"editor); fix the hole, or bake with --allow-leak{exact}.", file=sys.stderr)
         return EXIT_LEAK
     progress.done()
     report = level.stats.get("leak_report")
@@ -748,6 +753,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "(the thesis's rays: may miss); 'none' skips all three")
     b.add_argument("--jobs", type=_jobs, default=None, metavar="N",
                    help="cores the full vis (--vis flow) may use (default: all; the output is the same for any N)")
+    b.add_argument("--seal", choices=("exact", "qbsp"), default=None,
+                   help="the leak check's rule: qbsp (the default: also a leak where the seal rests on a brush tip under "
+                        "0.1 unit that qbsp-based compilers such as ericw-tools can drop; a map sealed in exact geometry "
+                        "is checked again with those tips cut) or exact (the brushes as they are)")
     b.add_argument("--allow-leak", action="store_true",
                    help="bake a leaking map anyway, treated as unsealed (the chain is still written as LEVEL.pts)")
     b.add_argument("--point", action="append", metavar="X,Y,Z",

@@ -110,6 +110,9 @@ class BRUSHBAKE_PT_bake(BrushbakeSubPanel, Panel):
         sub.enabled = settings.use_vis
         sub.prop(settings, "vis_mode", text="")
         sub.prop(settings, "allow_leak")
+        sub = layout.row()
+        sub.enabled = settings.use_vis
+        sub.prop(settings, "seal")
         layout.prop(settings, "use_slices")
         col = layout.column(align=True)
         col.enabled = settings.use_slices

@@ -159,6 +159,15 @@ class BRUSHBAKE_PG_settings(PropertyGroup):
                ("sample", "Sample", "The thesis's sample rays: fast, may miss")),
         default="fast",
     )
+    seal: EnumProperty(  # type: ignore[valid-type]
+        name="Seal rule",
+        items=(("qbsp", "As qbsp", "Also a leak where the seal rests on a brush tip under 0.1 unit that "
+                "qbsp-based compilers (ericw-tools) can drop: the verdict those compilers give (the command line's "
+                "--seal qbsp, the default)"),
+               ("exact", "Exact", "The brushes as they are: brushes meeting at an edge or a vertex seal "
+                "(--seal exact)")),
+        default="qbsp",
+    )
     allow_leak: BoolProperty(  # type: ignore[valid-type]
         name="Allow leak", default=False,
         description="Bake a leaking map anyway, treated as unsealed (the leak is still drawn)",

@@ -9,7 +9,10 @@ included until a leak check has run), portals (between two clusters), void_porta
 outside of the world box), leaks_s and the leak verdict (find_leaks from the scene's player
 starts, lights and markers), outside_clusters (cells the void reaches), and the ericw-tools row
 of bench/ericw_reference.md where the map is listed (its clusters and portals count the inside
-only, after its own outside fill).
+only, after its own outside fill).  On a map sealed in exact geometry, also the default seal
+rule's second check (core/compile/sliver_seal.py): sites_s and sliver_sites (qbsp_sites: the tips
+qbsp's tree can cut), seal_s (qbsp_leak_report: those sites, and with any, the point tree
+compiled again with them cut, its portals and leak flood) and leaks_qbsp (its verdict).
 """
 
 from __future__ import annotations
@@ -82,6 +85,16 @@ def measure(path: Path, repeat: int) -> dict:
                outside_clusters=int(report.outside_clusters.sum()),
                leak_entity=report.entity if report.leaks else None,
                leak_chain_points=len(report.chain) if report.leaks else 0)
+    try:
+        from brushbake.core.compile.sliver_seal import qbsp_leak_report, qbsp_sites
+    except ImportError:
+        return row
+    if report.leaks or not report.judged:
+        return row  # the qbsp rule checks sealed maps only
+    seconds, sites = best_of(repeat, lambda: qbsp_sites(scene.brushes, scene.settings.map_scale))
+    row.update(sites_s=round(seconds, 4), sliver_sites=len(sites))
+    seconds, (qbsp, _) = best_of(repeat, lambda: qbsp_leak_report(scene))
+    row.update(seal_s=round(seconds, 4), leaks_qbsp=bool(qbsp is not None and qbsp.leaks))
     return row
 
 

@@ -436,3 +436,18 @@ FORM_FACTOR_NEAR = 16.0
 #: fraction of the mean light against this floor, not against its own light (deep shadow, where
 #: both bakes are near 0 and a relative error means nothing).
 RMSE_FLOOR = 0.05
+
+#: m (at Quake's scale: 0.1 unit; scaled with the scene's map_scale). The seal check's qbsp rule
+#: (core/compile/sliver_seal.py): qbsp's SplitBrush does not split a brush that reaches less than
+#: 0.1 unit across a node's plane (ericw-tools qbsp/brushbsp.cc), so such a tip is empty on the
+#: plane's near side in the trees those compilers build.  Also the margin by which an axial face
+#: must split a node to be qbsp's mid split's choice (CheckPlaneAgainstVolume is that SplitBrush).
+SLIVER_REACH = 0.1 * QUAKE_UNIT
+#: m. Below this a vertex lies on a plane for the sliver rule: vertices come from plane
+#: intersections, so a vertex truly on a plane is within ~1e-12 m of it; qbsp's own test is 1e-6 unit.
+SLIVER_ON_PLANE = 3e-8
+#: m (at Quake's scale: 1024 units; scaled with map_scale). ericw-tools' default maxnodesize: qbsp's
+#: BuildTree_r splits a node whose bounds exceed it on some axis by the mid split (axial planes
+#: first) and smaller nodes by the qbsp3 heuristic (structural sides before detail ones).  The
+#: qbsp seal rule (core/compile/sliver_seal.py) asks which of the two could cut a tip.
+QBSP_MAX_NODE_SIZE = 1024 * QUAKE_UNIT

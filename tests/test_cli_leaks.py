@@ -5,7 +5,9 @@
 - --allow-leak: the level is written too, with a warning;
 - a sealed scene: exit 0, no .pts (a stale one from an earlier leaking bake is removed);
 - --point X,Y,Z names a point that must be inside (outside the room: a leak); a bad point is a
-  user error; --vis none skips the check.
+  user error; --vis none skips the check;
+- --seal: qbsp (the default) stops a bake whose seal rests on a tip under 0.1 unit qbsp can cut,
+  exact bakes it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -93,3 +96,28 @@ def test_vis_none_skips_the_leak_check(tmp_path):
     r = run("bake", scene, "-o", tmp_path / "x.bbk", "--vis", "none", "-q")
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "x.bbk").is_file() and not (tmp_path / "x.pts").exists()
+
+
+def test_seal_rule_qbsp_by_default_and_exact_on_request(tmp_path):
+    """tests/core/test_sliver_seal.py's funnel (sealed only through a tip that a face plane passes
+    0.002 m from): the default bake (--seal qbsp) stops with the leak, its chain through the tip at
+    the origin in OUT.pts and a hint to --seal exact; --seal exact bakes it, sealed."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "core"))
+    from test_sliver_seal import funnel
+
+    from brushbake.core.formats.scene_json import save_scene_json
+
+    scene = tmp_path / "funnel.json"
+    save_scene_json(funnel(), scene)
+    r = run("bake", scene, "-o", tmp_path / "x.bbk", "--no-bevels", "-q")
+    assert r.returncode == 3, r.stderr
+    assert "as qbsp judges it: 1 brush tips" in r.stderr and "--seal exact" in r.stderr, r.stderr
+    pts = read_pts(tmp_path / "x.pts")
+    assert np.allclose(pts[0], [-3.0, -3.0, 0.5]) and np.min(np.linalg.norm(pts, axis=1)) < 0.1 / 32
+    assert not (tmp_path / "x.bbk").exists()
+    r = run("bake", scene, "-o", tmp_path / "x.bbk", "--no-bevels", "--seal", "exact")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "x.bbk").is_file() and not (tmp_path / "x.pts").exists()
+    assert "seal as qbsp" not in r.stdout
+    r = run("bake", scene, "-o", tmp_path / "y.bbk", "--no-bevels", "--seal", "sideways")
+    assert r.returncode != 0 and "--seal" in r.stderr

@@ -150,7 +150,7 @@ def test_every_setting_has_a_range():
     from brushbake.core.model.scene import BOOL_SETTINGS
 
     names = {f.name for f in fields(Settings)}
-    assert names == set(SETTING_RANGES) | set(BOOL_SETTINGS) | {"splitter", "vis"}
+    assert names == set(SETTING_RANGES) | set(BOOL_SETTINGS) | {"splitter", "vis", "seal"}
 
 
 @pytest.mark.parametrize("name", list(SETTING_RANGES))

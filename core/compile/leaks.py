@@ -58,6 +58,11 @@ class LeakReport:
     in_solid: list[str] = field(default_factory=list)
     #: inside points in empty space (the points the verdict rests on)
     judged: int = 0
+    #: 'exact' (the brushes as they are) or 'qbsp' (the tips under 0.1 unit qbsp's tree can cut are cut,
+    #: core/compile/sliver_seal.py)
+    rule: str = "exact"
+    #: with rule 'qbsp': the tips cut (sliver sites)
+    sliver_sites: int = 0
 
     @property
     def chain_length(self) -> float:
@@ -79,7 +84,9 @@ class LeakReport:
         more = f" (and {len(self.leaking) - 1} more)" if len(self.leaking) > 1 else ""
         near = f"; the hole is next to brush {self.hole_brush}" if self.hole_brush else ""
         hx = "" if self.hole_position is None else " at ({:.3f}, {:.3f}, {:.3f})".format(*self.hole_position)
-        return (f"leak: {self.entity} at ({x:.3f}, {y:.3f}, {z:.3f}){more} is reachable from the void through "
+        rule = (f" (as qbsp judges it: {self.sliver_sites} brush tips under 0.1 unit that its tree can cut are cut; "
+                "sealed in exact geometry)" if self.rule == "qbsp" else "")
+        return (f"leak{rule}: {self.entity} at ({x:.3f}, {y:.3f}, {z:.3f}){more} is reachable from the void through "
                 f"a hole{hx}{near}; the chain crosses {len(self.chain_portals)} portals, {self.chain_length:.2f} m")
 
 

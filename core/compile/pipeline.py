@@ -27,6 +27,7 @@ from .csg import FaceList, brush_plane_ids, union_faces
 from .leaks import check_scene
 from .onion import compile_onion
 from .lightmap import bake_light
+from .sliver_seal import qbsp_leak_report
 from .vis import bake_vis
 from .probes import builder_leaves, leaf_probes
 from .slices import SliceSettings, slice_world
@@ -129,14 +130,28 @@ def visibility_stage(scene: Scene, level: CompiledLevel, extra_points=(), progre
     """Portals and the leak check (core/compile/leaks.py), then the PVS (core/compile/vis.py
     bake_vis) into the level.  On a sealed map the cells the void reaches are left out of the PVS;
     a leaking map stops here with LeakError unless scene.settings.allow_leak (then nothing is left
-    out)."""
-    split = StageProgress(progress, {"portals": 1.0, "pvs": 4.0})
+    out).  With settings.seal 'qbsp' (the default) a map sealed in exact geometry is checked again
+    as qbsp's tree could hold it (core/compile/sliver_seal.py): its tips under 0.1 unit that the
+    tree could cut are cut, and a leak there is the map's leak (report.rule 'qbsp')."""
+    split = StageProgress(progress, {"portals": 1.0, "seal": 1.0, "pvs": 4.0})
     portals, report = check_scene(scene, level, extra_points, progress=split.stage("portals") if progress else None,
                                   cancel=cancel)
+    outside = report.outside_mask if report.judged else None
+    if scene.settings.seal == "qbsp" and report.judged and not report.leaks:
+        t0 = time.perf_counter()
+        qbsp_report, sites = qbsp_leak_report(scene, extra_points, progress=split.stage("seal") if progress else None,
+                                              cancel=cancel)
+        level.stats["leaks"]["sliver_sites"] = len(sites)
+        level.stats.setdefault("times", {})["seal"] = time.perf_counter() - t0
+        if qbsp_report is not None and qbsp_report.leaks:
+            if not scene.settings.allow_leak:
+                raise LeakError(qbsp_report, hint="Thicken the brushes where the chain leaves (a seal there rests on "
+                                "a tip under 0.1 unit that qbsp-based compilers drop), or bake with --seal exact.")
+            report, outside = qbsp_report, None  # baked anyway, as unsealed: the warning and pointfile show it
     level.stats["leak_report"] = report
     if report.leaks and not scene.settings.allow_leak:
         raise LeakError(report, hint="Fix the hole (the chain shows where), or bake with --allow-leak.")
-    bake_vis(level, scene.settings.vis, portals=portals, outside=report.outside_mask if report.judged else None,
+    bake_vis(level, scene.settings.vis, portals=portals, outside=outside,
              progress=split.stage("pvs") if progress else None, cancel=cancel, jobs=jobs)
 
 

@@ -90,6 +90,7 @@ class Settings:
     bevel_angle: float = 90.0  # degrees: edge bevels where a solid cell's adjacent planes differ by more
     vis: str = "fast"  # visibility: 'fast' (conservative portal flood), 'flow', 'sample' or 'none'
     allow_leak: bool = False  # bake a leaking map anyway, treated as unsealed
+    seal: str = "qbsp"  # leak check: 'qbsp' (also tips under 0.1 unit qbsp's tree could cut), or 'exact' brushes
     # crowd slices (core/compile/slices.py; the command line's --slices W,H,STEP[,CELL])
     slices: bool = False  # slice the world for crowds (multi-level height maps)
     slice_width: float = 1.0  # m, avatar width (a Quake player: 32 units)
@@ -152,6 +153,7 @@ SETTING_RANGES: dict[str, SettingRange] = {
 }
 SPLITTERS = ("onion", "thesis")
 VIS_MODES = ("flow", "fast", "sample", "none")
+SEAL_RULES = ("exact", "qbsp")
 BOOL_SETTINGS = ("onion_map_trees", "bevels", "allow_leak", "slices", "light")
 
 
@@ -161,6 +163,8 @@ def setting_error(name: str, value, where: str | None = None) -> str | None:
         return None if value in SPLITTERS else f"is {value!r}; it must be one of {', '.join(SPLITTERS)}."
     if name == "vis":
         return None if value in VIS_MODES else f"is {value!r}; it must be one of {', '.join(VIS_MODES)}."
+    if name == "seal":
+        return None if value in SEAL_RULES else f"is {value!r}; it must be one of {', '.join(SEAL_RULES)}."
     if name in BOOL_SETTINGS:
         return None if isinstance(value, bool) else f"is {value!r}; it must be true or false."
     r = SETTING_RANGES.get(name)

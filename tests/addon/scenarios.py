@@ -675,7 +675,12 @@ def scenario_visibility(args) -> dict:
     out: dict = {}
     scene = bpy.context.scene
     settings = scene.brushbake
-    out["defaults"] = [settings.use_vis, settings.vis_mode, settings.allow_leak]
+    out["defaults"] = [settings.use_vis, settings.vis_mode, settings.allow_leak, settings.seal]
+    from brushbake.addon.bridge import core_settings
+
+    settings.seal = "exact"
+    out["seal_to_core"] = core_settings(settings).seal
+    settings.seal = "qbsp"
     walls = [box(bpy, "floor", (-1, -1, -1), (9, 5, 0)), box(bpy, "ceiling", (-1, -1, 3), (9, 5, 4)),
              box(bpy, "west", (-1, -1, 0), (0, 5, 3)), box(bpy, "east", (8, -1, 0), (9, 5, 3)),
              box(bpy, "south", (0, -1, 0), (8, 0, 3)), box(bpy, "north", (0, 4, 0), (8, 5, 3)),

@@ -9,9 +9,10 @@
 - every map in maps/ is classified (the verdicts recorded in docs/VISIBILITY.md), and
   every leak's chain is a real path: entity in the first portal's cluster, consecutive portals
   sharing a cluster, the last one a void portal;
-- q1_mountain (ericw's qbsp: leaks; here sealed): its terrain is watertight from the file's own
-  points, and the seal hangs on slivers under 0.1 unit that qbsp's brush split drops: dropping
-  them where a plane passes 0.005 unit from a vertex (tests/core/qbsp_sites.py) makes it leak.
+- q1_mountain (sealed by this exact rule; ericw's qbsp and the default 'qbsp' rule,
+  tests/core/test_sliver_seal.py: leaks): its terrain is watertight from the file's own points,
+  and the seal hangs on slivers under 0.1 unit that qbsp's brush split drops: dropping them where
+  a plane passes 0.005 unit from a vertex (tests/core/qbsp_sites.py) makes it leak.
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ from brushbake.core.model.brushes import Contents, box_brush
 from brushbake.core.model.scene import Marker, Scene
 from brushbake.core.runtime.query import point_leaves
 
-#: the verdict for every map in maps/ (docs/VISIBILITY.md has the table and the reasons)
+#: the exact rule's verdict for every map in maps/ (docs/VISIBILITY.md has the table and the
+#: reasons; the default qbsp rule's verdicts, ericw-tools', are tested in test_sliver_seal.py)
 MAP_LEAKS = {
     "q1_cube.map": True,  # one brush, the player start beside it
     "q1_hulls.map": True,  # two brushes, no room around the entities
-    # terrain of tetrahedra meeting edge to edge: sealed in exact geometry; ericw's qbsp leaks
-    # through slivers its 0.1-unit split rule drops (test below; ericw's own test expects sealed)
+    # terrain of tetrahedra meeting edge to edge: sealed in exact geometry; ericw's qbsp (and the
+    # default qbsp rule) leaks through slivers its 0.1-unit split rule drops (test below)
     "q1_mountain.map": False,
 }
 

@@ -1,0 +1,238 @@
+"""The qbsp seal rule (core/compile/sliver_seal.py): a seal that rests on a brush tip under 0.1
+unit, which qbsp's tree can cut, leaks as it does for ericw-tools.
+
+- a hand-built funnel (four tetrahedra plugging a hole in a room's floor, meeting along edges): sealed
+  in exact geometry; a face plane passing 0.002 m (0.064 unit) from the funnel's centre vertex
+  makes it leak by the qbsp rule, the chain through that vertex; 0.004 m (0.128 unit) away it
+  does not; with the plane's brush detail the tip is cut only if no axial face stands between the
+  vertex and that face (the mid split), and a shelf in between keeps it sealed: four exact
+  verdicts, one per condition of the rule;
+- every map in maps/ gets ericw-tools' verdict by default (q1_mountain leaks, with a chain
+  through a cut tip; e3m4 -- marked slow -- and lq_e0m3 keep their sites uncut or sealed);
+- hypothesis scenes (a room, maybe with a hole, random boxes, slanted half-cubes whose face passes
+  within 0.004 m of another brush's corner): the tip sites equal a brute force (every vertex
+  against every plane), the sites cut are among them; with none the qbsp rule is the exact one
+  (nothing compiled again); with some, the verdict is the exact one too (a tip under 0.1 unit
+  cut off a box opens no wall 0.5 m thick and closes no hole), though the map is compiled again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from brushbake.core.compile.leaks import find_leaks, inside_points
+from brushbake.core.compile.pipeline import bake_scene, compile_scene
+from brushbake.core.compile.portals import build_portals
+from brushbake.core.compile.sliver_seal import qbsp_leak_report, qbsp_sites, tip_sites
+from brushbake.core.errors import BrushbakeError, LeakError
+from brushbake.core.model.brushes import Contents, box_brush, brush_from_planes
+from brushbake.core.model.scene import Marker, Scene
+from brushbake.core.tolerances import SLIVER_ON_PLANE
+from brushbake.core.units import QUAKE_UNIT
+
+#: ericw-tools' qbsp verdict for every map in maps/ (docs/VISIBILITY.md): True = leaks
+ERICW_LEAKS = {"q1_cube.map": True, "q1_hulls.map": True, "q1_mountain.map": True}
+REACH = 0.1 * QUAKE_UNIT  # m, qbsp's 0.1 unit at the default scale
+
+
+def tetra(points, name, contents=Contents.SOLID):
+    """The brush spanned by four points (outward planes through each face)."""
+    p = np.asarray(points, dtype=np.float64)
+    normals, dists = [], []
+    for skip in range(4):
+        a, b, c = p[[i for i in range(4) if i != skip]]
+        n = np.cross(b - a, c - a)
+        if n @ (p[skip] - a) > 0:
+            n = -n
+        normals.append(n)
+        dists.append(n @ a)
+    return brush_from_planes(np.array(normals), np.array(dists), name, contents)
+
+
+def funnel(gap: float = 0.002, detail: bool = False, shelf: bool = False) -> Scene:
+    """A closed 8 x 8 x 4 m room whose floor has a 2 x 2 m hole at the origin, plugged by four
+    tetrahedra hanging under the four triangles of the hole (top faces at z = 0, meeting along the
+    edges from the centre V = origin): sealed with zero thickness along those edges.  Brush 'block'
+    has a face on the plane -x + 0.2 z = -gap |(-1, 0, 0.2)| (gap m from V, every other vertex of
+    the +x tetrahedron behind it), two metres up.  `detail`: the block is detail; `shelf`: a
+    structural slab at z 1..1.1 stands between V and the block's face.  Player start at
+    (-3, -3, 0.5)."""
+    t, h = 0.5, 4.0
+    b = [box_brush((-4 - t, -4 - t, -1), (-1, 4 + t, 0), "floor_w"), box_brush((1, -4 - t, -1), (4 + t, 4 + t, 0), "floor_e"),
+         box_brush((-1, -4 - t, -1), (1, -1, 0), "floor_s"), box_brush((-1, 1, -1), (1, 4 + t, 0), "floor_n"),
+         box_brush((-4 - t, -4 - t, h), (4 + t, 4 + t, h + t), "ceiling"),
+         box_brush((-4 - t, -4 - t, 0), (-4, 4 + t, h), "west"), box_brush((4, -4 - t, 0), (4 + t, 4 + t, h), "east"),
+         box_brush((-4, -4 - t, 0), (4, -4, h), "south"), box_brush((-4, 4, 0), (4, 4 + t, h), "north")]
+    o = (0.0, 0.0, 0.0)
+    b += [tetra([o, (1, -1, 0), (1, 1, 0), (0.5, 0, -1)], "tip"), tetra([o, (-1, 1, 0), (-1, -1, 0), (-0.5, 0, -1)], "west_q"),
+          tetra([o, (1, 1, 0), (-1, 1, 0), (0, 0.5, -1)], "north_q"), tetra([o, (-1, -1, 0), (1, -1, 0), (0, -0.5, -1)], "south_q")]
+    n = np.array([-1.0, 0.0, 0.2])
+    planes = np.array([n / np.linalg.norm(n), (1, 0, 0), (0, -1, 0), (0, 1, 0), (0, 0, -1), (0, 0, 1)])
+    dists = np.array([-gap, 1.5, -2.0, 3.0, -2.0, 3.0])
+    b.append(brush_from_planes(planes, dists, "block", Contents.DETAIL if detail else Contents.SOLID))
+    if shelf:
+        b.append(box_brush((-0.5, -0.5, 1.0), (1.0, 3.5, 1.1), "shelf"))
+    return Scene("funnel", brushes=b, markers=[Marker("start", "player_start", (-3.0, -3.0, 0.5))])
+
+
+def verdicts(scene):
+    """(exact report, qbsp report or None, sites)."""
+    level = compile_scene(dataclasses.replace(scene, hulls=[]))
+    exact = find_leaks(level, build_portals(level), *inside_points(scene))
+    report, sites = qbsp_leak_report(scene)
+    return exact, report, sites
+
+
+def test_a_tip_a_plane_passes_within_a_tenth_of_a_unit_opens_the_funnel():
+    exact, report, sites = verdicts(funnel())
+    assert not exact.leaks and exact.judged == 1
+    assert [(s.brush, s.plane_brush, s.plane_index, s.way) for s in sites] == [(9, 13, 0, "small")]
+    assert sites[0].vertex == (0.0, 0.0, 0.0) and abs(sites[0].distance - 0.002) < 1e-12
+    assert report.leaks and report.rule == "qbsp" and report.entity == "start (player_start)"
+    # the chain goes through the cut tip at V (its portals there lie within the cut, under 0.1 unit)
+    assert np.min(np.linalg.norm(report.chain, axis=1)) < REACH
+    assert "as qbsp judges it: 1 brush tips" in report.message()
+
+
+def test_a_tip_beyond_a_tenth_of_a_unit_is_kept():
+    exact, report, sites = verdicts(funnel(gap=0.004))
+    assert not exact.leaks and report is None and sites == []
+    assert len(tip_sites(funnel(gap=0.004).brushes, 2 * REACH)) == 1  # it is a site for a wider reach
+
+
+def test_a_detail_plane_cuts_only_where_the_mid_split_can_take_it():
+    """Detail: the small nodes' qbsp3 heuristic takes the tip brush's own sides first, so only the
+    mid split (big nodes) can cut, and only where no axial face crosses the box of V and the face."""
+    exact, report, sites = verdicts(funnel(detail=True))
+    assert not exact.leaks and [s.way for s in sites] == ["big"] and report.leaks
+    exact, report, sites = verdicts(funnel(detail=True, shelf=True))
+    assert not exact.leaks and sites == [] and report is None
+    exact, report, sites = verdicts(funnel(shelf=True))  # structural: the small nodes still can
+    assert not exact.leaks and [s.way for s in sites] == ["small"] and report.leaks
+
+
+def test_bake_follows_the_seal_setting():
+    scene = funnel()
+    scene.settings.vis, scene.settings.bevels = "fast", False
+    assert scene.settings.seal == "qbsp"  # the default: the verdict Quake's compilers give
+    with pytest.raises(LeakError) as err:
+        bake_scene(scene)
+    assert err.value.report.rule == "qbsp" and "--seal exact" in str(err.value)
+    scene.settings.seal = "exact"
+    level = bake_scene(scene)
+    assert not level.stats["leak_report"].leaks and "sliver_sites" not in level.stats["leaks"]
+    scene.settings.seal, scene.settings.allow_leak = "qbsp", True
+    level = bake_scene(scene)
+    assert level.stats["leak_report"].leaks and level.stats["leaks"]["sliver_sites"] == 1
+    assert level.stats["times"]["seal"] > 0
+
+
+# --------------------------------------------------------------------------------------------
+# Real maps
+
+
+def map_params():
+    """Every map in maps/ (e3m4, whose second compile takes seconds, marked slow)."""
+    paths = sorted(Path(__file__).resolve().parents[2].glob("maps/**/*.map"))
+    assert paths, "no maps found under maps/"
+    return [pytest.param(p, id=p.name, marks=[pytest.mark.slow] if p.name == "e3m4.map" else []) for p in paths]
+
+
+@pytest.mark.parametrize("path", map_params())
+def test_every_map_gets_ericw_tools_verdict(path, levels):
+    """The default rule's verdict is ericw-tools' qbsp's on every map; q1_mountain (sealed in exact
+    geometry) leaks through cut tips, its chain through one of them."""
+    compiled = levels.get(path)
+    scene, level = compiled.scene, compiled.level
+    exact = find_leaks(level, build_portals(level), *inside_points(scene))
+    report, sites = qbsp_leak_report(scene) if not exact.leaks else (exact, [])
+    verdict = report.leaks if report is not None else exact.leaks
+    assert verdict == ERICW_LEAKS.get(path.name, False), report.message() if report is not None else exact.message()
+    if path.name == "q1_mountain.map":
+        assert not exact.leaks and report.rule == "qbsp" and report.entity.endswith("(player_start)")
+        assert len(sites) == 39 and sum(s.way == "small" for s in sites) == 6
+        near = min(float(np.min(np.linalg.norm(report.chain - np.array(s.vertex), axis=1))) for s in sites)
+        assert near < REACH  # the chain passes through a cut tip
+    counts = {"lq_e0m3.map": 1, "e3m4.map": 7}  # the sites cut there (none opens the map)
+    assert len(sites) == counts.get(path.name, 39 if path.name == "q1_mountain.map" else 0)
+
+
+# --------------------------------------------------------------------------------------------
+# Random scenes
+
+
+def brute_sites(brushes, reach):
+    """Every (B, A, plane, V) with V a vertex of B within (on, reach) of A's plane and every other
+    vertex of B behind it: all vertices against all planes."""
+    out = set()
+    for bi, b in enumerate(brushes):
+        vb = np.asarray(b.vertices)
+        for ai, a in enumerate(brushes):
+            if ai == bi:
+                continue
+            for k, (n, d) in enumerate(zip(a.normals, a.dists)):
+                dist = vb @ n - d
+                for j, s in enumerate(dist):
+                    if SLIVER_ON_PLANE < abs(s) < reach:
+                        rest = np.delete(dist, j)
+                        if np.all(rest < -SLIVER_ON_PLANE if s > 0 else rest > SLIVER_ON_PLANE):
+                            out.add((bi, ai, k, tuple(vb[j])))
+    return out
+
+
+def random_scene(data) -> Scene:
+    """A room (walls on a 0.25 m grid, maybe with a hole in its east wall) with random boxes and
+    up to two half-cubes whose slanted face passes within +-0.004 m of a random corner of another
+    brush, tilted so that the corner's brush lies behind it (a tip site when the corner is in
+    front by less than qbsp's 0.1 unit)."""
+    hole = data.draw(st.booleans())
+    walls = [box_brush((-3.5, -3.5, -0.5), (3.5, 3.5, 0), "floor"), box_brush((-3.5, -3.5, 3), (3.5, 3.5, 3.5), "ceiling"),
+             box_brush((-3.5, -3.5, 0), (-3, 3.5, 3), "west"), box_brush((3, -3.5, 0), (3.5, 1, 3), "east"),
+             box_brush((-3, -3.5, 0), (3, -3, 3), "south"), box_brush((-3, 3, 0), (3, 3.5, 3), "north")]
+    if not hole:
+        walls.append(box_brush((3, 1, 0), (3.5, 3.5, 3), "east_plug"))
+    grid = st.integers(-12, 11)
+    boxes = []
+    for i in range(data.draw(st.integers(0, 4))):
+        x, y, z = data.draw(grid), data.draw(grid), data.draw(st.integers(0, 10))
+        w, d, h = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4)), data.draw(st.integers(1, 2))
+        boxes.append(box_brush((x / 4, y / 4, z / 4), ((x + w) / 4, (y + d) / 4, (z + h) / 4), f"box{i}"))
+    brushes = walls + boxes
+    for i in range(data.draw(st.integers(0, 2))):
+        target = brushes[data.draw(st.integers(0, len(brushes) - 1))]
+        corners = np.asarray(target.vertices)
+        c = corners[data.draw(st.integers(0, len(corners) - 1))]
+        out = np.sign(c - corners.mean(axis=0))
+        n = out + np.array([data.draw(st.floats(0.1, 0.9)) for _ in range(3)]) * out
+        n /= np.linalg.norm(n)
+        off = data.draw(st.floats(-0.004, 0.004))
+        u = np.cross(n, (0.0, 0.0, 1.0) if abs(n[2]) < 0.9 else (1.0, 0.0, 0.0))
+        centre = c + data.draw(st.floats(0.6, 2.0)) * u / np.linalg.norm(u)
+        planes = np.vstack([np.eye(3), -np.eye(3), n[None]])
+        dists = np.concatenate([centre + 0.25, -(centre - 0.25), [n @ c - off]])
+        try:
+            brushes.append(brush_from_planes(planes, dists, f"slant{i}"))
+        except BrushbakeError:  # the slanted face cut the cube away
+            pass
+    return Scene("random", brushes=brushes, markers=[Marker("start", "player_start", (-2.9, -2.9, 0.01))])
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_random_scenes_the_rules_agree_without_sites(data):
+    scene = random_scene(data)
+    exact, report, sites = verdicts(scene)
+    want = {(s.brush, s.plane_brush, s.plane_index, s.vertex) for s in tip_sites(scene.brushes, REACH)}
+    assert want == brute_sites(scene.brushes, REACH)
+    assert {(s.brush, s.plane_brush, s.plane_index, s.vertex) for s in sites} <= want
+    if not sites:
+        assert report is None  # the qbsp rule is the exact one: same verdict, nothing compiled again
+    else:
+        # a tip under 0.1 unit cut off a box here never opens a wall 0.5 m thick, nor closes a hole
+        assert report.leaks == exact.leaks and report.judged == exact.judged
