@@ -11,8 +11,9 @@ starts, lights and markers), outside_clusters (cells the void reaches), and the 
 of bench/ericw_reference.md where the map is listed (its clusters and portals count the inside
 only, after its own outside fill).  On a map sealed in exact geometry, also the default seal
 rule's second check (core/compile/sliver_seal.py): sites_s and sliver_sites (qbsp_sites: the tips
-qbsp's tree can cut), seal_s (qbsp_leak_report: those sites, and with any, the point tree
-compiled again with them cut, its portals and leak flood) and leaks_qbsp (its verdict).
+qbsp's tree can cut), seal_s (qbsp_leak_report as the bake calls it: those sites, and if a cut
+tip may open the seal, seal_compiled_again, the point tree compiled again with them cut, its
+portals and leak flood) and leaks_qbsp (its verdict).
 """
 
 from __future__ import annotations
@@ -93,8 +94,9 @@ def measure(path: Path, repeat: int) -> dict:
         return row  # the qbsp rule checks sealed maps only
     seconds, sites = best_of(repeat, lambda: qbsp_sites(scene.brushes, scene.settings.map_scale))
     row.update(sites_s=round(seconds, 4), sliver_sites=len(sites))
-    seconds, (qbsp, _) = best_of(repeat, lambda: qbsp_leak_report(scene))
-    row.update(seal_s=round(seconds, 4), leaks_qbsp=bool(qbsp is not None and qbsp.leaks))
+    seconds, (qbsp, _) = best_of(repeat, lambda: qbsp_leak_report(scene, exact=(level, portals, report)))
+    row.update(seal_s=round(seconds, 4), leaks_qbsp=bool(qbsp is not None and qbsp.leaks),
+               seal_compiled_again=qbsp is not None)
     return row
 
 

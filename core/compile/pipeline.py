@@ -140,7 +140,7 @@ def visibility_stage(scene: Scene, level: CompiledLevel, extra_points=(), progre
     if scene.settings.seal == "qbsp" and report.judged and not report.leaks:
         t0 = time.perf_counter()
         qbsp_report, sites = qbsp_leak_report(scene, extra_points, progress=split.stage("seal") if progress else None,
-                                              cancel=cancel)
+                                              cancel=cancel, exact=(level, portals, report))
         level.stats["leaks"]["sliver_sites"] = len(sites)
         level.stats.setdefault("times", {})["seal"] = time.perf_counter() - t0
         if qbsp_report is not None and qbsp_report.leaks:

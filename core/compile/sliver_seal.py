@@ -28,7 +28,9 @@ and what else can be said of it depends on which of qbsp's two ways chose the pl
 
 A site is cut when either way could make it: B seals (structural), A is in qbsp's point hull (not
 clip), and one of the conditions above holds.  Each such tip is cut off (B clipped to the far
-side of P) and the ordinary leak check runs again on the result.  qbsp's tree cuts a subset of
+side of P) and the ordinary leak check runs again on the result; a bake skips that second compile
+when no cut tip touches both the void's clusters and the others (sites_that_may_open), as then
+the verdict cannot change.  qbsp's tree cuts a subset of
 these (it does not choose every plane it could), so a map sealed here is sealed for qbsp; on the
 maps in maps/ the verdicts are ericw-tools' (tests/core/test_sliver_seal.py, docs/VISIBILITY.md).
 Not modelled: pieces qbsp drops for their volume (microvolume) or tiny cuts (WindingIsTiny), and
@@ -74,32 +76,67 @@ def tip_sites(brushes, reach: float, on_plane: float = SLIVER_ON_PLANE, tips=Non
     if not brushes:
         return []
     tips = np.ones(len(brushes), bool) if tips is None else np.asarray(tips, bool)
-    verts = [np.asarray(b.vertices, dtype=np.float64) for b in brushes]
-    counts = np.array([len(v) for v in verts])
-    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    owner = np.repeat(np.arange(len(brushes)), counts)
-    allv = np.concatenate(verts)
+    verts, allv, owner, first = _brush_vertices(brushes)
     normals = np.concatenate([np.asarray(b.normals, dtype=np.float64) for b in brushes])
     dists = np.concatenate([np.asarray(b.dists, dtype=np.float64) for b in brushes])
     plane_owner = np.repeat(np.arange(len(brushes)), [len(b.dists) for b in brushes])
     plane_first = np.concatenate(([0], np.cumsum([len(b.dists) for b in brushes])[:-1]))
     axis = np.argmax(np.abs(normals), axis=1)
     axial = np.abs(normals[np.arange(len(normals)), axis]) == 1.0
-    vrows = np.flatnonzero(tips[owner])
-    pairs = _axial_pairs(allv, vrows, normals, dists, axis, axial, reach, on_plane)
-    pairs += _slanted_pairs(verts, first, np.flatnonzero(tips), normals, dists, np.flatnonzero(~axial), reach,
-                            on_plane)
+    tip_brushes = np.flatnonzero(tips)
+    block = _VertexBlock(verts, tip_brushes)
+    pairs = _axial_pairs(allv, np.flatnonzero(tips[owner]), normals, dists, axis, axial, reach, on_plane)
+    pairs += _slanted_pairs(verts, first, block, normals, dists, np.flatnonzero(~axial), reach, on_plane)
+    if not pairs:
+        return []
+    vi, pi = np.array(sorted(set(pairs)), np.int64).T
+    b, a = owner[vi], plane_owner[pi]
+    vi, pi, b, a = vi[a != b], pi[a != b], b[a != b], a[a != b]
+    s = dot(allv[vi], normals[pi]) - dists[pi]
     found = []
-    for vi, pi in sorted(set(pairs)):
-        b, a = int(owner[vi]), int(plane_owner[pi])
-        if a == b:
-            continue
-        s = float(dot(allv[vi], normals[pi]) - dists[pi])
-        d = matmul(verts[b], normals[pi]) - dists[pi]
-        if (d >= -on_plane if s > 0 else d <= on_plane).sum() == 1:  # only V is not behind P
-            found.append(SliverSite(b, a, int(pi - plane_first[a]), tuple(allv[vi].tolist()), s))
+    step = max(1, TABLE_CHUNK // (3 * block.width))
+    for q0 in range(0, len(vi), step):
+        q = slice(q0, q0 + step)
+        with np.errstate(invalid="ignore"):  # NaN padding is never in front of a plane
+            d = dot(block.pad[block.row[b[q]]], normals[pi[q], None, :]) - dists[pi[q], None]
+            front = np.where(s[q, None] > 0, d >= -on_plane, d <= on_plane).sum(axis=1)
+        for k in np.flatnonzero(front == 1).tolist():  # only V is not behind P
+            i = q0 + k
+            found.append(SliverSite(int(b[i]), int(a[i]), int(pi[i] - plane_first[a[i]]), tuple(allv[vi[i]].tolist()),
+                                    float(s[i])))
     found.sort(key=lambda x: (abs(x.distance), x.brush, x.plane_brush, x.plane_index))
     return found
+
+
+def _brush_vertices(brushes):
+    """(per-brush vertex arrays, all of them stacked, owner of each row, first row of each
+    brush): each brush's distinct face corners, as Brush.vertices, found in one sort."""
+    faces = [np.asarray(f, dtype=np.float64) for b in brushes for f in b.faces]
+    owner = np.repeat(np.arange(len(brushes), dtype=np.float64), [sum(len(f) for f in b.faces) for b in brushes])
+    rows = np.unique(np.column_stack([owner, np.concatenate(faces)]), axis=0) if faces else np.zeros((0, 4))
+    owner = rows[:, 0].astype(np.int64)
+    allv = np.ascontiguousarray(rows[:, 1:])
+    counts = np.bincount(owner, minlength=len(brushes))
+    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    return [allv[f: f + c] for f, c in zip(first.tolist(), counts.tolist())], allv, owner, first
+
+
+@dataclass
+class _VertexBlock:
+    """The vertices of some brushes padded with NaN to one (T, width, 3) block, and each brush's
+    row in it (-1 for brushes not in it)."""
+
+    pad: np.ndarray
+    row: np.ndarray
+    width: int
+
+    def __init__(self, verts, brushes: np.ndarray):
+        self.width = max([len(verts[b]) for b in brushes.tolist()], default=1)
+        self.pad = np.full((len(brushes), self.width, 3), np.nan)
+        for i, b in enumerate(brushes.tolist()):
+            self.pad[i, :len(verts[b])] = verts[b]
+        self.row = np.full(len(verts), -1)
+        self.row[brushes] = np.arange(len(brushes))
 
 
 def _axial_pairs(allv, vrows, normals, dists, axis, axial, reach, on_plane) -> list[tuple[int, int]]:
@@ -120,15 +157,17 @@ def _axial_pairs(allv, vrows, normals, dists, axis, axial, reach, on_plane) -> l
     return out
 
 
-def _slanted_pairs(verts, first, tip_brushes, normals, dists, slanted, reach, on_plane) -> list[tuple[int, int]]:
-    """(vertex row, plane row) for slanted planes: unique planes against the tip brushes' boxes
-    (centre distance within the box's reach along the normal), then against their vertices."""
+def _slanted_pairs(verts, first, block, normals, dists, slanted, reach, on_plane) -> list[tuple[int, int]]:
+    """(vertex row, plane row) for slanted planes: unique planes against the block's brushes'
+    boxes (centre distance within the box's reach along the normal), then against their vertices."""
+    tip_brushes = np.flatnonzero(block.row >= 0)
     if not len(slanted) or not len(tip_brushes):
         return []
     up, p_inv = np.unique(np.column_stack([normals[slanted], dists[slanted]]), axis=0, return_inverse=True)
     p_inv = p_inv.reshape(-1)
-    lo = np.array([verts[b].min(axis=0) for b in tip_brushes])
-    hi = np.array([verts[b].max(axis=0) for b in tip_brushes])
+    with np.errstate(invalid="ignore"):
+        lo, hi = np.fmin.reduce(block.pad, axis=1)[block.row[tip_brushes]], np.fmax.reduce(block.pad, axis=1)[
+            block.row[tip_brushes]]
     centre, half = (lo + hi) / 2, (hi - lo) / 2
     pb = []
     chunk = max(1, TABLE_CHUNK // len(tip_brushes))
@@ -140,25 +179,17 @@ def _slanted_pairs(verts, first, tip_brushes, normals, dists, slanted, reach, on
     pb = np.concatenate(pb)
     if not len(pb):
         return []
-    # the tip brushes' vertices padded to a (T, M, 3) block (NaN rows never count as near)
-    where = np.full(len(verts), -1)
-    where[tip_brushes] = np.arange(len(tip_brushes))
-    m = max(len(verts[b]) for b in tip_brushes)
-    pad = np.full((len(tip_brushes), m, 3), np.nan)
-    for i, b in enumerate(tip_brushes.tolist()):
-        pad[i, :len(verts[b])] = verts[b]
     hits = []
-    step = max(1, TABLE_CHUNK // (3 * m))
+    step = max(1, TABLE_CHUNK // (3 * block.width))
     for q0 in range(0, len(pb), step):
         q = pb[q0: q0 + step]
         with np.errstate(invalid="ignore"):
-            a = np.abs(dot(pad[where[q[:, 1]]], up[q[:, 0], None, :3]) - up[q[:, 0], 3][:, None])  # (pairs, M)
+            a = np.abs(dot(block.pad[block.row[q[:, 1]]], up[q[:, 0], None, :3]) - up[q[:, 0], 3][:, None])
             pi, k = np.nonzero((a > on_plane) & (a < reach))
         hits.append(np.column_stack([q[pi, 0], first[q[pi, 1]] + k]))
     hits = np.concatenate(hits)
-    prow, vrow = hits[:, 0], hits[:, 1]
     rows = _group(p_inv)
-    return [(int(v), int(slanted[r])) for v, p in zip(vrow.tolist(), prow.tolist()) for r in rows[p]]
+    return [(int(v), int(slanted[r])) for p, v in hits.tolist() for r in rows[p]]
 
 
 def _group(inverse: np.ndarray) -> dict[int, list[int]]:
@@ -236,32 +267,32 @@ def _face_samples(face: np.ndarray) -> np.ndarray:
 
 @dataclass
 class _Walls:
-    """Axial faces of the brushes in qbsp's point hull: axis, coordinate, 2-D bounds, polygons."""
+    """The axial faces of the brushes in qbsp's point hull: each one's brush and plane, axis and
+    coordinate, and its brush's bounds (the faces' own polygons are read only for the few near a
+    site)."""
 
+    brushes: list
+    brush: np.ndarray
+    plane: np.ndarray
     axis: np.ndarray
     coord: np.ndarray
-    lo: np.ndarray  # (F, 3) bounds of the face (its own axis too)
+    lo: np.ndarray  # (F, 3) bounds of the face's brush
     hi: np.ndarray
-    polys: list
 
 
 def _axial_faces(brushes) -> _Walls:
-    axis, coord, lo, hi, polys = [], [], [], [], []
-    for b in brushes:
-        if b.contents == Contents.CLIP:
-            continue
-        for n, f in zip(b.normals, b.faces):
-            k = int(np.argmax(np.abs(n)))
-            if abs(n[k]) != 1.0:
-                continue
-            f = np.asarray(f, dtype=np.float64)
-            axis.append(k)
-            coord.append(float(f[0, k]))
-            lo.append(f.min(axis=0))
-            hi.append(f.max(axis=0))
-            polys.append(f)
-    z = np.zeros((0, 3))
-    return _Walls(np.array(axis, np.int64), np.array(coord), np.array(lo) if lo else z, np.array(hi) if hi else z, polys)
+    normals = [np.asarray(b.normals, dtype=np.float64) for b in brushes]
+    n = np.concatenate(normals) if normals else np.zeros((0, 3))
+    d = np.concatenate([np.asarray(b.dists, dtype=np.float64) for b in brushes]) if normals else np.zeros(0)
+    owner = np.repeat(np.arange(len(brushes)), [len(x) for x in normals])
+    plane = np.concatenate([np.arange(len(x)) for x in normals]) if normals else np.zeros(0, np.int64)
+    axis = np.argmax(np.abs(n), axis=1)
+    keep = (np.abs(n[np.arange(len(n)), axis]) == 1.0)
+    keep &= np.array([b.contents != Contents.CLIP for b in brushes], bool)[owner] if len(owner) else keep
+    lo = np.array([np.min(np.concatenate(b.faces), axis=0) for b in brushes]).reshape(-1, 3)
+    hi = np.array([np.max(np.concatenate(b.faces), axis=0) for b in brushes]).reshape(-1, 3)
+    k = np.flatnonzero(keep)
+    return _Walls(brushes, owner[k], plane[k], axis[k], d[k] * n[k, axis[k]], lo[owner[k]], hi[owner[k]])
 
 
 def _free_box(v: np.ndarray, samples: np.ndarray, walls: _Walls, margin: float) -> bool:
@@ -280,7 +311,8 @@ def _free_box(v: np.ndarray, samples: np.ndarray, walls: _Walls, margin: float) 
             continue
         o = [j for j in range(3) if j != k]
         idx = np.flatnonzero(cand)
-        crossed = _polygon_meets_rects(walls.polys[i][:, o], lo[idx][:, o], hi[idx][:, o])
+        poly = np.asarray(walls.brushes[walls.brush[i]].faces[walls.plane[i]], dtype=np.float64)
+        crossed = _polygon_meets_rects(poly[:, o], lo[idx][:, o], hi[idx][:, o])
         free[idx[crossed]] = False
         if not free.any():
             return False
@@ -323,10 +355,89 @@ def cut_slivers(scene, sites: list[SliverSite]):
     return dataclasses.replace(scene, brushes=[b for b in brushes if b is not None])
 
 
-def qbsp_leak_report(scene, extra_points=(), progress=None, cancel=None):
+def tip_boxes(brushes, sites: list[SliverSite]) -> np.ndarray:
+    """(S, 2, 3): the bounds of each site's cut tip (B on V's side of P: V and the points where
+    B's edges from V cross P), grown by SLIVER_ON_PLANE."""
+    out = np.zeros((len(sites), 2, 3))
+    for i, site in enumerate(sites):
+        b, a = brushes[site.brush], brushes[site.plane_brush]
+        n, d = np.asarray(a.normals[site.plane_index]), float(a.dists[site.plane_index])
+        v = np.asarray(site.vertex)
+        pts = [v]
+        for face in b.faces:
+            f = np.asarray(face, dtype=np.float64)
+            at = np.flatnonzero(np.all(f == v, axis=1))
+            for j in at.tolist():
+                for w in (f[j - 1], f[(j + 1) % len(f)]):  # V's two edges in this face
+                    sw = float(dot(w, n) - d)
+                    pts.append(v + (w - v) * (site.distance / (site.distance - sw)))
+        pts = np.array(pts)
+        out[i, 0], out[i, 1] = pts.min(axis=0) - SLIVER_ON_PLANE, pts.max(axis=0) + SLIVER_ON_PLANE
+    return out
+
+
+def sites_that_may_open(level, portals, exact, points, sites, boxes) -> bool:
+    """Can cutting the sites' tips change a sealed verdict?  The cut map's empty space is the
+    exact one plus the cut tips, so a new way from the void to an inside point must pass through
+    tips (overlapping ones chained) that touch both a cluster the void reaches and one it does
+    not, or free an inside point that lay in a tip.  Tips are grouped by overlapping bounds; the
+    clusters a group touches are over-counted (every leaf whose cell may meet a tip's bounds, a
+    walk of the point tree), so False is safe: the verdict stays the exact one."""
+    n = len(sites)
+    group = list(range(n))
+
+    def root(i):
+        while group[i] != i:
+            group[i] = group[group[i]]
+            i = group[i]
+        return i
+
+    for i in range(n):
+        for j in range(i + 1, n):
+            if np.all(boxes[i, 0] <= boxes[j, 1]) and np.all(boxes[j, 0] <= boxes[i, 1]):
+                group[root(i)] = root(j)
+    touched: dict[int, set] = {}
+    for i in range(n):
+        if len(points) and np.any(np.all((points >= boxes[i, 0]) & (points <= boxes[i, 1]), axis=1)):
+            return True  # an inside point in a tip: it may leave the solid
+        cl = portals.cluster_of_leaf[_leaves_in_box(level, boxes[i, 0], boxes[i, 1])]
+        touched.setdefault(root(i), set()).update(cl[cl >= 0].tolist())
+    outside = exact.outside_clusters
+    return any(len({bool(outside[c]) for c in cs}) == 2 for cs in touched.values())
+
+
+def _leaves_in_box(level, lo, hi) -> np.ndarray:
+    """Leaves of the point tree whose cells may meet the box (a box wholly on one side of a
+    node's plane goes down that side only)."""
+    tree = level.point_tree()
+    lists = tree.lists
+    centre, half = ((lo + hi) / 2).tolist(), ((hi - lo) / 2).tolist()
+    out, stack = [], [tree.root]
+    while stack:
+        code = stack.pop()
+        if code < 0:
+            out.append(-1 - code)
+            continue
+        nx, ny, nz = lists.normals[lists.planes[code]]
+        off = nx * centre[0] + ny * centre[1] + nz * centre[2] - lists.dists[lists.planes[code]]
+        r = abs(nx) * half[0] + abs(ny) * half[1] + abs(nz) * half[2]
+        front, back = lists.children[code]
+        if off - r > 0:
+            stack.append(front)
+        elif off + r < 0:
+            stack.append(back)
+        else:
+            stack += [front, back]
+    return np.array(out, np.int64)
+
+
+def qbsp_leak_report(scene, extra_points=(), progress=None, cancel=None, exact=None):
     """(report, sites): the leak check on the qbsp view of the scene (its point tree compiled
     again with the tips cut, no hulls or bevels: the leak check reads neither), and the sites it
-    cut.  No sites: (None, []).  progress(fraction, message) and cancel() as for compile_scene."""
+    cut.  No sites: (None, []).  `exact`: (level, portals, report) of the exact check on a sealed
+    map; then the map is compiled again only if the tips may open it (sites_that_may_open), and
+    (None, sites) says they cannot.  progress(fraction, message) and cancel() as for
+    compile_scene."""
     from .leaks import find_leaks, inside_points
     from .pipeline import compile_scene
     from .portals import build_portals
@@ -334,6 +445,12 @@ def qbsp_leak_report(scene, extra_points=(), progress=None, cancel=None):
     if progress is not None:
         progress(0.0, "Looking for brush tips qbsp's tree could cut")
     sites = qbsp_sites(scene.brushes, scene.settings.map_scale, cancel=cancel)
+    if sites and exact is not None:
+        points = inside_points(scene, extra_points)[0]
+        if not sites_that_may_open(*exact, points, sites, tip_boxes(scene.brushes, sites)):
+            if progress is not None:
+                progress(1.0, f"{len(sites)} brush tips qbsp's tree could cut; none touches the void and the inside")
+            return None, sites
     if not sites:
         if progress is not None:
             progress(1.0, "No brush tip qbsp's tree could cut")
