@@ -86,21 +86,35 @@ def directed_portals(clusters, plane, first_vertex, num_vertices, vertices, num_
 
 def base_portal_vis(dp: DirectedPortals, chunk: int = 128) -> np.ndarray:
     """(D, D) bool: q may be seen through s -- some vertex of q in front of s's plane and some
-    vertex of s behind q's plane (both beyond FLOW_PLANE_EPSILON)."""
+    vertex of s behind q's plane (both beyond FLOW_PLANE_EPSILON).
+
+    The two directions of a portal share its vertices and flip its plane, and a flipped plane's
+    distances are the negated distances (exactly: rounding is symmetric), so one table of
+    (undirected plane, undirected portal) extremes answers all four direction pairs."""
     d = dp.num
-    valid = np.arange(dp.windings.shape[1])[None, :] < dp.count[:, None]
-    flat = dp.windings[valid]  # (V, 3), portal by portal
-    starts = np.concatenate(([0], np.cumsum(dp.count)[:-1]))
-    front_of = np.zeros((d, d), dtype=bool)  # [s, q]: q has a vertex in front of s's plane
-    behind_of = np.zeros((d, d), dtype=bool)  # [q, s]: s has a vertex behind q's plane
-    eps = FLOW_PLANE_EPSILON
-    for start in range(0, d, chunk):
-        sl = slice(start, min(start + chunk, d))
-        n, dd = dp.normal[sl], dp.dist[sl]
+    p = d // 2
+    even = np.arange(0, d, 2)
+    valid = np.arange(dp.windings.shape[1])[None, :] < dp.count[even][:, None]
+    flat = dp.windings[even][valid]  # (V, 3), portal by portal
+    starts = np.concatenate(([0], np.cumsum(dp.count[even])[:-1]))
+    hi = np.empty((p, p))  # [a, u]: the largest distance of portal u's vertices to plane 2a
+    lo = np.empty((p, p))
+    for start in range(0, p, chunk):
+        sl = slice(start, min(start + chunk, p))
+        n, dd = dp.normal[even][sl], dp.dist[even][sl]
         dist = flat[:, None, 0] * n[None, :, 0] + flat[:, None, 1] * n[None, :, 1] + flat[:, None, 2] * n[None, :, 2] \
             - dd[None, :]  # (V, k), summed x, y, z in order
-        front_of[sl] = (np.maximum.reduceat(dist, starts, axis=0) > eps).T
-        behind_of[sl] = (np.minimum.reduceat(dist, starts, axis=0) < -eps).T
+        hi[sl] = np.maximum.reduceat(dist, starts, axis=0).T
+        lo[sl] = np.minimum.reduceat(dist, starts, axis=0).T
+    eps = FLOW_PLANE_EPSILON
+    # front_of[s, q]: q has a vertex in front of s's plane (plane 2a + 1 flips plane 2a)
+    front_of = np.empty((d, d), dtype=bool)
+    front_of[0::2, 0::2] = front_of[0::2, 1::2] = hi > eps
+    front_of[1::2, 0::2] = front_of[1::2, 1::2] = lo < -eps
+    # behind_of[q, s]: s has a vertex behind q's plane
+    behind_of = np.empty((d, d), dtype=bool)
+    behind_of[0::2, 0::2] = behind_of[0::2, 1::2] = lo < -eps
+    behind_of[1::2, 0::2] = behind_of[1::2, 1::2] = hi > eps
     allowed = front_of & behind_of.T
     np.fill_diagonal(allowed, False)
     return allowed

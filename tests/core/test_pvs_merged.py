@@ -200,3 +200,30 @@ def test_cancel_stops_the_forked_workers():
     with pytest.raises(CancelledError):
         merged_flow(dp, flood, cancel=lambda: True, jobs=2)
     assert not multiprocessing.active_children()
+
+
+@settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(specs=st.lists(brush_specs(), min_size=2, max_size=8))
+def test_base_portal_vis_is_its_definition_pair_by_pair(specs):
+    """BasePortalVis reads one table of (plane, portal) extremes for both directions of each portal;
+    checked against its definition evaluated for every ordered pair of directed portals."""
+    from brushbake.core.compile.pvs_flow import base_portal_vis
+    from brushbake.core.tolerances import FLOW_PLANE_EPSILON as eps
+    brushes = [b for b in (build(s, f"b{i}") for i, s in enumerate(specs)) if b is not None]
+    brushes.append(box_brush((-4.0, -4.0, -4.0), (4.0, 4.0, -3.5), "floor"))
+    portals = build_portals(compile_scene(Scene("random", brushes=brushes)))
+    dp, _, _ = inner_directed_portals(portals)
+    got = base_portal_vis(dp, chunk=3)
+    want = np.zeros_like(got)
+    for s in range(dp.num):
+        for q in range(dp.num):
+            wq, ws = dp.windings[q, : dp.count[q]], dp.windings[s, : dp.count[s]]
+            front = any(_plane_dist(x, dp.normal[s], dp.dist[s]) > eps for x in wq)
+            behind = any(_plane_dist(x, dp.normal[q], dp.dist[q]) < -eps for x in ws)
+            want[s, q] = s != q and front and behind
+    assert dp.num > 2
+    assert (got == want).all()
+
+
+def _plane_dist(x, n, d):
+    return x[0] * n[0] + x[1] * n[1] + x[2] * n[2] - d
