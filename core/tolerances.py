@@ -397,7 +397,7 @@ LUXEL_INSET = 1e-3
 LUXEL_LIFT = 1e-3
 
 #: m. A shadow ray toward a point of an area light stops this short of the light's surface, and
-#: the light's PVS cluster is the one this far in front of its centre: a light laid flush on a
+#: the points whose clusters make the light's PVS lie this far in front of it: a light laid flush on a
 #: ceiling (as lamps are) is not found inside the ceiling's solid nor shadowed by its face.
 #: Equal to LUXEL_LIFT, far above TOUCH_EPSILON.
 AREA_LIGHT_GAP = 1e-3

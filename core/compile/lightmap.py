@@ -29,6 +29,7 @@ from ..model.light_units import light_power
 from ..runtime.pvs import has_vis, visibility
 from ..runtime.query import point_leaves, point_solid
 from ..tolerances import LUXEL_LIFT
+from .lm_area import pvs_points
 from .lm_charts import PADDING, Charts, edge_lines, lift, lit_faces, make_charts, move_into_faces, nearest_in_faces
 from .lm_direct import direct_light, source_lights
 from .lm_patches import Patches, make_patches
@@ -215,6 +216,8 @@ def bake_light(level, scene, progress=None, cancel=None, backend: str = "auto") 
         light_clusters = clusters_of(level, np.array([li.position for li in lights]), rays.backend)
         for li, c in zip(lights, light_clusters.tolist()):
             li.cluster = c
+            if li.kind == "area":  # a light across a portal reaches what any cluster under it sees
+                li.clusters = tuple(np.unique(clusters_of(level, pvs_points(li), rays.backend)).tolist())
     see_one = None if vis is None else (lambda c, cl: vis.see_matrix([c], cl)[0])
     see_many = None if vis is None else vis.see_matrix
     bar = _Split(progress, 1.0, 1.0 + s.bounces)

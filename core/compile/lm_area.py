@@ -30,8 +30,11 @@ kept if it lies on the light and carrying
 the factor's integral over the disk (N pi R^3 / (3 h)) split evenly, times what varies little
 over a narrow cone.
 
-The light's PVS cluster is the one AREA_LIGHT_GAP in front of its centre (a light reaching across
-a portal lights only what that cluster sees); rays stop AREA_LIGHT_GAP short of the light.  Rays
+A light reaches the clusters that any cluster under its surface can see: the PVS rows of the
+clusters of a fine grid over the light (PVS_GRID x PVS_GRID points, its outline and its cells),
+each AREA_LIGHT_GAP in front of it, ORed (a light reaching across a portal lights what either side
+sees; the cluster in front of its centre alone would cull luxels round a corner that see only
+the far part).  Rays stop AREA_LIGHT_GAP short of the light.  Rays
 go through the same batches as the other lights' (lm_direct).
 """
 
@@ -50,6 +53,8 @@ from ..tolerances import AREA_LIGHT_GAP, LIGHT_CUTOFF
 
 #: sides of the polygon (of the same area) that stands for a disk or an ellipse in the form factor
 ELLIPSE_SIDES = 32
+#: points a side of the grid whose clusters make the light's PVS (with the outline and the cells)
+PVS_GRID = 17
 #: sample points handled at once (memory: CHUNK x samples x 3 doubles, several times)
 CHUNK = 1 << 15
 
@@ -67,6 +72,7 @@ class AreaSource:
     spread: float = 180.0  # degrees
     position: np.ndarray | None = None  # (3,) where its PVS cluster is found
     cluster: int = -1
+    clusters: tuple = ()  # every cluster under the light (its PVS is the OR of theirs); () = (cluster,)
     kind: str = "area"
     u: np.ndarray | None = None  # (3,) the light's local X (unit)
     v: np.ndarray | None = None  # (3,) its local Y
@@ -150,6 +156,23 @@ def area_source(light, map_scale: float, samples: int) -> AreaSource:
     return AreaSource(light.name, c, n, rgb, polygon, cells, float(light.spread), c + AREA_LIGHT_GAP * n, u=u, v=v,
                       half=(hx, hy), round=light.shape in ("disk", "ellipse"),
                       cone_cells=cone_cells(samples))
+
+
+def pvs_points(light: AreaSource) -> np.ndarray:
+    """(P, 3) points AREA_LIGHT_GAP in front of the light whose clusters make its PVS: a
+    PVS_GRID x PVS_GRID grid over the light (inside its outline for disks and ellipses), the
+    outline pulled in by the same gap, and the sample cells."""
+    g = np.linspace(-1.0, 1.0, PVS_GRID)
+    a, b = [x.ravel() for x in np.meshgrid(g, g, indexing="xy")]
+    if light.round:
+        keep = a * a + b * b <= 1.0
+        a, b = a[keep], b[keep]
+    hx, hy = light.half
+    grid = light.centre[None, :] + (hx * a[:, None]) * light.u[None, :] + (hy * b[:, None]) * light.v[None, :]
+    towards = light.centre[None, :] - light.polygon
+    length = np.maximum(norm(towards, axis=1), 1e-300)[:, None]
+    outline = light.polygon + towards * np.minimum(1.0, AREA_LIGHT_GAP / length)
+    return np.concatenate([grid, outline, light.cells]) + AREA_LIGHT_GAP * light.normal[None, :]
 
 
 def unshadowed(light: AreaSource, points: np.ndarray, normals: np.ndarray) -> np.ndarray:

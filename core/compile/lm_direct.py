@@ -183,7 +183,7 @@ def direct_light(level, lights: list[SourceLight], points: np.ndarray, normals: 
     def light_rays(k: int) -> list:
         light = lights[k]
         if by_cluster is not None and light.kind != "sun":
-            candidates = by_cluster.points_of(see(light.cluster, by_cluster.clusters))
+            candidates = by_cluster.points_of(_light_sees(light, see, by_cluster.clusters))
         else:
             candidates = np.arange(len(points))
         if views is not None and views[2][k] is not None:
@@ -211,6 +211,16 @@ class _Parts(list):
 
     def add(self, *args) -> None:
         self.append(args)
+
+
+def _light_sees(light, see, clusters: np.ndarray) -> np.ndarray:
+    """The PVS mask over `clusters` of a light: its cluster's row, or the OR of the rows of every
+    cluster under an area light (lm_area.pvs_points)."""
+    under = getattr(light, "clusters", ()) or (light.cluster,)
+    mask = see(under[0], clusters)
+    for c in under[1:]:
+        mask = mask | see(c, clusters)
+    return mask
 
 
 class _ClusterRanges:

@@ -172,3 +172,33 @@ def test_cells_are_stratified_and_equal_area():
     assert np.ptp(src.cells[:, 1]) > np.ptp(src.cells[:, 0])  # size along the axis (y)
     assert area_light_area(Light("e", (0, 0, 0), kind="area", shape="ellipse", size=2.0, size_y=1.0)) == \
         pytest.approx(math.pi / 2)
+
+
+def test_an_area_light_through_a_wall_lights_both_rooms_as_without_a_pvs(monkeypatch):
+    """An area light reaches the clusters that any cluster under it sees: a panel through the
+    wall of two rooms sealed apart, centred in room a, lights room b by its part there, and the
+    PVS changes no bit (truth: the same bake with the PVS test answering 'visible' for every
+    cluster; the PVS may only skip rays that would be blocked).  Culling by the cluster in front
+    of its centre alone left room b dark."""
+    from test_lightmap import room
+
+    from brushbake.core.compile import lm_direct
+    from brushbake.core.model.scene import Marker
+
+    brushes = room("a", [0, 0, 0], [4, 4, 3]) + room("b", [4.25, 0, 0], [8.25, 4, 3])
+    panel = Light("panel", (3.5, 2.0, 2.9), kind="area", power=400.0, size=3.0, size_y=1.0, shape="rectangle",
+                  direction=(0, 0, -1))
+
+    def baked():
+        scene = Scene("through", brushes=brushes, lights=[panel], markers=[Marker("in_b", "info_null", (6, 2, 1))])
+        return bake(scene, vis="flow", bounces=0, reflectance=0.0, light_samples=16, allow_leak=True)
+
+    level = baked()
+    with monkeypatch.context() as m:
+        m.setattr(lm_direct, "_light_sees", lambda light, see, clusters: np.ones(len(clusters), dtype=bool))
+        truth = baked()
+    charts = charts_of(level)
+    page, y, x = charts.luxel_texels()
+    in_b = charts.luxel_centre[:, 0] > 4.3
+    assert truth.lm_pages[page, y, x][in_b].max() > 0.5  # the part of the panel in room b lights it
+    assert np.array_equal(level.lm_pages, truth.lm_pages)
