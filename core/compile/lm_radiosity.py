@@ -121,19 +121,19 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
     def block_rays(block):
         si, ri, f = _pairs(world, block[0], block[1], strength[block[0]], cutoff, scratch)
         seg = world.point[np.stack([ri, si], axis=1)]  # (n, 2, 3): receiver -> shooter
-        return ri, seg, f[:, None] * unshot[si]
+        return ri, si, f, seg
 
-    for ri, seg, value in tree.ordered(block_rays, _blocks(world, shooters, see)):  # in block order
+    for ri, si, f, seg in tree.ordered(block_rays, _blocks(world, shooters, see)):  # in block order
         if cancel is not None and cancel():
-            _trace(tree, pending, received, counters)
+            _trace(tree, pending, received, counters, unshot)
             return received, True
         counters["pairs"] = counters.get("pairs", 0) + len(ri)
-        pending.append((ri, seg, value))
+        pending.append((ri, si, f, seg))
         pending_size += len(ri)
         if pending_size >= RAY_BATCH:
-            _trace(tree, pending, received, counters)
+            _trace(tree, pending, received, counters, unshot)
             pending, pending_size = [], 0
-    _trace(tree, pending, received, counters)
+    _trace(tree, pending, received, counters, unshot)
     return received, False
 
 
@@ -301,18 +301,21 @@ def _pairs_dense(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np
     return si[sj], ri[rj], value
 
 
-def _trace(tree: ShadowRays, pending: list, received: np.ndarray, counters: dict) -> None:
+def _trace(tree: ShadowRays, pending: list, received: np.ndarray, counters: dict, unshot: np.ndarray) -> None:
+    """The pending pairs' rays (receiver, shooter, form factor, segment), in order; each clear one
+    adds form factor x the shooter's unshot radiance to its receiver (made for clear rays only)."""
     if not pending:
         return
     ri = np.concatenate([q[0] for q in pending])
     if not len(ri):
         return
-    seg = np.concatenate([q[1] for q in pending])
-    value = np.concatenate([q[2] for q in pending])
+    si = np.concatenate([q[1] for q in pending])
+    f = np.concatenate([q[2] for q in pending])
+    seg = np.concatenate([q[3] for q in pending])
     for k in range(0, len(ri), RAY_BATCH):
         kind, _ = tree.segments(seg[k : k + RAY_BATCH])
-        clear = kind == RAY_E
-        np.add.at(received, ri[k : k + RAY_BATCH][clear], value[k : k + RAY_BATCH][clear])
+        clear = k + np.flatnonzero(kind == RAY_E)
+        np.add.at(received, ri[clear], f[clear, None] * unshot[si[clear]])
     counters["rays"] = counters.get("rays", 0) + len(ri)
 
 
