@@ -26,6 +26,12 @@
 #define CYLINDER_HORIZONTAL_EPSILON 1e-12
 
 #define STACK_SIZE (BBK_MAX_TREE_DEPTH + 4)
+#ifdef BBK_STATS  /* counters of an instrumented build (the benchmarks' analysis), never in a shipped one */
+unsigned long long bbk_stats[8];
+#define STAT(x) x
+#else
+#define STAT(x)
+#endif
 #define LANES 8                     /* segments the batch walk follows at once (fast_many) */
 #define CHUNK 256                   /* segments a batch trace prepares at once */
 
@@ -59,6 +65,10 @@ typedef struct node {         /* a node with its plane, packed for the walks (ma
 
 typedef struct tree {
     const node *nodes;        /* (n) packed copies of the three arrays below */
+    const double *skip;       /* (n, bits, 6): the skip boxes per node and hull bit (made at load) */
+    const uint8_t *skip_flag; /* (n, bits): SKIP_NONE, SKIP_TEST or SKIP_EMPTY */
+    uint32_t bit0, bits;      /* the hull bits they cover: bit0 .. bit0 + bits - 1 */
+    uint32_t skip_on;         /* bit h: the batch walk skips for hull bit h (it pays there) */
     const int32_t *plane;     /* (n) */
     const int32_t *children;  /* (n, 2): front, back */
     const uint32_t *solid;    /* (l) */
@@ -91,6 +101,8 @@ struct bbk_level {
     size_t pieces_cap;
     uint8_t *row;             /* scratch: one decompressed PVS row */
     node *packed;             /* the trees' nodes, packed */
+    double *skips;            /* the trees' skip boxes */
+    uint8_t *skip_flags;      /* and flags */
     struct cull_state *cull;  /* the camera queries' tables and scratch (the part at the end) */
     struct lane_entry *lanes; /* scratch of the batch walk: LANES stacks of lane_depth entries */
     struct chunk *chunk;      /* scratch of a batch trace */
@@ -375,6 +387,7 @@ typedef struct checker {
 /* the camera queries' part (at the end of this file): its sections' checks, its tables and scratch */
 static int check_cull(const checker *ck);
 static int cull_setup(bbk_level *lv, const section *sec);
+static int skip_setup(bbk_level *lv);
 
 static int check_indices(const checker *ck, int k, int64_t low, int64_t high, const char *what) {
     const int32_t *v = (const int32_t *)AT(ck, k);
@@ -722,7 +735,8 @@ int bbk_load(const void *data, size_t size, bbk_level **out, char *message, size
             }
         }
     }
-    if (!lv->pieces || !lv->row || !lv->packed || !lv->lanes || !lv->chunk || !lv->offsets || cull_setup(lv, sec)) {
+    if (!lv->pieces || !lv->row || !lv->packed || !lv->lanes || !lv->chunk || !lv->offsets || cull_setup(lv, sec) ||
+        skip_setup(lv)) {
         bbk_free(lv);
         return fail(message, message_size, BBK_ERR_NOMEM, "out of memory");
     }
@@ -739,6 +753,8 @@ void bbk_free(bbk_level *level) {
     free(level->chunk);
     free(level->offsets);
     free(level->packed);
+    free(level->skips);
+    free(level->skip_flags);
     free(level->cull);
     free(level);
 }
@@ -1107,6 +1123,297 @@ int bbk_find_first_transition(const bbk_level *lv, uint32_t hull, const double s
     return transition(lv, t, start, end, 1u << hull, out);
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * Skipping: the batch walk passes a subtree with no solid leaf near its piece of the segment in one
+ * test (made at load, used by fast_many where it pays).
+ *
+ * For each node and hull bit, its skip box holds every cell of a leaf below the node that is solid
+ * for the hull, widened by SKIP_MARGIN (and SKIP_RELATIVE of the coordinate), far more than the
+ * walks' reach past a cell (TOUCH_EPSILON and rounding).  A cell's box is its parent's clipped by
+ * the node's half-space (exact for one half-space, a superset after several; each bound widened by
+ * its rounding), from the whole space at the root.  When the state so far is not solid and the
+ * piece [t0, t1] of the segment misses the node's box, every leaf below the node the walk could
+ * meet is empty: the walk goes on as after an empty leaf, with the same state, the same stack, so
+ * the same transition, t and plane.  (Had the piece started on or lain in a plane below, the fast
+ * walk would have handed the segment to the open walk: its pieces there are empty too and the
+ * start's open state is then empty, so it finds the same first transition.)
+ *
+ * Where skipping pays depends on the level: in a level whose empty space is wide (or open to the
+ * outside), random segments pass whole subtrees; in one whose walls are everywhere near, the tests
+ * cost more than they save.  So skip_setup walks SKIP_PROBES segments between pseudo-random points
+ * of the world's box (a fixed sequence: the same level always decides the same) both ways, counting
+ * steps and tests, and turns skipping on for the hull only when it saves SKIP_PAYS of the steps. */
+#define SKIP_MARGIN 1e-5
+#define SKIP_RELATIVE 1e-9
+#define SKIP_FAR 1e300          /* an empty box: the point (FAR, FAR, FAR), which no bounded segment nears */
+#define SKIP_COORDINATE 1e6     /* m: segments (and worlds) reaching beyond it walk without skipping: within it
+                                   the walks' rounding stays below 1e-8 m, far inside the margin */
+#define SKIP_MAX_BITS 4         /* the onion tree's skip boxes cover hulls 1 .. 4 (memory: 48 bytes a node and hull) */
+#define SKIP_PROBES 256
+#define SKIP_TEST_COST 1.4      /* a box test and its branch, in node steps (measured on bench/runtime.py's levels) */
+#define SKIP_PAYS 0.95          /* skip when the probes' cost with skipping is below this of without */
+enum { SKIP_NONE = 0, SKIP_TEST = 1, SKIP_EMPTY = 2, SKIP_FLAGS = 3 };
+
+/* b (mins, maxs) becomes a box holding b and {x : n.x <= d} (bounds only tightened) */
+static void clip_box(double b[6], const double n[3], double d) {
+    for (int i = 0; i < 3; i++) {
+        if (n[i] == 0.0) continue;
+        double other = 0.0, size = fabs(d);
+        for (int j = 0; j < 3; j++) {
+            if (j == i || n[j] == 0.0) continue;
+            double a = n[j] * b[j], c = n[j] * b[3 + j], m = a < c ? a : c;
+            other += m;
+            size += fabs(m);
+        }
+        /* the rounding of other and of the division, widened away (with room to spare) */
+        double v = (d - other) / n[i], slack = size * 1e-13 / fabs(n[i]);
+        if (!(v == v) || !(slack == slack)) continue;
+        if (n[i] > 0) {
+            v += slack;
+            if (v < b[3 + i]) b[3 + i] = v;
+        } else {
+            v -= slack;
+            if (v > b[i]) b[i] = v;
+        }
+    }
+}
+
+static void box_union(double *a, const double *b) {
+    for (int i = 0; i < 3; i++) {
+        if (b[i] < a[i]) a[i] = b[i];
+        if (b[3 + i] > a[3 + i]) a[3 + i] = b[3 + i];
+    }
+}
+
+static double skip_inverse(double d) { return 1.0 / (fabs(d) < 1e-200 ? 1e-200 : d); }
+
+/* Does the piece [t0, t1] of s + t d (inv = 1 / d, a zero component as 1e-200: the segment moved
+ * by 1e-200 m at most, far below the margin) miss box b (mins, maxs)?  The slabs' t ranges: each
+ * is finite or infinite, never NaN, for a segment within SKIP_COORDINATE. */
+static int piece_misses(double sx, double sy, double sz, double ix, double iy, double iz, double t0, double t1,
+                        const double *b) {
+    double a0 = (b[0] - sx) * ix, a1 = (b[3] - sx) * ix;
+    double b0 = (b[1] - sy) * iy, b1 = (b[4] - sy) * iy;
+    double c0 = (b[2] - sz) * iz, c1 = (b[5] - sz) * iz;
+    double an = a0 < a1 ? a0 : a1, af = a0 > a1 ? a0 : a1;  /* (the forms of minsd and maxsd: no branch) */
+    double bn = b0 < b1 ? b0 : b1, bf = b0 > b1 ? b0 : b1;
+    double cn = c0 < c1 ? c0 : c1, cf = c0 > c1 ? c0 : c1;
+    t0 = an > t0 ? an : t0;
+    t0 = bn > t0 ? bn : t0;
+    t0 = cn > t0 ? cn : t0;
+    t1 = af < t1 ? af : t1;
+    t1 = bf < t1 ? bf : t1;
+    t1 = cf < t1 ? cf : t1;
+    return t0 > t1;
+}
+
+static int bounded(const seg *g) {
+    return fabs(g->sx) < SKIP_COORDINATE && fabs(g->sy) < SKIP_COORDINATE && fabs(g->sz) < SKIP_COORDINATE &&
+           fabs(g->sx + g->dx) < SKIP_COORDINATE && fabs(g->sy + g->dy) < SKIP_COORDINATE &&
+           fabs(g->sz + g->dz) < SKIP_COORDINATE;
+}
+
+/* The cells' boxes (pre-order from the root), then for each hull bit the solid leaves' boxes
+ * (children before parents), their flags and the widened boxes.  0 when made, -1 when out of memory
+ * or a bound was exceeded (the tree then walks without skipping). */
+static int make_skips(tree *t, uint32_t max_depth, uint32_t bit0, uint32_t bits, double *out, uint8_t *flag) {
+    uint32_t n = t->n, cap = max_depth + 2, k = 0, sp = 0;
+    double *leafbox = (double *)malloc(((size_t)t->l * 6 + 1) * sizeof *leafbox);
+    double *cell = (double *)malloc(((size_t)n * 6 + 1) * sizeof *cell);
+    double *stack = (double *)malloc((size_t)cap * 6 * sizeof *stack);
+    int32_t *codes = (int32_t *)malloc((size_t)cap * sizeof *codes);
+    int32_t *order = (int32_t *)malloc(((size_t)n + 1) * sizeof *order);
+    int ok = leafbox && cell && stack && codes && order && n > 0;
+    if (ok) {
+        for (int i = 0; i < 3; i++) {
+            stack[i] = -HUGE_VAL;
+            stack[3 + i] = HUGE_VAL;
+        }
+        codes[sp++] = 0;
+    }
+    while (ok && sp) {
+        int32_t code = codes[--sp];
+        double box[6];
+        memcpy(box, stack + 6 * (size_t)sp, sizeof box);
+        if (code < 0) {
+            memcpy(leafbox + 6 * (size_t)(-1 - code), box, sizeof box);
+            continue;
+        }
+        if (k >= n || sp + 2 > cap) {
+            ok = 0;
+            break;
+        }
+        order[k++] = code;
+        memcpy(cell + 6 * (size_t)code, box, sizeof box);
+        const node *nd = &t->nodes[code];
+        double nn[3] = {nd->nx, nd->ny, nd->nz}, neg[3] = {-nd->nx, -nd->ny, -nd->nz};
+        double *back = stack + 6 * (size_t)sp, *front = back + 6;
+        memcpy(back, box, sizeof box);
+        clip_box(back, nn, nd->d);
+        memcpy(front, box, sizeof box);
+        clip_box(front, neg, -nd->d);
+        codes[sp++] = nd->child[1];
+        codes[sp++] = nd->child[0];
+    }
+    ok = ok && k == n;
+    for (uint32_t h = 0; ok && h < bits; h++) {
+        uint32_t bit = 1u << (bit0 + h);
+        for (uint32_t i = k; i-- > 0;) {
+            const node *nd = &t->nodes[order[i]];
+            double *box = out + ((size_t)order[i] * bits + h) * 6;
+            for (int a = 0; a < 3; a++) {
+                box[a] = HUGE_VAL;
+                box[3 + a] = -HUGE_VAL;
+            }
+            for (int c = 0; c < 2; c++) {
+                int32_t child = nd->child[c];
+                if (child >= 0) box_union(box, out + ((size_t)child * bits + h) * 6);
+                else if (t->solid[-1 - child] & bit) box_union(box, leafbox + 6 * (size_t)(-1 - child));
+            }
+        }
+        for (uint32_t i = 0; i < k; i++) {  /* the flag, then the box widened (an empty one: the far point) */
+            size_t at = (size_t)order[i] * bits + h;
+            double *box = out + at * 6;
+            const double *c = cell + 6 * (size_t)order[i];
+            int empty = box[0] > box[3] || box[1] > box[4] || box[2] > box[5], covers = 1;
+            for (int a = 0; a < 3; a++) {
+                box[a] = empty ? SKIP_FAR : box[a] - (SKIP_MARGIN + SKIP_RELATIVE * fabs(box[a]));
+                box[3 + a] = empty ? SKIP_FAR : box[3 + a] + (SKIP_MARGIN + SKIP_RELATIVE * fabs(box[3 + a]));
+                covers &= box[a] <= c[a] && box[3 + a] >= c[3 + a];
+            }
+            flag[at] = empty ? SKIP_EMPTY : covers ? SKIP_NONE : SKIP_TEST;  /* covers: a test never misses */
+        }
+    }
+    free(leafbox);
+    free(cell);
+    free(stack);
+    free(codes);
+    free(order);
+    if (!ok) return -1;
+    t->skip = out;
+    t->skip_flag = flag;
+    t->bit0 = bit0;
+    t->bits = bits;
+    return 0;
+}
+
+/* _fft_fast's steps for one segment (a node or a leaf: 1; a box test: SKIP_TEST_COST), skipping
+ * (as fast_many_skip does) or not: the probes of skip_setup */
+static double probe_cost(const tree *t, const seg *g, uint32_t h, int skipping, int32_t *codes, double *ts) {
+    const double *skip = t->skip + 6 * (size_t)h;
+    const uint8_t *flag = t->skip_flag + h;
+    double ix = skip_inverse(g->dx), iy = skip_inverse(g->dy), iz = skip_inverse(g->dz), cost = 0.0;
+    uint32_t bit = 1u << (t->bit0 + h);
+    int sp = 0, state = -1;
+    int32_t code = t->root;
+    double t0 = 0.0, t1 = 1.0;
+    for (;;) {
+        while (code >= 0) {
+            int f = skipping && state != 1 ? flag[(size_t)code * t->bits] : SKIP_NONE;
+            cost += f == SKIP_TEST ? SKIP_TEST_COST : 0.0;
+            if (f == SKIP_EMPTY || (f == SKIP_TEST && piece_misses(g->sx, g->sy, g->sz, ix, iy, iz, t0, t1,
+                                                                   skip + (size_t)code * t->bits * 6)))
+                break;
+            const node *nd = &t->nodes[code];
+            double ds = nd->nx * g->sx + nd->ny * g->sy + nd->nz * g->sz - nd->d;
+            double dd = nd->nx * g->dx + nd->ny * g->dy + nd->nz * g->dz;
+            double d0 = ds + t0 * dd, d1 = ds + t1 * dd;
+            int on1 = fabs(d1) <= TOUCH_EPSILON, front0;
+            cost += 1.0;
+            if (fabs(d0) <= TOUCH_EPSILON) {
+                if (on1 || t0 == 0.0) return cost;
+                front0 = d1 > 0;
+            } else {
+                front0 = d0 > 0;
+            }
+            int near = front0 ? 0 : 1;
+            if (!(on1 || (d1 > 0) == front0)) {
+                double tm = py_min(py_max(-ds / dd, t0), t1);
+                if (sp >= STACK_SIZE) return cost;
+                codes[sp] = nd->child[1 - near];
+                ts[2 * sp] = tm;
+                ts[2 * sp + 1] = t1;
+                sp++;
+                t1 = tm;
+            }
+            code = nd->child[near];
+        }
+        int leaf_solid = code < 0 ? ((t->solid[-1 - code] & bit) ? 1 : 0) : 0;  /* (skipped: empty) */
+        cost += 1.0;
+        if (state < 0) state = leaf_solid;
+        else if (leaf_solid != state) return cost;
+        if (!sp) return cost;
+        sp--;
+        code = codes[sp];
+        t0 = ts[2 * sp];
+        t1 = ts[2 * sp + 1];
+    }
+}
+
+/* The probes: SKIP_PROBES segments between points of the world's box, a fixed sequence
+ * (xorshift64*), so the same level always decides the same */
+static void probe_segments(const double *world, seg *g) {
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (int k = 0; k < SKIP_PROBES; k++) {
+        double p[6];
+        for (int i = 0; i < 6; i++) {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            double u = (double)((x * 0x2545F4914F6CDD1Dull) >> 11) * (1.0 / 9007199254740992.0);
+            p[i] = world[i % 3] + u * (world[3 + i % 3] - world[i % 3]);
+        }
+        seg one = {p[0], p[1], p[2], p[3] - p[0], p[4] - p[1], p[5] - p[2]};
+        g[k] = one;
+    }
+}
+
+/* For each hull: the probes walked with skipping and without; skipping is on for the hull when
+ * it saves SKIP_PAYS.  -1 out of memory (then no skipping). */
+static int skip_decide(tree *t, const double *world) {
+#ifdef BBK_SKIP_FORCE  /* tests: -DBBK_SKIP_FORCE=1 skips for every hull, =0 for none (the answers are the same) */
+    (void)world;
+    t->skip_on = BBK_SKIP_FORCE ? (1u << t->bits) - 1u : 0u;
+    return 0;
+#endif
+    int32_t codes[STACK_SIZE];
+    double ts[2 * STACK_SIZE];
+    seg *g = (seg *)malloc(SKIP_PROBES * sizeof *g);
+    if (!g) return -1;
+    probe_segments(world, g);
+    for (uint32_t h = 0; h < t->bits; h++) {
+        double plain = 0.0, skipping = 0.0;
+        for (int k = 0; k < SKIP_PROBES; k++) {
+            plain += probe_cost(t, &g[k], h, 0, codes, ts);
+            skipping += probe_cost(t, &g[k], h, 1, codes, ts);
+        }
+        if (skipping < SKIP_PAYS * plain) t->skip_on |= 1u << h;
+        STAT(fprintf(stderr, "skip_decide n=%u bit %u: %.2f steps, %.2f skipping\n", t->n, t->bit0 + h,
+                     plain / SKIP_PROBES, skipping / SKIP_PROBES));
+    }
+    free(g);
+    return 0;
+}
+
+/* the skip boxes and flags of the point tree (hull 0) and the onion tree (hulls 1 .. H - 1), and
+ * where skipping pays; 0, or -1 out of memory */
+static int skip_setup(bbk_level *lv) {
+    uint32_t onion_bits = lv->onion.n && lv->hulls > 1 ? lv->hulls - 1 : 0;
+    if (onion_bits > SKIP_MAX_BITS) onion_bits = SKIP_MAX_BITS;
+    size_t boxes = (size_t)lv->point.n + (size_t)lv->onion.n * onion_bits;
+    lv->skips = (double *)malloc((boxes ? boxes : 1) * 6 * sizeof *lv->skips);
+    lv->skip_flags = (uint8_t *)malloc(boxes ? boxes : 1);
+    if (!lv->skips || !lv->skip_flags) return -1;
+    int world_ok = 1, err = 0;
+    for (int i = 0; i < 6; i++) world_ok &= is_finite(lv->world[i]) && fabs(lv->world[i]) < SKIP_COORDINATE;
+    if (lv->point.n && !make_skips(&lv->point, lv->max_depth, 0, 1, lv->skips, lv->skip_flags) && world_ok)
+        err |= skip_decide(&lv->point, lv->world);
+    if (onion_bits && !make_skips(&lv->onion, lv->max_depth, 1, onion_bits, lv->skips + (size_t)lv->point.n * 6,
+                                  lv->skip_flags + lv->point.n) && world_ok)
+        err |= skip_decide(&lv->onion, lv->world);
+    return err;
+}
+
 /* fast_many: _fft_fast for n segments, LANES of them followed at once.  One walk is a chain of
  * dependent steps (load the node, the plane's distances, the side, the child), so a lone walk
  * leaves the processor waiting; interleaving LANES independent walks, one node or leaf each per
@@ -1122,6 +1429,13 @@ typedef struct lane {
     int sp, state;
     size_t job;
 } lane;
+
+typedef struct skip_lane {    /* a lane of the skipping walk (fast_many_skip) */
+    lane l;
+    double ix, iy, iz;        /* 1 / d for the box test */
+    int inverse;              /* 1, or -1 when the segment is too far out to skip */
+    int mask;                 /* SKIP_FLAGS while the state is not solid, else 0: masks the node's flag */
+} skip_lane;
 
 static void lane_start(lane *l, const tree *t, const seg *g, size_t job) {
     l->sx = g->sx;
@@ -1150,7 +1464,7 @@ static double pick(int c, double a, double b) {
 }
 
 /* one node of a lane's walk: FAST_DONE to go on, FAST_ON_PLANE or FAST_BUG to stop */
-static int lane_node(lane *l, const node *nodes, int cap) {
+static inline int lane_node(lane *l, const node *nodes, int cap) {
     const node *nd = &nodes[l->code];
     double t0 = l->t0, t1 = l->t1;
     double ds = nd->nx * l->sx + nd->ny * l->sy + nd->nz * l->sz - nd->d;
@@ -1174,7 +1488,7 @@ static int lane_node(lane *l, const node *nodes, int cap) {
 }
 
 /* one leaf of a lane's walk: 1 when the walk ends (res holds the transition) */
-static int lane_leaf(lane *l, const uint32_t *solid, uint32_t bit, bbk_transition *res) {
+static inline int lane_leaf(lane *l, const uint32_t *solid, uint32_t bit, bbk_transition *res) {
     int leaf_solid = (solid[-1 - l->code] & bit) ? 1 : 0;
     if (l->state < 0) {
         l->state = leaf_solid;
@@ -1198,8 +1512,102 @@ static int lane_leaf(lane *l, const uint32_t *solid, uint32_t bit, bbk_transitio
     return 0;
 }
 
+/* lane_leaf for a skipped subtree, as one empty leaf (the state so far is not solid: the lane's
+ * mask sees to it): 1 when the walk ends */
+static int lane_skipped(lane *l, bbk_transition *res) {
+    l->state = 0;
+    if (!l->sp) {
+        res->kind = BBK_RAY_E;
+        res->t = 1.0;
+        res->plane = -1;
+        return 1;
+    }
+    const struct lane_entry *top = &l->stack[--l->sp];
+    l->code = top->code;
+    l->t0 = top->t0;
+    l->t1 = top->t1;
+    l->entry = top->entry;
+    return 0;
+}
+
+/* Does the lane skip the node it is at (see "Skipping"), whose flag f is not SKIP_NONE? */
+static int lane_skips(const skip_lane *sl, const double *box, int f) {
+    const lane *l = &sl->l;
+    return f == SKIP_EMPTY || piece_misses(l->sx, l->sy, l->sz, sl->ix, sl->iy, sl->iz, l->t0, l->t1, box);
+}
+
+static void skip_lane_start(skip_lane *sl, const tree *t, const seg *g, size_t job) {
+    lane_start(&sl->l, t, g, job);
+    sl->ix = skip_inverse(g->dx);
+    sl->iy = skip_inverse(g->dy);
+    sl->iz = skip_inverse(g->dz);
+    sl->inverse = bounded(g) ? 1 : -1;
+    sl->mask = sl->inverse > 0 ? SKIP_FLAGS : 0;
+}
+
+/* fast_many where skipping pays: before each node step, the node's flag (masked by the state) and
+ * when it says so the box test */
+static void fast_many_skip(const bbk_level *lv, const tree *t, uint32_t h, size_t n, const seg *segs,
+                           bbk_transition *res, signed char *status) {
+    skip_lane lanes[LANES];
+    size_t next = 0;
+    int live = 0, cap = (int)lv->lane_depth;
+    uint32_t bit = 1u << (t->bit0 + h), bits = t->bits;
+    const double *skip = t->skip + 6 * (size_t)h;
+    const uint8_t *flag = t->skip_flag + h;
+    for (int k = 0; k < LANES; k++) {
+        lanes[k].l.stack = lv->lanes + (size_t)k * lv->lane_depth;
+        if (next < n) {
+            skip_lane_start(&lanes[k], t, &segs[next], next);
+            next++;
+            live++;
+        } else {
+            lanes[k].l.job = (size_t)-1;
+        }
+    }
+    while (live) {
+        for (int k = 0; k < LANES; k++) {
+            skip_lane *sl = &lanes[k];
+            lane *l = &sl->l;
+            if (l->job == (size_t)-1) continue;
+            int r = FAST_DONE, done;
+            if (l->code >= 0) {
+                int f = flag[(size_t)l->code * bits] & sl->mask;
+                STAT(bbk_stats[3] += f == SKIP_TEST);
+                if (f && lane_skips(sl, skip + (size_t)l->code * bits * 6, f)) {
+                    STAT(bbk_stats[2]++);
+                    done = lane_skipped(l, &res[l->job]);
+                } else {
+                    STAT(bbk_stats[0]++);
+                    r = lane_node(l, t->nodes, cap);
+                    done = r != FAST_DONE;
+                }
+            } else {
+                STAT(bbk_stats[1]++);
+                done = lane_leaf(l, t->solid, bit, &res[l->job]);
+                sl->mask = l->state == 1 || sl->inverse < 0 ? 0 : SKIP_FLAGS;
+            }
+            if (!done) continue;
+            status[l->job] = (signed char)r;
+            if (next < n) {
+                skip_lane_start(sl, t, &segs[next], next);
+                next++;
+            } else {
+                l->job = (size_t)-1;
+                live--;
+            }
+        }
+    }
+}
+
 static void fast_many(const bbk_level *lv, const tree *t, uint32_t bit, size_t n, const seg *segs,
                       bbk_transition *res, signed char *status) {
+    uint32_t hull = 0;
+    while (hull < 31 && !((bit >> hull) & 1u)) hull++;
+    if (t->skip_on && hull >= t->bit0 && hull - t->bit0 < t->bits && ((t->skip_on >> (hull - t->bit0)) & 1u)) {
+        fast_many_skip(lv, t, hull - t->bit0, n, segs, res, status);
+        return;
+    }
     lane lanes[LANES];
     size_t next = 0;
     int live = 0, cap = (int)lv->lane_depth;
@@ -1219,9 +1627,11 @@ static void fast_many(const bbk_level *lv, const tree *t, uint32_t bit, size_t n
             if (l->job == (size_t)-1) continue;
             int r = FAST_DONE, done;
             if (l->code >= 0) {
+                STAT(bbk_stats[0]++);
                 r = lane_node(l, t->nodes, cap);
                 done = r != FAST_DONE;
             } else {
+                STAT(bbk_stats[1]++);
                 done = lane_leaf(l, t->solid, bit, &res[l->job]);
             }
             if (!done) continue;

@@ -370,6 +370,35 @@ def test_sanitized_queries_match(sanitized, tmp_path, sample_paths, map_named):
         assert out.done
 
 
+@NEED_GCC
+def test_skipping_changes_no_answer(sanitized, tmp_path, sample_paths, map_named):
+    """The batch walk's shortcut (a subtree whose solid leaves' box the segment misses, passed in one
+    test: docs/FORMAT.md, the queries' step 3) changes no answer: the driver built to skip for every
+    hull (-DBBK_SKIP_FORCE=1, under ASan and UBSan) writes the same bytes as one built never to skip,
+    on a sample scene and maps, open (e1m7: wide empty space, where bbk_load turns skipping on) and
+    closed, for random segments and segments along faces, edges and a box hull's surfaces."""
+    from brushbake.exporters.native import level_to_bytes
+
+    never = tmp_path / "bbk_driver_never"
+    base = [GCC, "-std=c99", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off", "tests/c/bbk_driver.c",
+            "runtime_c/brushbake.c", "-lm"]
+    run = subprocess.run(base + ["-O1", "-DBBK_SKIP_FORCE=0", "-o", str(never)], cwd=REPO, capture_output=True,
+                         text=True)
+    assert run.returncode == 0, run.stderr
+    always = tmp_path / "bbk_driver_always"
+    run = subprocess.run(base + ["-g", "-O1", "-DBBK_SKIP_FORCE=1", "-fsanitize=address,undefined",
+                                 "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-o", str(always)],
+                         cwd=REPO, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    for path in (sample_paths[0], map_named("e1m7.map"), map_named("qbspfeatures.map")):
+        level = baked(path)
+        s, e = queries(level, 3000, 6)
+        (tmp_path / "level.bbk").write_bytes(level_to_bytes(level))
+        np.ascontiguousarray(np.stack([s, e], axis=1)).tofile(tmp_path / "seg.bin")
+        answers = [DriverOutput(driver, tmp_path, "queries", "seg.bin", 300).raw for driver in (never, always)]
+        assert answers[0] == answers[1], path.name
+
+
 def run_fuzz(driver, tmp_path, seeds) -> tuple[int, int]:
     """Load every case in the sanitized driver; its verdict must be the Python reader's."""
     cases = [cf.make_case(seed)[1] for seed in seeds]
