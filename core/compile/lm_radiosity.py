@@ -73,12 +73,26 @@ def point_polygon_form_factor(x: np.ndarray, n: np.ndarray, verts: np.ndarray, c
     F = |sum_k gamma_k n . (r_k x r_k+1) / |r_k x r_k+1|| / (2 pi)), the polygons clipped to the
     points' front half-spaces first.  Exact for an unoccluded differential receiver.  Every edge
     of every polygon at once ((M, K) arrays, K cut to the longest polygon given), the edges' terms
-    then summed in order k = 0, 1, ..."""
+    then summed in order k = 0, 1, ...  A polygon wholly behind its point's plane (a coplanar
+    neighbour's: the point is lifted off its face) clips to nothing: 0, without the clipping."""
     kk = min(verts.shape[1], int(count.max(initial=0)))
     verts = verts[:, :kk]
     rel = verts - x[:, None, :]
     dist = dot(rel, n[:, None, :])
-    dist = np.where(np.arange(kk)[None, :] < count[:, None], dist, 0.0)
+    valid = np.arange(kk)[None, :] < count[:, None]
+    behind = np.all((dist < 0) | ~valid, axis=1)
+    if not behind.any():
+        return _lambert(x, n, rel, np.where(valid, dist, 0.0), count)
+    out = np.zeros(len(x))
+    seen = np.flatnonzero(~behind)
+    out[seen] = _lambert(x[seen], n[seen], rel[seen], np.where(valid[seen], dist[seen], 0.0), count[seen])
+    return out
+
+
+def _lambert(x: np.ndarray, n: np.ndarray, rel: np.ndarray, dist: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """point_polygon_form_factor's sum for polygons relative to their points (rel (M, K, 3)),
+    `dist` their vertices' heights over the points' planes (0 past `count`)."""
+    kk = rel.shape[1]
     cnt = np.where(count >= 3, count, 0)
     straddle = np.flatnonzero((dist < 0).any(axis=1))  # only these need clipping (the rest: as they are)
     if len(straddle):

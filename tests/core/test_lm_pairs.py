@@ -72,13 +72,13 @@ def test_pairs_equal_the_dense_reference_to_the_bit(monkeypatch, name, vis):
 
 
 def _random_polygons(m: int, k: int):
-    """Convex polygons (regular-ish, padded to k) around the origin, and receivers above, beside
-    and across their planes (straddling)."""
+    """Convex polygons (vertices on a circle, padded to k), and receivers above, beside and across
+    their planes (straddling)."""
     count = RNG.integers(3, 9, m)
     verts = np.zeros((m, k, 3))
     for i in range(m):
         a = np.sort(RNG.random(count[i])) * 2 * np.pi
-        r = 0.2 + RNG.random(count[i]) * 0.05
+        r = 0.2 + RNG.random() * 0.05  # on a circle: convex
         poly = np.stack([r * np.cos(a), r * np.sin(a), np.zeros(count[i])], axis=1)
         q, _ = np.linalg.qr(RNG.normal(size=(3, 3)))
         verts[i, : count[i]] = poly @ q.T + RNG.normal(size=3)
@@ -123,6 +123,19 @@ def test_point_polygon_form_factor_equals_the_edge_loop_to_the_bit():
         got = point_polygon_form_factor(x, n, v, count)
         assert got.tobytes() == want.tobytes()
     assert point_polygon_form_factor(x[:0], n[:0], verts[:0], count[:0]).shape == (0,)
+
+
+def test_a_polygon_wholly_behind_the_point_gives_zero_as_the_edge_loop_does():
+    x, n, verts, count = _random_polygons(2000, 16)
+    e1, e2 = verts[:, 1] - verts[:, 0], verts[:, 2] - verts[:, 0]
+    up = np.cross(e1, e2)
+    up /= np.sqrt((up * up).sum(axis=1))[:, None]
+    lift = RNG.choice([1e-4, -1e-4], (len(x), 1))  # above the polygon (all of it behind) or below
+    x = verts[:, :3].mean(axis=1) + lift * up
+    want = _form_factor_edge_loop(x, up, verts, count)
+    got = point_polygon_form_factor(x, up, verts, count)
+    assert got.tobytes() == want.tobytes()
+    assert (want[lift[:, 0] > 0] == 0).all() and (want[lift[:, 0] < 0] > 0).all()
 
 
 def test_solid_angle_reads_nothing_past_the_longest_polygon():
