@@ -33,11 +33,26 @@ Pruning, all conservative, as in Quake:
   chains OR their might sets, and a state whose might set grew is expanded again;
 - more: a portal whose cluster s already sees, through which s could see nothing it does not
   already see (the child's might set, cluster bits), is not entered;
-- symmetry: when source t has seen portal rev(s) (s reversed), s sees t's cluster; such rows seed
-  the 'more' test (they only add visibility).
+- the way back (not in Quake): q is entered only if the test row of rev(q) (q reversed: its
+  flood, or its final row once done) holds s's own cluster A, or q leaves A itself.  Why: a clear
+  segment from a point a of A that leaves A through s and later crosses q, read backwards from
+  where it crosses q, is a clear segment that crosses rev(q) into the cluster q leaves and goes on
+  to a; rev(q)'s row holds every cluster such a segment reaches, except the one rev(q) enters
+  (which the exception covers), so it holds A.
 
 The rows are per source portal and per cluster; a cluster's row is the OR of its portals' rows, its
-neighbours and itself, made symmetric.
+neighbours and itself.  The PVS is the AND of the rows both ways round (A sees B only if A's row
+holds B and B's row holds A).  Why this loses nothing: every clear segment from a point of A to a
+point of B leaves A through some portal s of A (its first crossing out of A; a segment that never
+leaves A joins A to itself), and from there is a line of sight along a chain of portals into B, so
+B is in s's row and thus in A's (the invariant above; the pruning drops only chains no segment
+follows); the same segment read from b to a puts A in B's row.  So each direction's row holds
+every truly visible pair, and so does their intersection (the rows were made symmetric by OR
+before; the AND lets each direction's merging looseness be cut by the other's).  For this each
+row must hold every cluster its own flow reaches: so a source's row is no longer seeded with the
+clusters of earlier sources that saw rev(s) -- the 'more' test trusted those bits and skipped
+the portals leading only to them, so the row held them only by the seed, from the other
+direction.
 
 Tried and dropped: flowing from each cluster at once (its exits merged into one source, separators
 tangent to the union of the exits): lq_e0m3 1.22M states against 1.41M here, but each dearer
@@ -51,7 +66,14 @@ planes through vertices that adjacent portals share, which Quake's trial of ever
 Might sets of portals (Quake's own, D bits a state) instead of clusters: a little tighter (124.7
 leaves against 125.0) but 1.61M states against 1.41M (the 'more' test prunes less on portal bits)
 and 35% slower.  Larger k-DOPs and more growths (16 directions, 8 growths) on lqdm13: 369 leaves
-against 398, 47% slower.
+against 398, 47% slower.  Quake's source narrowing per chain (its test levels 3 and 4), with each
+state's source part kept as a k-DOP in s's plane merged by max like the pass, the child's source
+the parent's clipped behind q and by the separators of (target, pass) both ways round, and the
+target also clipped to the front of the pass portal's plane: lqdm13 395.8 leaves against 397.5,
+189 s CPU against 74; lq_e0m3 125.04 against 125.04, 78 s against 31 (the separators of (target,
+pass) are per child, not per state, and the merge of the sources from many chains is as loose as
+that of the passes).  Filtering each source's might set by the transposed cluster rows (clusters
+whose row holds A): no tighter than the way-back test alone (358.77 against 358.78 on lqdm13).
 """
 
 from __future__ import annotations
@@ -244,8 +266,10 @@ def portal_cluster_bits(dp: DirectedPortals, portal_rows: np.ndarray) -> np.ndar
 
 
 def merged_flow(dp: DirectedPortals, flood: np.ndarray, progress=None, cancel=None,
-                stats: dict | None = None, jobs: int | None = None) -> np.ndarray:
+                stats: dict | None = None, jobs: int | None = None, one_way: bool = False) -> np.ndarray:
     """(C, C) bool cluster PVS by the merged full flow; `flood` is the fast mode's (D, D) rows.
+    `one_way`: each cluster's own row, before the AND with the other direction (for the tests:
+    each must hold every line of sight).
     `jobs` workers share each wave (core/compile/wave_jobs.py; None: one per core where workers
     fork, else one, since threads gain little against NumPy's many small steps); the answer does
     not depend on it."""
@@ -268,12 +292,12 @@ def merged_flow(dp: DirectedPortals, flood: np.ndarray, progress=None, cancel=No
     vis[dp.src, dp.dst] = True
     if stats is not None:
         stats.update(states_expanded=flow.expanded, targets_clipped=flow.clipped, flow_jobs=jobs)
-    return vis | vis.T
+    return vis if one_way else vis & vis.T  # each way's row holds every line: so does their AND
 
 
 class _Flow:
     """What the sources of a wave share, read only during the wave: per portal, its cluster row
-    (flood, then final) and the portal-level sightings that seed later sources by symmetry."""
+    (flood, then final)."""
 
     def __init__(self, dp: DirectedPortals, flood: np.ndarray, cancel, shared: bool = False):
         self.dp, self.cancel, self.pid = dp, cancel, os.getpid()
@@ -284,18 +308,16 @@ class _Flow:
         make = shared_array if shared else np.zeros
         self.test_cl = make(self.might_cl.shape, np.uint8)  # flood, then the final row once done
         self.test_cl[:] = self.might_cl
-        self.seen = make((dp.num, (dp.num + 7) // 8), np.uint8)  # portal sightings of done sources
         self.dirs = kdop_directions(dp)
         self.full = extents(dp.windings, dp.count, self.dirs)
         self.first, self.leaving = dp.leaving()
         self.expanded = self.clipped = 0
 
     def run_part(self, sources: np.ndarray):
-        """Flow from some sources of a wave: their packed portal and cluster rows and counts."""
+        """Flow from some sources of a wave: their packed cluster rows and counts."""
         wave = _Wave(self, sources)
         wave.run()
-        return (np.packbits(wave.vis, axis=1, bitorder="little"),
-                np.packbits(wave.viscl, axis=1, bitorder="little"), wave.expanded, wave.clipped)
+        return np.packbits(wave.viscl, axis=1, bitorder="little"), wave.expanded, wave.clipped
 
     def run_wave(self, sources: np.ndarray, runner: WaveRunner, jobs: int) -> None:
         """Flow from each source of the wave; the sources of one wave do not read each other's
@@ -304,8 +326,7 @@ class _Flow:
         parts = [p for p in (sources[k::jobs] for k in range(jobs)) if len(p)]  # dealt: sources
         # come sorted by flood size, so dealing them evens out the parts' work
         results = runner.map(parts)
-        for part, (vis, viscl, expanded, clipped) in zip(parts, results):  # after all have read
-            self.seen[part] = vis
+        for part, (viscl, expanded, clipped) in zip(parts, results):  # after all have read
             self.test_cl[part] = viscl
             self.expanded += expanded
             self.clipped += clipped
@@ -323,21 +344,17 @@ class _Wave:
         self.sources = sources
         self.h = np.full((w, dp.num, k), -np.inf)
         self.grown = np.zeros((w, dp.num), dtype=np.int16)
-        self.vis = np.zeros((w, dp.num), dtype=bool)
         self.viscl = np.zeros((w, dp.num_clusters), dtype=bool)
         self.might = np.zeros((w, dp.num, flow.might_cl.shape[1]), dtype=np.uint8)  # per state
         self.expanded = self.clipped = 0
 
     def run(self) -> None:
         flow, dp, sources = self.flow, self.dp, self.sources
-        rev = sources ^ 1
-        saw = (flow.seen[:, rev >> 3] >> (rev & 7).astype(np.uint8)) & 1  # (D, w)
-        t, ws = np.nonzero(saw)  # t saw rev(s): s sees t's cluster
-        self.viscl[ws, dp.src[t]] = True
         # first step: every portal leaving s's cluster, clipped to the front of s
         parent, q = _children(self.first, self.leaving, dp.dst[sources])
         s = sources[parent]
-        ok = _bit(self.flood_bits, s, q) & (dp.plane[q] != (dp.plane[s] ^ 1))
+        ok = _bit(self.flood_bits, s, q) & (dp.plane[q] != (dp.plane[s] ^ 1)) \
+            & (_bit(self.test_cl, q ^ 1, dp.src[s]) | (dp.src[q] == dp.src[s]))
         parent, q, s = parent[ok], q[ok], s[ok]
         tw, tn = clip_front(dp.windings[q], dp.count[q], dp.normal[s], dp.dist[s])
         self._pending = []
@@ -357,7 +374,6 @@ class _Wave:
         """Record the non-empty targets: sightings, and their extents and might for _grow."""
         ok = tn > 0
         wi, q, tw, tn, might = wi[ok], q[ok], tw[ok], tn[ok], might[ok]
-        self.vis[wi, q] = True
         self.viscl[wi, self.dp.dst[q]] = True
         self._pending.append((wi * self.dp.num + q, extents(tw, tn, self.dirs[q]) + FLOW_CLIP_MARGIN, might))
 
@@ -403,6 +419,7 @@ class _Wave:
         pw_, ps = wi[parent], s[parent]
         state_might = self.might[wi, r]  # (B, C8): what the chains to r might still see
         ok = _bit(self.flood_bits, ps, q) & _bit(state_might, parent, dp.dst[q]) \
+            & (_bit(self.test_cl, q ^ 1, dp.src[ps]) | (dp.src[q] == dp.src[ps])) \
             & (dp.plane[q] != (dp.plane[r[parent]] ^ 1))
         known = ok & _bit(self.have, pw_, dp.dst[q])
         idx = np.flatnonzero(known)

@@ -1,7 +1,8 @@
 """Portal flow (core/compile/pvs_flow.py) on grid worlds, whose visibility has an exact ground truth
 independent of portals and of the BSP (tests/core/vis_grid.py): zero misses for both conservative
 modes, the fast mode's rows contain the full mode's, symmetric, each cluster sees itself and its
-portal neighbours.  Random grids by hypothesis."""
+portal neighbours; the full mode's rows one way (before their AND with the other direction) hold
+every line of sight too.  Random grids by hypothesis."""
 
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ def check(g, segments, rng):
     dp, fast, full = both_modes(g)
     truth = grid_truth(g, segments, rng)
     assert not (truth & ~full).any(), np.argwhere(truth & ~full)[:5]
+    one_way = merged_flow(dp, fast_vis(dp)[0], one_way=True)
+    assert not ((truth | truth.T) & ~one_way).any()
+    assert (full == one_way & one_way.T).all()
     assert not (truth & ~fast).any()
     assert (full <= fast).all()
     for m in (fast, full):
