@@ -451,3 +451,10 @@ SLIVER_ON_PLANE = 3e-8
 #: first) and smaller nodes by the qbsp3 heuristic (structural sides before detail ones).  The
 #: qbsp seal rule (core/compile/sliver_seal.py) asks which of the two could cut a tip.
 QBSP_MAX_NODE_SIZE = 1024 * QUAKE_UNIT
+
+#: m. Where clipping a lightmap polygon by a plane finds more than two crossings (only possible
+#: when vertices lie within rounding of the plane: a polygon in it, or collinear vertices along an
+#: edge in it), distances under this are taken as 0 and the row is clipped again
+#: (core/compile/lm_patches.py clip_batch).  Rounding of metre-scale coordinates is about 1e-15 m;
+#: far below LUXEL_LIFT (1e-3 m), so no lifted point is ever snapped onto a plane.
+CLIP_SNAP = 1e-9

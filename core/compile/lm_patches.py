@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..tolerances import CLIP_SNAP
 from .lm_charts import Charts, face_polygons_2d
 
 
@@ -36,11 +37,18 @@ class Patches:
         return len(self.face)
 
 
-def clip_batch(verts: np.ndarray, count: np.ndarray, dist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def clip_batch(verts: np.ndarray, count: np.ndarray, dist: np.ndarray,
+               snapped: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Clip many convex polygons to where `dist` >= 0 (Sutherland-Hodgman, one step for all).
 
     verts (N, K, D) padded vertex rows, count (N,) vertices used, dist (N, K) signed distances
-    of the vertices.  Returns (N, K + 1, D) and the new counts (0: nothing left)."""
+    of the vertices.  Returns (N, K + 1, D) and the new counts (0: nothing left).
+
+    A plane crosses a convex polygon's boundary twice at most; more crossings come from vertices
+    within rounding of the plane (a polygon lying in it, or collinear vertices along an edge in
+    it).  Those rows are clipped again with distances under CLIP_SNAP taken as 0 (on the plane,
+    kept), and a row still crossed more than twice keeps nothing (it lies in the plane: no area).
+    Every other row is clipped as it is."""
     n, k = dist.shape
     if n == 0 or k == 0:
         return np.zeros((n, k + 1, verts.shape[2])), np.zeros(n, dtype=np.int64)
@@ -59,9 +67,15 @@ def clip_batch(verts: np.ndarray, count: np.ndarray, dist: np.ndarray) -> tuple[
     keep = np.empty((n, 2 * k), dtype=bool)
     keep[:, 0::2], keep[:, 1::2] = valid & inside0, cross
     new_count = keep.sum(axis=1)
+    bad = np.flatnonzero(cross.sum(axis=1) > 2)
+    new_count[bad] = 0
     order = np.argsort(~keep, axis=1, kind="stable")[:, : k + 1]
     clipped = np.take_along_axis(out, order[..., None], axis=1)
     clipped[np.arange(k + 1)[None, :] >= new_count[:, None]] = 0.0
+    if len(bad) and not snapped:
+        d = dist[bad]
+        clipped[bad], new_count[bad] = clip_batch(verts[bad], count[bad], np.where(np.abs(d) <= CLIP_SNAP, 0.0, d),
+                                                  snapped=True)
     return clipped, np.where(new_count >= 3, new_count, 0)
 
 

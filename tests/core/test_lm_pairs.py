@@ -155,3 +155,34 @@ def test_segments_answer_as_transitions():
         kind, t = rays.transitions(a, b)
         k2, t2 = rays.segments(np.ascontiguousarray(np.stack([a, b], axis=1)))
         assert kind.tobytes() == k2.tobytes() and t.tobytes() == t2.tobytes()
+
+
+def test_a_receiver_in_the_polygons_plane_gets_no_light_and_no_error():
+    """A receiver point lying (up to rounding) in a polygon's plane beside it, facing along its
+    normal: the polygon is seen edge on, F = 0.  Rounding used to scatter the vertices' signs;
+    clip_batch then found more than two crossings and overran its rows (IndexError)."""
+    x, n, verts, count = _random_polygons(2000, 16)
+    e1, e2 = verts[:, 1] - verts[:, 0], verts[:, 2] - verts[:, 0]
+    up = np.cross(e1, e2)
+    up /= np.sqrt((up * up).sum(axis=1))[:, None]
+    a, b = RNG.random((2, len(x), 1)) * 0.4
+    x = verts[:, 0] - a * e1 - b * e2  # in the plane, up to rounding, outside the polygon
+    for side in (1.0, -1.0):
+        got = point_polygon_form_factor(x, side * up, verts, count)
+        assert np.isfinite(got).all() and np.abs(got).max() < 1e-9
+
+
+def test_collinear_vertices_on_the_receivers_plane_are_kept():
+    """A polygon with an edge in the receiver's plane, split by collinear vertices whose heights
+    are rounding noise of alternating sign: the same light as without them."""
+    quad = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 1], [0, 1, 1.0]])
+    noisy = np.array([[0, 0, 0], [0.25, 0, -1e-16], [0.5, 0, 1e-16], [0.75, 0, -1e-16], [1, 0, 0], [1, 1, 1],
+                      [0, 1, 1.0]])
+    x = np.array([[0.5, -0.5, 0.0]])
+    n = np.array([[0.0, 0.0, 1.0]])
+    want = point_polygon_form_factor(x, n, quad[None], np.array([4]))
+    got = point_polygon_form_factor(x, n, noisy[None], np.array([7]))
+    assert want[0] > 0.01
+    assert abs(got[0] - want[0]) < 1e-12
+    clipped, cnt = clip_batch(noisy[None] - x[:, None], np.array([7]), noisy[None, :, 2] - 0.0)
+    assert cnt[0] == 7
