@@ -74,6 +74,17 @@ target also clipped to the front of the pass portal's plane: lqdm13 395.8 leaves
 pass) are per child, not per state, and the merge of the sources from many chains is as loose as
 that of the passes).  Filtering each source's might set by the transposed cluster rows (clusters
 whose row holds A): no tighter than the way-back test alone (358.77 against 358.78 on lqdm13).
+Measured before the two-way AND: no growth cap at all: 378 leaves on lqdm13, so on lqdm13 the merge itself, not
+the cap, is what is loose.  Fewer growths on lq_e0m3 (2 or 1): 2% or 7% fewer states, 130.8 or
+135.8 leaves against 125.0.  Waves a quarter the size (more finished test rows for later
+sources): 1.3995M states against 1.407M.  Seeding each source's seen set (what the 'more' test
+reads) with clusters that rays show it sees (7.4M rays from sample points on the source to
+sample points on every portal of its flood; they find 74% of the final rows' bits): only 8% fewer
+states, because the test prunes a child only when every cluster of its might set is already
+seen, and one missing bit keeps it.  Even the final rows themselves as seeds (an oracle: they
+are the answer) leave 0.55M states, 2.6x fewer, the bound of any seeding; seeding with the
+source cluster's row instead of the portal's is worse (1.80M states), because those rows, kept as
+test rows, widen later sources' might sets.
 """
 
 from __future__ import annotations
