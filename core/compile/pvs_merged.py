@@ -18,6 +18,11 @@ Expanding a state (s, r) with pass P(s, r), for every portal q leaving r's clust
   a target left non-empty: s sees q's cluster, and P(s, q) grows to hold it.
 A state whose P grew is expanded again (a worklist, one frontier per step, in batches).  After
 MAX_GROWTH growths a state takes the whole of q (it can then grow no more), which bounds the work.
+The bound is a safety net, set above what the maps need (most growths of any state: lqdm13 18,
+lq_e0m3 15, e3m4 11): a lower cap (it was 4) makes the flow looser at no saving, since a state
+given its whole portal sends looser targets on, which grow their states the more (with the AND
+below, cap 4 against 32: lqdm13 358.8 against 350.2 leaves, lq_e0m3 118.9 against 118.2, e3m4
+781.0 against 780.2, the same CPU within the machine's noise).
 
 Why it never loses a line of sight (the invariant, by induction over a line's portals): a line L
 from s through portals q1 ... qn crosses q1 inside (q1 in front of s) = P(s, q1); crossing qi
@@ -85,6 +90,10 @@ seen, and one missing bit keeps it.  Even the final rows themselves as seeds (an
 are the answer) leave 0.55M states, 2.6x fewer, the bound of any seeding; seeding with the
 source cluster's row instead of the portal's is worse (1.80M states), because those rows, kept as
 test rows, widen later sources' might sets.
+Also with cap 4: narrowing the test rows between waves (a portal t's row kept only where the
+clusters seen hold src(t) and dst(t) both ways) and the way-back test also for the cluster before
+the pass portal: 358.05 leaves; a second pass started from the first pass's rows: 356.0 at 1.9
+times the CPU.
 """
 
 from __future__ import annotations
@@ -101,8 +110,9 @@ from .wave_jobs import WaveRunner, can_fork, default_jobs, shared_array
 
 #: directions of a pass polygon's k-DOP (in its portal's plane, evenly spaced)
 KDOP_DIRECTIONS = 8
-#: growths after which a state takes its whole portal (bounds the re-expansions)
-MAX_GROWTH = 4
+#: growths after which a state takes its whole portal (bounds the re-expansions; stats
+#: 'most_growths' reports the most any state needed)
+MAX_GROWTH = 32
 #: states expanded together in one batch
 STATE_BATCH = 4096
 #: a k-DOP extent that grows by less than this (m) is not a growth
@@ -302,7 +312,8 @@ def merged_flow(dp: DirectedPortals, flood: np.ndarray, progress=None, cancel=No
     np.logical_or.at(vis, dp.src, rows)
     vis[dp.src, dp.dst] = True
     if stats is not None:
-        stats.update(states_expanded=flow.expanded, targets_clipped=flow.clipped, flow_jobs=jobs)
+        stats.update(states_expanded=flow.expanded, targets_clipped=flow.clipped, flow_jobs=jobs,
+                     most_growths=flow.most_growths)
     return vis if one_way else vis & vis.T  # each way's row holds every line: so does their AND
 
 
@@ -322,13 +333,14 @@ class _Flow:
         self.dirs = kdop_directions(dp)
         self.full = extents(dp.windings, dp.count, self.dirs)
         self.first, self.leaving = dp.leaving()
-        self.expanded = self.clipped = 0
+        self.expanded = self.clipped = self.most_growths = 0
 
     def run_part(self, sources: np.ndarray):
         """Flow from some sources of a wave: their packed cluster rows and counts."""
         wave = _Wave(self, sources)
         wave.run()
-        return np.packbits(wave.viscl, axis=1, bitorder="little"), wave.expanded, wave.clipped
+        return (np.packbits(wave.viscl, axis=1, bitorder="little"), wave.expanded, wave.clipped,
+                int(wave.grown.max(initial=0)))
 
     def run_wave(self, sources: np.ndarray, runner: WaveRunner, jobs: int) -> None:
         """Flow from each source of the wave; the sources of one wave do not read each other's
@@ -337,7 +349,8 @@ class _Flow:
         parts = [p for p in (sources[k::jobs] for k in range(jobs)) if len(p)]  # dealt: sources
         # come sorted by flood size, so dealing them evens out the parts' work
         results = runner.map(parts)
-        for part, (viscl, expanded, clipped) in zip(parts, results):  # after all have read
+        for part, (viscl, expanded, clipped, grown) in zip(parts, results):  # after all have read
+            self.most_growths = max(self.most_growths, grown)
             self.test_cl[part] = viscl
             self.expanded += expanded
             self.clipped += clipped
