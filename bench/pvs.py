@@ -80,7 +80,7 @@ def run_scene(path: Path, modes: list[str], segments: int, seed: int, flow_limit
         out[mode] = {"seconds": round(time.perf_counter() - w, 3), "cpu_s": round(cpu_seconds() - c, 3),
                      "avg_clusters_visible": round(s["avg_clusters_visible"], 2),
                      "avg_leaves_visible": round(s["avg_leaves_visible"], 2)}
-        for key in ("states_expanded", "targets_clipped", "flow_jobs"):
+        for key in ("states_expanded", "targets_clipped", "flow_jobs", "most_growths"):
             if key in s:
                 out[mode][key] = s[key]
         out.update(portals=s["portals"], clusters=s["clusters"])
