@@ -154,7 +154,10 @@ def simple_flood(dp: DirectedPortals, allowed: np.ndarray, progress=None, cancel
 
 def cluster_rows(dp: DirectedPortals, portal_vis: np.ndarray) -> np.ndarray:
     """(C, C) bool cluster PVS from per-portal rows: each cluster sees itself, the clusters its
-    portals lead into and the clusters every portal seen through them leads into; symmetric."""
+    portals lead into and the clusters every portal seen through them leads into.  Made
+    symmetric by AND: a clear segment from A to B lies in A's one-way row and, read backwards, in
+    B's, so each direction's row holds every line of sight and so does their AND (the full flow's
+    rows are joined the same way, core/compile/pvs_merged.py)."""
     c = dp.num_clusters
     # portal -> clusters it sees: its own dst plus dsts of the portals it sees
     sees = np.zeros((dp.num, c), dtype=bool)
@@ -170,7 +173,7 @@ def cluster_rows(dp: DirectedPortals, portal_vis: np.ndarray) -> np.ndarray:
         starts = np.searchsorted(dp.src[by_src], np.arange(c))
         rows = np.flatnonzero(np.bincount(dp.src, minlength=c) > 0)
         vis[rows] |= np.logical_or.reduceat(sees[by_src], starts[rows], axis=0)
-    return vis | vis.T
+    return vis & vis.T
 
 
 def fast_vis(dp: DirectedPortals, progress=None, cancel=None) -> tuple[np.ndarray, np.ndarray]:
