@@ -1487,6 +1487,15 @@ static inline int lane_node(lane *l, const node *nodes, int cap) {
     return FAST_DONE;
 }
 
+/* the lane goes on with the far piece its stack holds last */
+static inline void lane_pop(lane *l) {
+    const struct lane_entry *top = &l->stack[--l->sp];
+    l->code = top->code;
+    l->t0 = top->t0;
+    l->t1 = top->t1;
+    l->entry = top->entry;
+}
+
 /* one leaf of a lane's walk: 1 when the walk ends (res holds the transition) */
 static inline int lane_leaf(lane *l, const uint32_t *solid, uint32_t bit, bbk_transition *res) {
     int leaf_solid = (solid[-1 - l->code] & bit) ? 1 : 0;
@@ -1504,11 +1513,7 @@ static inline int lane_leaf(lane *l, const uint32_t *solid, uint32_t bit, bbk_tr
         res->plane = -1;
         return 1;
     }
-    const struct lane_entry *top = &l->stack[--l->sp];
-    l->code = top->code;
-    l->t0 = top->t0;
-    l->t1 = top->t1;
-    l->entry = top->entry;
+    lane_pop(l);
     return 0;
 }
 
@@ -1522,11 +1527,7 @@ static int lane_skipped(lane *l, bbk_transition *res) {
         res->plane = -1;
         return 1;
     }
-    const struct lane_entry *top = &l->stack[--l->sp];
-    l->code = top->code;
-    l->t0 = top->t0;
-    l->t1 = top->t1;
-    l->entry = top->entry;
+    lane_pop(l);
     return 0;
 }
 
