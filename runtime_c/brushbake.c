@@ -34,6 +34,7 @@ unsigned long long bbk_stats[8];
 #endif
 #define LANES 8                     /* segments the batch walk follows at once (fast_many) */
 #define CHUNK 256                   /* segments a batch trace prepares at once */
+#define RETRY_LIMIT (RETRY_BACKOFF * (1 + RETRY_SLACK) + RETRY_SLACK_ABS)  /* trace_retried's bound */
 
 struct lane_entry {           /* a far half waiting on a lane's stack */
     int32_t code, entry;
@@ -47,7 +48,7 @@ typedef struct seg {          /* a segment: start, end - start */
 struct chunk {                /* scratch of a batch trace: CHUNK segments and their retries */
     seg g[CHUNK], g2[CHUNK];
     bbk_transition tr[CHUNK], tr2[CHUNK];
-    double hit_t[CHUNK], length[CHUNK];
+    double hit_t[CHUNK], length[CHUNK], length2[CHUNK];
     int32_t plane[CHUNK];
     int start_solid[CHUNK];
     uint32_t again[CHUNK];
@@ -874,7 +875,9 @@ int bbk_point_solid(const bbk_level *lv, uint32_t hull, const double p[3], int *
  * find_first_transition (core/runtime/trace.py): the fast walk, and the open walk it hands
  * starts on a plane and pieces lying in one to */
 
-enum { FAST_DONE = 0, FAST_ON_PLANE = 1, FAST_BUG = -1 };
+/* how a fast walk ends: its transition found, stopped on a plane (the open walk decides), a bug;
+ * the batch walks: a retry settled early (FAST_PAST, see fast_many), and a lane going on (FAST_GO) */
+enum { FAST_DONE = 0, FAST_ON_PLANE = 1, FAST_BUG = -1, FAST_PAST = 2, FAST_GO = 3 };
 
 
 /* _fft_fast: the leaves along the segment in order, up to the first change of state */
@@ -1421,9 +1424,17 @@ static int skip_setup(bbk_level *lv) {
  * the same order), and the two choices a random segment makes at a node (the near side, whether
  * it straddles) are computed without a branch: the far half is always written to the lane's stack
  * and kept (sp += straddle) only when it straddles.  status[i]: FAST_DONE (res[i] holds the
- * transition), FAST_ON_PLANE (the open walk decides) or FAST_BUG. */
+ * transition), FAST_ON_PLANE (the open walk decides) or FAST_BUG.
+ *
+ * A box trace's retry (lengths != NULL: the segments' lengths before the back-off) matters only
+ * when it finds E2S with t * (length + RETRY_BACKOFF) <= RETRY_LIMIT (trace_retried), so its walk
+ * stops with FAST_PAST (no such hit) at a first leaf that is solid, and when the piece it pops
+ * starts beyond that bound: every later transition's t is at least that t0 (for a bounded segment
+ * tm is never NaN, so each piece lies inside its parent's; the product rounds monotonically), and
+ * an open walk met later would list the same pieces before it (docs/FORMAT.md, "Trace"). */
 typedef struct lane {
     double sx, sy, sz, dx, dy, dz, t0, t1;
+    double past;              /* a retry's length + RETRY_BACKOFF (see retry_settled), else 0 */
     struct lane_entry *stack;
     int32_t code, entry;
     int sp, state;
@@ -1437,7 +1448,8 @@ typedef struct skip_lane {    /* a lane of the skipping walk (fast_many_skip) */
     int mask;                 /* SKIP_FLAGS while the state is not solid, else 0: masks the node's flag */
 } skip_lane;
 
-static void lane_start(lane *l, const tree *t, const seg *g, size_t job) {
+static void lane_start(lane *l, const tree *t, const seg *g, size_t job, const double *lengths) {
+    l->past = lengths && bounded(g) ? lengths[job] + RETRY_BACKOFF : 0.0;
     l->sx = g->sx;
     l->sy = g->sy;
     l->sz = g->sz;
@@ -1463,7 +1475,7 @@ static double pick(int c, double a, double b) {
     return a;
 }
 
-/* one node of a lane's walk: FAST_DONE to go on, FAST_ON_PLANE or FAST_BUG to stop */
+/* one node of a lane's walk: FAST_GO to go on, FAST_ON_PLANE or FAST_BUG to stop */
 static inline int lane_node(lane *l, const node *nodes, int cap) {
     const node *nd = &nodes[l->code];
     double t0 = l->t0, t1 = l->t1;
@@ -1484,7 +1496,7 @@ static inline int lane_node(lane *l, const node *nodes, int cap) {
     l->sp += straddle;
     l->t1 = pick(straddle, tm, t1);
     l->code = nd->child[near];
-    return FAST_DONE;
+    return FAST_GO;
 }
 
 /* the lane goes on with the far piece its stack holds last */
@@ -1496,25 +1508,27 @@ static inline void lane_pop(lane *l) {
     l->entry = top->entry;
 }
 
-/* one leaf of a lane's walk: 1 when the walk ends (res holds the transition) */
+/* one leaf of a lane's walk: FAST_DONE when the walk ends (res holds the transition), FAST_PAST
+ * when a retry is settled, else FAST_GO */
 static inline int lane_leaf(lane *l, const uint32_t *solid, uint32_t bit, bbk_transition *res) {
     int leaf_solid = (solid[-1 - l->code] & bit) ? 1 : 0;
     if (l->state < 0) {
         l->state = leaf_solid;
+        if (leaf_solid && l->past > 0.0) return FAST_PAST;
     } else if (leaf_solid != l->state) {
         res->kind = leaf_solid ? BBK_RAY_E2S : BBK_RAY_S2E;
         res->t = l->t0;
         res->plane = l->entry;
-        return 1;
+        return FAST_DONE;
     }
     if (!l->sp) {
         res->kind = l->state ? BBK_RAY_S : BBK_RAY_E;
         res->t = 1.0;
         res->plane = -1;
-        return 1;
+        return FAST_DONE;
     }
     lane_pop(l);
-    return 0;
+    return l->t0 * l->past > RETRY_LIMIT ? FAST_PAST : FAST_GO;
 }
 
 /* lane_leaf for a skipped subtree, as one empty leaf (the state so far is not solid: the lane's
@@ -1525,10 +1539,10 @@ static int lane_skipped(lane *l, bbk_transition *res) {
         res->kind = BBK_RAY_E;
         res->t = 1.0;
         res->plane = -1;
-        return 1;
+        return FAST_DONE;
     }
     lane_pop(l);
-    return 0;
+    return l->t0 * l->past > RETRY_LIMIT ? FAST_PAST : FAST_GO;
 }
 
 /* Does the lane skip the node it is at (see "Skipping"), whose flag f is not SKIP_NONE? */
@@ -1537,8 +1551,8 @@ static int lane_skips(const skip_lane *sl, const double *box, int f) {
     return f == SKIP_EMPTY || piece_misses(l->sx, l->sy, l->sz, sl->ix, sl->iy, sl->iz, l->t0, l->t1, box);
 }
 
-static void skip_lane_start(skip_lane *sl, const tree *t, const seg *g, size_t job) {
-    lane_start(&sl->l, t, g, job);
+static void skip_lane_start(skip_lane *sl, const tree *t, const seg *g, size_t job, const double *lengths) {
+    lane_start(&sl->l, t, g, job, lengths);
     sl->ix = skip_inverse(g->dx);
     sl->iy = skip_inverse(g->dy);
     sl->iz = skip_inverse(g->dz);
@@ -1549,7 +1563,7 @@ static void skip_lane_start(skip_lane *sl, const tree *t, const seg *g, size_t j
 /* fast_many where skipping pays: before each node step, the node's flag (masked by the state) and
  * when it says so the box test */
 static void fast_many_skip(const bbk_level *lv, const tree *t, uint32_t h, size_t n, const seg *segs,
-                           bbk_transition *res, signed char *status) {
+                           const double *lengths, bbk_transition *res, signed char *status) {
     skip_lane lanes[LANES];
     size_t next = 0;
     int live = 0, cap = (int)lv->lane_depth;
@@ -1559,7 +1573,7 @@ static void fast_many_skip(const bbk_level *lv, const tree *t, uint32_t h, size_
     for (int k = 0; k < LANES; k++) {
         lanes[k].l.stack = lv->lanes + (size_t)k * lv->lane_depth;
         if (next < n) {
-            skip_lane_start(&lanes[k], t, &segs[next], next);
+            skip_lane_start(&lanes[k], t, &segs[next], next, lengths);
             next++;
             live++;
         } else {
@@ -1571,27 +1585,26 @@ static void fast_many_skip(const bbk_level *lv, const tree *t, uint32_t h, size_
             skip_lane *sl = &lanes[k];
             lane *l = &sl->l;
             if (l->job == (size_t)-1) continue;
-            int r = FAST_DONE, done;
+            int r;
             if (l->code >= 0) {
                 int f = flag[(size_t)l->code * bits] & sl->mask;
                 STAT(bbk_stats[3] += f == SKIP_TEST);
                 if (f && lane_skips(sl, skip + (size_t)l->code * bits * 6, f)) {
                     STAT(bbk_stats[2]++);
-                    done = lane_skipped(l, &res[l->job]);
+                    r = lane_skipped(l, &res[l->job]);
                 } else {
                     STAT(bbk_stats[0]++);
                     r = lane_node(l, t->nodes, cap);
-                    done = r != FAST_DONE;
                 }
             } else {
                 STAT(bbk_stats[1]++);
-                done = lane_leaf(l, t->solid, bit, &res[l->job]);
+                r = lane_leaf(l, t->solid, bit, &res[l->job]);
                 sl->mask = l->state == 1 || sl->inverse < 0 ? 0 : SKIP_FLAGS;
             }
-            if (!done) continue;
+            if (r == FAST_GO) continue;
             status[l->job] = (signed char)r;
             if (next < n) {
-                skip_lane_start(sl, t, &segs[next], next);
+                skip_lane_start(sl, t, &segs[next], next, lengths);
                 next++;
             } else {
                 l->job = (size_t)-1;
@@ -1634,11 +1647,11 @@ static int skip_for_call(const tree *t, uint32_t bit, size_t n, const double *se
 }
 
 static void fast_many(const bbk_level *lv, const tree *t, uint32_t bit, size_t n, const seg *segs,
-                      bbk_transition *res, signed char *status, int skip) {
+                      const double *lengths, bbk_transition *res, signed char *status, int skip) {
     uint32_t hull = 0;
     while (hull < 31 && !((bit >> hull) & 1u)) hull++;
     if (skip && t->skip_on && hull >= t->bit0 && hull - t->bit0 < t->bits && ((t->skip_on >> (hull - t->bit0)) & 1u)) {
-        fast_many_skip(lv, t, hull - t->bit0, n, segs, res, status);
+        fast_many_skip(lv, t, hull - t->bit0, n, segs, lengths, res, status);
         return;
     }
     lane lanes[LANES];
@@ -1647,7 +1660,7 @@ static void fast_many(const bbk_level *lv, const tree *t, uint32_t bit, size_t n
     for (int k = 0; k < LANES; k++) {
         lanes[k].stack = lv->lanes + (size_t)k * lv->lane_depth;
         if (next < n) {
-            lane_start(&lanes[k], t, &segs[next], next);
+            lane_start(&lanes[k], t, &segs[next], next, lengths);
             next++;
             live++;
         } else {
@@ -1658,19 +1671,18 @@ static void fast_many(const bbk_level *lv, const tree *t, uint32_t bit, size_t n
         for (int k = 0; k < LANES; k++) {
             lane *l = &lanes[k];
             if (l->job == (size_t)-1) continue;
-            int r = FAST_DONE, done;
+            int r;
             if (l->code >= 0) {
                 STAT(bbk_stats[0]++);
                 r = lane_node(l, t->nodes, cap);
-                done = r != FAST_DONE;
             } else {
                 STAT(bbk_stats[1]++);
-                done = lane_leaf(l, t->solid, bit, &res[l->job]);
+                r = lane_leaf(l, t->solid, bit, &res[l->job]);
             }
-            if (!done) continue;
+            if (r == FAST_GO) continue;
             status[l->job] = (signed char)r;
             if (next < n) {
-                lane_start(l, t, &segs[next], next);
+                lane_start(l, t, &segs[next], next, lengths);
                 next++;
             } else {
                 l->job = (size_t)-1;
@@ -1709,8 +1721,7 @@ static int trace_first(const double *s, const double *e, const bbk_transition *t
 
 /* the retry's answer: an E2S within the back-off is a hit at t = 0 with that plane */
 static void trace_retried(const bbk_transition *tr2, double length, double *hit_t, int32_t *plane, int *start_solid) {
-    if (tr2->kind == BBK_RAY_E2S &&
-        tr2->t * (length + RETRY_BACKOFF) <= RETRY_BACKOFF * (1 + RETRY_SLACK) + RETRY_SLACK_ABS) {
+    if (tr2->kind == BBK_RAY_E2S && tr2->t * (length + RETRY_BACKOFF) <= RETRY_LIMIT) {
         *start_solid = 0;
         *plane = tr2->plane;
         *hit_t = 0.0;
@@ -1769,7 +1780,7 @@ static int trace_chunk(const bbk_level *lv, const tree *t, uint32_t bit, size_t 
         seg x = {s[0], s[1], s[2], e[0] - s[0], e[1] - s[1], e[2] - s[2]};
         g[i] = x;
     }
-    fast_many(lv, t, bit, n, g, tr, st, skip);
+    fast_many(lv, t, bit, n, g, NULL, tr, st, skip);
     for (size_t i = 0; i < n; i++) {
         const double *s = segments + 6 * i, *e = s + 3;
         double back[3];
@@ -1778,12 +1789,14 @@ static int trace_chunk(const bbk_level *lv, const tree *t, uint32_t bit, size_t 
         if (trace_first(s, e, &tr[i], retry, &hit_t[i], &plane[i], &start_solid[i], &length[i], back)) {
             seg x = {back[0], back[1], back[2], e[0] - back[0], e[1] - back[1], e[2] - back[2]};
             g2[m] = x;
+            c->length2[m] = length[i];
             again[m++] = (uint32_t)i;
         }
     }
-    fast_many(lv, t, bit, m, g2, tr2, st2, skip);
+    fast_many(lv, t, bit, m, g2, c->length2, tr2, st2, skip);
     for (size_t j = 0; j < m; j++) {
         uint32_t i = again[j];
+        if (st2[j] == FAST_PAST) continue;  /* the retry finds no hit within the back-off */
         int err = finish_transition(lv, t, &g2[j], bit, st2[j], &tr2[j]);
         if (err) return err;
         trace_retried(&tr2[j], length[i], &hit_t[i], &plane[i], &start_solid[i]);
@@ -2110,7 +2123,7 @@ int bbk_find_first_transition_many(const bbk_level *lv, uint32_t hull, size_t n,
             seg x = {s[0], s[1], s[2], e[0] - s[0], e[1] - s[1], e[2] - s[2]};
             g[i] = x;
         }
-        fast_many(lv, t, 1u << hull, m, g, out + at, lv->chunk->st, skip);
+        fast_many(lv, t, 1u << hull, m, g, NULL, out + at, lv->chunk->st, skip);
         for (size_t i = 0; i < m && !err; i++)
             err = finish_transition(lv, t, &g[i], 1u << hull, lv->chunk->st[i], out + at + i);
     }

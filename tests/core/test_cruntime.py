@@ -213,6 +213,39 @@ def test_same_answers_on_small_maps(lib, map_path):
     check_same_answers(baked(map_path), 3000, 2)
 
 
+def test_retries_near_the_back_off_equal_numpy(lib, sample_paths, map_named):
+    """The box traces' retry (a start found solid is walked again from 1e-3 m back) settles early in
+    C: it stops at a first leaf that is solid, and where its piece starts past the back-off (no hit
+    there can count).  Starts from 3 mm in front of to 3 mm behind the planes a stand box hits,
+    moving into them in random directions, give NumPy's answers to the bit; the retry's both
+    outcomes (a hit at t = 0, a solid start) and hits from outside all occur."""
+    from brushbake.core.runtime.trace import trace_hulls
+
+    for path in (sample_paths[0], map_named("qbspfeatures.map"), map_named("lq_e1m6.map")):
+        level = baked(path)
+        rng = np.random.default_rng(61)
+        lo, hi = np.asarray(level.world_bounds)
+        a, b = lo + rng.random((20000, 3)) * (hi - lo), lo + rng.random((20000, 3)) * (hi - lo)
+        first = trace_hulls(level, a, b, hull=1, retry=True)
+        on = first.hit & ~first.start_solid
+        p, normal = first.point[on][:4000], first.normal[on][:4000]
+        n = len(p)
+        d = rng.normal(size=(n, 3))
+        d /= np.sqrt((d * d).sum(axis=1))[:, None]
+        d -= normal * np.maximum((d * normal).sum(axis=1), 0.0)[:, None] * 2.0  # into the plane
+        d[: n // 4] = -normal[: n // 4]  # and straight in (axial where the plane is)
+        s = p + normal * rng.uniform(-3e-3, 3e-3, (n, 1))
+        e = s + d * rng.uniform(0.01, 3.0, (n, 1))
+        want, got = trace_hulls(level, s, e, hull=1, retry=True), cruntime.c_level(level).trace(s, e, 1, True)
+        settle_with_single_walk(level, s, e, 1, True, want, got)
+        assert_hits_equal(want, got, f"{path.name}: retries near the back-off")
+        plain = trace_hulls(level, s, e, hull=1, retry=False)
+        counts = [int(x.sum()) for x in (plain.start_solid & ~want.start_solid, plain.start_solid & want.start_solid,
+                                         want.hit & ~plain.start_solid)]
+        print(path.name, n, counts)
+        assert min(counts) > n // 20, (path.name, counts)
+
+
 ALL_SCENES = sorted(REPO.glob("sample_scenes/*.json")) + sorted(REPO.glob("sample_scenes/*.map")) + \
     sorted(REPO.glob("maps/**/*.map"))
 
