@@ -38,12 +38,17 @@ unsigned long long bbk_stats[8];
 
 struct lane_entry {           /* a far half waiting on a lane's stack */
     int32_t code, entry;
-    double t0, t1;
+    double t[2];              /* its piece [t0, t1] */
 };
 
 typedef struct seg {          /* a segment: start, end - start */
     double sx, sy, sz, dx, dy, dz;
 } seg;
+
+typedef struct span {         /* a batch's segments as the caller holds them: segment i from */
+    const double *s, *e;      /* s + stride * i to e + stride * i (packed: e = s + 3, stride 6) */
+    size_t stride;
+} span;
 
 struct chunk {                /* scratch of a batch trace: CHUNK segments and their retries */
     seg g[CHUNK], g2[CHUNK];
@@ -1465,36 +1470,30 @@ static void lane_start(lane *l, const tree *t, const seg *g, size_t job, const d
     l->job = job;
 }
 
-/* c ? a : b without a branch (a random segment's choices would mispredict one) */
-static double pick(int c, double a, double b) {
-    uint64_t x, y, m = (uint64_t)0 - (uint64_t)(c != 0);
-    memcpy(&x, &a, sizeof x);
-    memcpy(&y, &b, sizeof y);
-    x = (x & m) | (y & ~m);
-    memcpy(&a, &x, sizeof a);
-    return a;
-}
-
-/* one node of a lane's walk: FAST_GO to go on, FAST_ON_PLANE or FAST_BUG to stop */
-static inline int lane_node(lane *l, const node *nodes, int cap) {
+/* one node of a lane's walk: FAST_GO to go on, FAST_ON_PLANE to stop.  The far half is written
+ * on top of the lane's stack and kept (sp += straddle) only when the piece straddles; the near
+ * piece's end is read back from that entry (t[0] = tm when it straddles, else t[1] = t1), with no
+ * branch.  The stack holds one far half per straddled node above the lane's node, so sp stays
+ * below the tree's depth (bbk_load proves it at most max_depth < lane_depth). */
+static inline int lane_node(lane *l, const node *nodes) {
     const node *nd = &nodes[l->code];
     double t0 = l->t0, t1 = l->t1;
     double ds = nd->nx * l->sx + nd->ny * l->sy + nd->nz * l->sz - nd->d;
     double dd = nd->nx * l->dx + nd->ny * l->dy + nd->nz * l->dz;
     double d0 = ds + t0 * dd, d1 = ds + t1 * dd;
-    int on0 = fabs(d0) <= TOUCH_EPSILON, on1 = fabs(d1) <= TOUCH_EPSILON;
-    if (on0 && (on1 || t0 == 0.0)) return FAST_ON_PLANE;
-    int front0 = on0 ? d1 > 0 : d0 > 0;
+    int on0 = fabs(d0) <= TOUCH_EPSILON, on1 = fabs(d1) <= TOUCH_EPSILON, front0 = d0 > 0;
+    if (on0) {  /* rare: the piece starts on the plane */
+        if (on1 || t0 == 0.0) return FAST_ON_PLANE;
+        front0 = d1 > 0;
+    }
     int near = !front0, straddle = !on1 & ((d1 > 0) != front0);
-    double tm = py_min(py_max(-ds / dd, t0), t1);  /* used only when it straddles (dd != 0 then) */
-    if (l->sp >= cap) return FAST_BUG;
     struct lane_entry *top = &l->stack[l->sp];
     top->code = nd->child[front0];
     top->entry = nd->plane ^ near;
-    top->t0 = tm;
-    top->t1 = t1;
+    top->t[0] = py_min(py_max(-ds / dd, t0), t1);  /* tm, used only when it straddles (dd != 0 then) */
+    top->t[1] = t1;
     l->sp += straddle;
-    l->t1 = pick(straddle, tm, t1);
+    l->t1 = top->t[1 - straddle];
     l->code = nd->child[near];
     return FAST_GO;
 }
@@ -1503,8 +1502,8 @@ static inline int lane_node(lane *l, const node *nodes, int cap) {
 static inline void lane_pop(lane *l) {
     const struct lane_entry *top = &l->stack[--l->sp];
     l->code = top->code;
-    l->t0 = top->t0;
-    l->t1 = top->t1;
+    l->t0 = top->t[0];
+    l->t1 = top->t[1];
     l->entry = top->entry;
 }
 
@@ -1566,7 +1565,7 @@ static void fast_many_skip(const bbk_level *lv, const tree *t, uint32_t h, size_
                            const double *lengths, bbk_transition *res, signed char *status) {
     skip_lane lanes[LANES];
     size_t next = 0;
-    int live = 0, cap = (int)lv->lane_depth;
+    int live = 0;
     uint32_t bit = 1u << (t->bit0 + h), bits = t->bits;
     const double *skip = t->skip + 6 * (size_t)h;
     const uint8_t *flag = t->skip_flag + h;
@@ -1594,7 +1593,7 @@ static void fast_many_skip(const bbk_level *lv, const tree *t, uint32_t h, size_
                     r = lane_skipped(l, &res[l->job]);
                 } else {
                     STAT(bbk_stats[0]++);
-                    r = lane_node(l, t->nodes, cap);
+                    r = lane_node(l, t->nodes);
                 }
             } else {
                 STAT(bbk_stats[1]++);
@@ -1624,20 +1623,21 @@ static void fast_many_skip(const bbk_level *lv, const tree *t, uint32_t h, size_
  * Shorter calls keep the load's decision. */
 #define SKIP_CALL_MIN 1024
 #define SKIP_CALL_PROBES 64
-static int skip_for_call(const tree *t, uint32_t bit, size_t n, const double *segments) {
+static int skip_for_call(const tree *t, uint32_t bit, size_t n, const span *in) {
     uint32_t hull = 0;
     while (hull < 31 && !((bit >> hull) & 1u)) hull++;
     if (!t->skip_on || hull < t->bit0 || hull - t->bit0 >= t->bits || !((t->skip_on >> (hull - t->bit0)) & 1u))
         return 0;
 #ifdef BBK_SKIP_FORCE
-    (void)n; (void)segments;
+    (void)n; (void)in;
     return 1;
 #else
     if (n < SKIP_CALL_MIN) return 1;
     int32_t codes[STACK_SIZE];
     double ts[2 * STACK_SIZE], plain = 0.0, skipping = 0.0;
     for (size_t k = 0; k < SKIP_CALL_PROBES; k++) {
-        const double *a = segments + 6 * (k * (n / SKIP_CALL_PROBES)), *b = a + 3;
+        size_t i = in->stride * (k * (n / SKIP_CALL_PROBES));
+        const double *a = in->s + i, *b = in->e + i;
         seg g = {a[0], a[1], a[2], b[0] - a[0], b[1] - a[1], b[2] - a[2]};
         plain += probe_cost(t, &g, hull - t->bit0, 0, codes, ts);
         skipping += probe_cost(t, &g, hull - t->bit0, 1, codes, ts);
@@ -1656,7 +1656,7 @@ static void fast_many(const bbk_level *lv, const tree *t, uint32_t bit, size_t n
     }
     lane lanes[LANES];
     size_t next = 0;
-    int live = 0, cap = (int)lv->lane_depth;
+    int live = 0;
     for (int k = 0; k < LANES; k++) {
         lanes[k].stack = lv->lanes + (size_t)k * lv->lane_depth;
         if (next < n) {
@@ -1674,7 +1674,7 @@ static void fast_many(const bbk_level *lv, const tree *t, uint32_t bit, size_t n
             int r;
             if (l->code >= 0) {
                 STAT(bbk_stats[0]++);
-                r = lane_node(l, t->nodes, cap);
+                r = lane_node(l, t->nodes);
             } else {
                 STAT(bbk_stats[1]++);
                 r = lane_leaf(l, t->solid, bit, &res[l->job]);
@@ -1764,7 +1764,7 @@ int bbk_trace(const bbk_level *lv, uint32_t hull, const double s[3], const doubl
 }
 
 /* bbk_trace for CHUNK segments at most, the walks interleaved (fast_many), retries too */
-static int trace_chunk(const bbk_level *lv, const tree *t, uint32_t bit, size_t n, const double *segments, int retry,
+static int trace_chunk(const bbk_level *lv, const tree *t, uint32_t bit, size_t n, const span *in, int retry,
                        bbk_hit *out, int skip) {
     struct chunk *c = lv->chunk;
     seg *g = c->g, *g2 = c->g2;
@@ -1776,13 +1776,13 @@ static int trace_chunk(const bbk_level *lv, const tree *t, uint32_t bit, size_t 
     uint32_t *again = c->again;
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        const double *s = segments + 6 * i, *e = s + 3;
+        const double *s = in->s + in->stride * i, *e = in->e + in->stride * i;
         seg x = {s[0], s[1], s[2], e[0] - s[0], e[1] - s[1], e[2] - s[2]};
         g[i] = x;
     }
     fast_many(lv, t, bit, n, g, NULL, tr, st, skip);
     for (size_t i = 0; i < n; i++) {
-        const double *s = segments + 6 * i, *e = s + 3;
+        const double *s = in->s + in->stride * i, *e = in->e + in->stride * i;
         double back[3];
         int err = finish_transition(lv, t, &g[i], bit, st[i], &tr[i]);
         if (err) return err;
@@ -1801,10 +1801,8 @@ static int trace_chunk(const bbk_level *lv, const tree *t, uint32_t bit, size_t 
         if (err) return err;
         trace_retried(&tr2[j], length[i], &hit_t[i], &plane[i], &start_solid[i]);
     }
-    for (size_t i = 0; i < n; i++) {
-        const double *s = segments + 6 * i;
-        trace_hit(lv, s, s + 3, hit_t[i], plane[i], start_solid[i], out + i);
-    }
+    for (size_t i = 0; i < n; i++)
+        trace_hit(lv, in->s + in->stride * i, in->e + in->stride * i, hit_t[i], plane[i], start_solid[i], out + i);
     return BBK_OK;
 }
 
@@ -2088,33 +2086,47 @@ int bbk_point_solid_many(const bbk_level *lv, uint32_t hull, size_t n, const dou
 }
 
 /* the error the single query gives on the first segment that fails (arguments, then the hull) */
-static int many_args(const bbk_level *lv, uint32_t hull, size_t n, const double *segments, const tree **t) {
+static int many_args(const bbk_level *lv, uint32_t hull, size_t n, const span *in, const tree **t) {
     int hull_err = hull_tree(lv, hull, t);
     for (size_t i = 0; i < n; i++)
-        if (!finite3(segments + 6 * i) || !finite3(segments + 6 * i + 3)) return BBK_ERR_ARGUMENT;
+        if (!finite3(in->s + in->stride * i) || !finite3(in->e + in->stride * i)) return BBK_ERR_ARGUMENT;
         else if (hull_err) return hull_err;
     return BBK_OK;
 }
 
-int bbk_trace_many(const bbk_level *lv, uint32_t hull, size_t n, const double *segments, int retry, bbk_hit *out) {
+static int trace_many(const bbk_level *lv, uint32_t hull, size_t n, const span *in, int retry, bbk_hit *out) {
     const tree *t = NULL;
-    if (!lv || (n && (!segments || !out))) return BBK_ERR_ARGUMENT;
-    int err = many_args(lv, hull, n, segments, &t);
+    int err = many_args(lv, hull, n, in, &t);
     if (err) return err;
-    int skip = skip_for_call(t, 1u << hull, n, segments);
+    int skip = skip_for_call(t, 1u << hull, n, in);
     for (size_t at = 0; at < n; at += CHUNK) {
-        err = trace_chunk(lv, t, 1u << hull, n - at < CHUNK ? n - at : CHUNK, segments + 6 * at, retry, out + at, skip);
+        span part = {in->s + in->stride * at, in->e + in->stride * at, in->stride};
+        err = trace_chunk(lv, t, 1u << hull, n - at < CHUNK ? n - at : CHUNK, &part, retry, out + at, skip);
         if (err) return err;
     }
     return BBK_OK;
+}
+
+int bbk_trace_many(const bbk_level *lv, uint32_t hull, size_t n, const double *segments, int retry, bbk_hit *out) {
+    if (!lv || (n && (!segments || !out))) return BBK_ERR_ARGUMENT;
+    span in = {segments, segments + 3, 6};
+    return trace_many(lv, hull, n, &in, retry, out);
+}
+
+int bbk_trace_many_split(const bbk_level *lv, uint32_t hull, size_t n, const double *starts, const double *ends,
+                         int retry, bbk_hit *out) {
+    if (!lv || (n && (!starts || !ends || !out))) return BBK_ERR_ARGUMENT;
+    span in = {starts, ends, 3};
+    return trace_many(lv, hull, n, &in, retry, out);
 }
 
 int bbk_find_first_transition_many(const bbk_level *lv, uint32_t hull, size_t n, const double *segments,
                                    bbk_transition *out) {
     const tree *t = NULL;
     if (!lv || (n && (!segments || !out))) return BBK_ERR_ARGUMENT;
-    int err = many_args(lv, hull, n, segments, &t);
-    int skip = err ? 0 : skip_for_call(t, 1u << hull, n, segments);
+    span in = {segments, segments + 3, 6};
+    int err = many_args(lv, hull, n, &in, &t);
+    int skip = err ? 0 : skip_for_call(t, 1u << hull, n, &in);
     for (size_t at = 0; at < n && !err; at += CHUNK) {  /* the walks interleaved, as bbk_trace_many */
         size_t m = n - at < CHUNK ? n - at : CHUNK;
         seg *g = lv->chunk->g;

@@ -211,6 +211,9 @@ int bbk_point_solid_many(const bbk_level *level, uint32_t hull, size_t n, const 
 /* segments: n x (start xyz, end xyz) */
 int bbk_trace_many(const bbk_level *level, uint32_t hull, size_t n, const double *segments, int retry,
                    bbk_hit *out);
+/* bbk_trace_many for starts and ends held apart (n x 3 each): the same answers, with no packing */
+int bbk_trace_many_split(const bbk_level *level, uint32_t hull, size_t n, const double *starts,
+                         const double *ends, int retry, bbk_hit *out);
 int bbk_shift_trace_many(const bbk_level *level, const bbk_shape *shape, size_t n,
                          const double *segments, bbk_hit *out);
 /* find_first_transition for n segments (light's shadow rays: only the kind and t matter).  Like

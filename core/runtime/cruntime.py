@@ -168,6 +168,7 @@ def _declare(lib) -> None:
     lib.bbk_point_leaf_many.argtypes = [p, size, p, p]
     lib.bbk_point_solid_many.argtypes = [p, u32, size, p, p]
     lib.bbk_trace_many.argtypes = [p, u32, size, p, i32, p]
+    lib.bbk_trace_many_split.argtypes = [p, u32, size, p, p, i32, p]
     lib.bbk_find_first_transition_many.argtypes = [p, u32, size, p, p]
     lib.bbk_shift_trace_many.argtypes = [p, ctypes.POINTER(_Shape), size, p, p]
     lib.bbk_can_see_points_many.argtypes = [p, size, p, p]
@@ -235,10 +236,12 @@ class CLevel:
                     raw["impact"] if impact else None, raw["nodes_visited"].astype(np.int64) if impact else None)
 
     def trace(self, starts, ends, hull: int = 0, retry: bool = True) -> Hits:
-        seg = self._segments(starts, ends)
-        raw = np.empty(len(seg), dtype=HIT_DTYPE)  # the C writes every field
-        self._check(self._lib.bbk_trace_many(self._handle, _hull(hull), len(seg), seg.ctypes.data, int(bool(retry)),
-                                             raw.ctypes.data), hull)
+        s, e = self._rows(starts, (3,)), self._rows(ends, (3,))  # read where they are: no packing
+        if s.shape != e.shape:
+            raise ValueError(f"starts {s.shape} and ends {e.shape} differ in shape")
+        raw = np.empty(len(s), dtype=HIT_DTYPE)  # the C writes every field
+        self._check(self._lib.bbk_trace_many_split(self._handle, _hull(hull), len(s), s.ctypes.data, e.ctypes.data,
+                                                   int(bool(retry)), raw.ctypes.data), hull)
         return self._hits(raw, impact=False)
 
     def transitions(self, segments, hull: int = 0) -> np.ndarray:

@@ -9,7 +9,8 @@
  *                              and their faces (u32 count, leaves, u32 count, faces)
  *   bbk_driver queries LEVEL SEGMENTS OUT
  *                              SEGMENTS: n x 6 doubles; OUT: per hull n bbk_hit traces (retry for
- *                              hulls >= 1) and n solid bytes of the starts; then n leaves (int32);
+ *                              hulls >= 1; bbk_trace_many_split must give the same bytes, else
+ *                              exit 1) and n solid bytes of the starts; then n leaves (int32);
  *                              n bbk_hit for a sphere 0.3, a box (0.2, 0.3, 0.5), a cylinder (0.4,
  *                              1.2), the hull HULL; n visibility bytes of (start, end) when the level has a PVS
  */
@@ -149,10 +150,18 @@ static int queries(const char *level_path, const char *seg_path, const char *out
     uint8_t *bytes = malloc(n ? n : 1);
     int32_t *leaves = malloc((n ? n : 1) * sizeof *leaves);
     double *starts = malloc((n ? n : 1) * 3 * sizeof *starts), *pairs = seg;
+    double *ends = malloc((n ? n : 1) * 3 * sizeof *ends);
+    bbk_hit *split = malloc((n ? n : 1) * sizeof *split);
     for (size_t i = 0; i < n; i++) memcpy(starts + 3 * i, seg + 6 * i, 3 * sizeof *starts);
+    for (size_t i = 0; i < n; i++) memcpy(ends + 3 * i, seg + 6 * i + 3, 3 * sizeof *ends);
     int err = 0;
     for (uint32_t h = 0; h < info.hulls && !err; h++) {
         err |= bbk_trace_many(lv, h, n, seg, h != 0, hits);
+        err |= bbk_trace_many_split(lv, h, n, starts, ends, h != 0, split);
+        if (n && memcmp(hits, split, n * sizeof *hits)) {  /* the two layouts give the same bytes */
+            fprintf(stderr, "bbk_trace_many_split differs from bbk_trace_many for hull %u\n", h);
+            err = 1;
+        }
         fwrite(hits, sizeof *hits, n, out);
         err |= bbk_point_solid_many(lv, h, n, starts, bytes);
         fwrite(bytes, 1, n, out);
@@ -172,6 +181,8 @@ static int queries(const char *level_path, const char *seg_path, const char *out
         fwrite(bytes, 1, n, out);
     }
     fclose(out);
+    free(split);
+    free(ends);
     free(hits);
     free(bytes);
     free(leaves);
