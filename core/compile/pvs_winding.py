@@ -130,24 +130,144 @@ def separating_planes(source: np.ndarray, ns: np.ndarray, pas: np.ndarray, npass
     return normal, dist, ok & source_behind & pass_front
 
 
+def tangent_planes(source: np.ndarray, ns: np.ndarray, pas: np.ndarray, npass: np.ndarray):
+    """The separators of separating_planes, found without trying every pass vertex: for each
+    source edge, at most two candidates, the planes through the edge and the pass vertices at the
+    two angular extremes about the edge's line; each is then put to separating_planes' own test.
+    Returns (normal (B, 2 Ms, 3), dist (B, 2 Ms), valid (B, 2 Ms)), columns 2i and 2i + 1 for
+    edge i; every valid plane is bit for bit one of separating_planes' valid planes.
+
+    Why two are enough.  Seen along the edge's line (the plane through the edge's vertex a
+    perpendicular to the edge e), every plane holding the line is a line through the origin, the
+    source is a ray from the origin (its points lie on one side of its edge, in its plane; angle 0
+    here, the direction of its centre) and pass vertex k is a point q_k at angle alpha_k, counted
+    in (0, 2 pi) from the source's ray.  Quake's plane through vertex k is kept when the source's
+    centre is more than FLOW_PLANE_EPSILON behind it and every pass vertex at most
+    FLOW_PLANE_EPSILON behind it (one more than that in front): every q_j lies in the closed half
+    turn on one side of the line through q_k, within the tolerance, and the source's ray (angle 0)
+    strictly on the other.  So the half turn is [alpha_k, alpha_k + pi] or [alpha_k - pi, alpha_k]
+    inside (0, 2 pi), and alpha_k is the least or the greatest of the angles, up to the tolerance.
+    The least and the greatest (each vertex's angle as a 'pseudo-angle', monotone in the angle:
+    1 - x / (|x| + |y|) for y >= 0, 3 + x / (|x| + |y|) below, in a frame whose x axis points at
+    the source's centre; no transcendental function, and the frame's scale does not matter) are the
+    candidates.  A vertex on the edge's line (a vertex the two portals share, as adjacent portals
+    do) has no angle and gives no plane in Quake (its normal e x (p - a) is below FLOW_MIN_NORMAL):
+    it is left out of the search by the same measure, so the next extreme gives the plane Quake
+    keeps, and it still takes part in the candidate's test (at distance ~0 it passes).
+    Near-ties: Quake keeps one plane for every vertex within the tolerance of the extreme (several
+    vertices of the pass on one plane through the edge, up to rounding), planes that differ by a
+    rotation about the edge's line that moves no pass vertex by more than ~FLOW_PLANE_EPSILON;
+    here only the extreme one is kept.  The region kept (the front of every separator) is then
+    never smaller than Quake's: every plane kept here is one of Quake's, so the kept region is an
+    intersection of fewer of the same half-spaces, a superset of Quake's, and every line from the
+    source through the pass that Quake keeps is kept (soundness needs nothing more).  What is lost
+    is tightness only, and by at most the width of the near-ties' wedge about the edge's line,
+    rounding-sized against the clip's own FLOW_CLIP_MARGIN; the maps' rows are unchanged
+    (pvs_merged.py's docstring).  Work: O(Ms Mp) for the angles, O(Ms (Mp + 1)) for the tests,
+    against separating_planes' O(Ms Mp (Mp + 1))."""
+    b, ms, mp = len(ns), source.shape[1], pas.shape[1]
+    cols = np.arange(b)
+    vs = np.arange(ms)[:, None] < ns[None, :]  # (Ms, B)
+    # centre as separating_planes computes it (its distances must be the same bits)
+    centre = (source * vs.T[:, :, None]).sum(axis=1) / np.maximum(ns, 1)[:, None]
+    # component-major copies, (3, M, B): every step below runs on contiguous rows of B
+    a = np.ascontiguousarray(source.transpose(2, 1, 0))
+    q = np.ascontiguousarray(pas.transpose(2, 1, 0))
+    nxt = a.copy()  # each vertex's successor (vertex 0 after the last), as separating_planes
+    nxt[:, :-1] = a[:, 1:]
+    nxt[:, np.maximum(ns - 1, 0), cols] = a[:, 0]
+    e = nxt - a
+    c = centre.T[:, None, :]  # (3, 1, B)
+    # a frame about each edge: u the part of (centre - a) across the edge, v = e x u (|v| = |e| |u|)
+    t = c - a
+    ee = e[0] * e[0] + e[1] * e[1] + e[2] * e[2]
+    te = t[0] * e[0] + t[1] * e[1] + t[2] * e[2]
+    u = t - (te / np.where(ee > 0, ee, 1.0)) * e
+    uu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2]
+    v = np.stack([e[1] * u[2] - e[2] * u[1], e[2] * u[0] - e[0] * u[2], e[0] * u[1] - e[1] * u[0]])
+    # each pass vertex's coordinates about each edge, (Mp, Ms, B): x = (p - a) . u, y = (p - a) . v
+    x = q[0][:, None] * u[0] + q[1][:, None] * u[1] + q[2][:, None] * u[2] \
+        - (a[0] * u[0] + a[1] * u[1] + a[2] * u[2])
+    y = q[0][:, None] * v[0] + q[1][:, None] * v[1] + q[2][:, None] * v[2] \
+        - (a[0] * v[0] + a[1] * v[1] + a[2] * v[2])
+    # |e x (p - a)|^2 = (|e|^2 x^2 + y^2) / |u|^2: a vertex whose Quake normal is too short (on
+    # the edge's line or within FLOW_MIN_NORMAL of it) has no angle and is left out
+    live = (ee * (x * x) + y * y > (FLOW_MIN_NORMAL * FLOW_MIN_NORMAL) * uu) \
+        & (np.arange(mp)[:, None, None] < npass[None, None, :])
+    # angle t in (0, pi) where y > 0: the least has the greatest cot t = x / y; t in (pi, 2 pi)
+    # where y < 0: the greatest has the greatest x / |y|.  An extreme on the far side of pi
+    # gives no plane (the source's ray, angle 0, would lie on the pass's side)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        key = x / np.abs(y)
+    key = np.stack([np.where(live & (y > 0), key, -np.inf), np.where(live & (y < 0), key, -np.inf)], axis=1)
+    pick = np.argmax(key, axis=0)  # (2, Ms, B): the least angle's vertex, the greatest's
+    has = key.max(axis=0) > -np.inf
+    p = q[:, pick, cols]  # (3, 2, Ms, B)
+    # the candidates' planes, exactly as separating_planes makes them
+    w = p - a[:, None]
+    e2 = e[:, None]
+    n = np.stack([e2[1] * w[2] - e2[2] * w[1], e2[2] * w[0] - e2[0] * w[2], e2[0] * w[1] - e2[1] * w[0]])
+    length = np.sqrt(n[0] ** 2 + n[1] ** 2 + n[2] ** 2)
+    ok = (length > FLOW_MIN_NORMAL) & vs & has
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n = np.where(ok, n / np.where(ok, length, 1.0), 0.0)
+    a2 = a[:, None]
+    dist = n[0] * a2[0] + n[1] * a2[1] + n[2] * a2[2]
+    ok &= _separates(n, dist, c[:, None], q, npass)
+    # (B, 2 Ms, 3), column 2i + side for edge i
+    normal = n.transpose(3, 2, 1, 0).reshape(b, 2 * ms, 3)
+    return normal, dist.transpose(2, 1, 0).reshape(b, 2 * ms), ok.transpose(2, 1, 0).reshape(b, 2 * ms)
+
+
+def _separates(n, dist, c, q, npass):
+    """separating_planes' test, in place on (n, dist) (component-major, (3, 2, Ms, B)): each
+    plane turned to have the source's centre c behind it, and kept when the centre is more than
+    FLOW_PLANE_EPSILON behind and every pass vertex of q (3, Mp, B) at least -FLOW_PLANE_EPSILON
+    in front, one more than FLOW_PLANE_EPSILON.  The same sums in the same order as
+    separating_planes, so the same bits.  Padding vertices are copies of vertex 0 (the same least
+    and greatest distance), so the least and greatest need no mask."""
+    mp = q.shape[1]
+    dc = (n[0] * c[0] + n[1] * c[1] + n[2] * c[2]) - dist
+    q = np.where(np.arange(mp)[None, :, None] < npass[None, None, :], q, q[:, :1])
+    q0, q1, q2 = q[0][:, None, None], q[1][:, None, None], q[2][:, None, None]  # (Mp, 1, 1, B)
+    dp = (n[0] * q0 + n[1] * q1 + n[2] * q2) - dist  # (Mp, 2, Ms, B)
+    lo, hi = dp.min(axis=0), dp.max(axis=0)
+    eps = FLOW_PLANE_EPSILON
+    flip = dc > 0  # the centre in front: turn the plane (its least distance is then -hi)
+    n *= np.where(flip, -1.0, 1.0)
+    dist *= np.where(flip, -1.0, 1.0)
+    least, most = np.where(flip, -hi, lo), np.where(flip, -lo, hi)
+    return (np.abs(dc) > eps) & (least >= -eps) & (most > eps) & (npass > 0)
+
+
 def _dists_many(w: np.ndarray, normal: np.ndarray, dist: np.ndarray) -> np.ndarray:
     """(B, K, M): distances of each row's M vertices to each of its K planes."""
     return (normal[:, :, None, 0] * w[:, None, :, 0] + normal[:, :, None, 1] * w[:, None, :, 1]
             + normal[:, :, None, 2] * w[:, None, :, 2]) - dist[:, :, None]
 
 
-def packed_separators(source, ns, pas, npass):
+def packed_separators(source, ns, pas, npass, planes=None):
     """Both ways round: planes through a source edge and a pass vertex (source behind, pass in
     front: keep the front) and through a pass edge and a source vertex (pass behind, source in
-    front: a line from the source through the pass goes on behind, so keep the back).  Both ways' separators of each (source, pass) row, left-packed: (normal (B, S, 3), dist (B, S),
-    count (B,)); row b's planes are columns [0, count[b]), each to be kept on its front."""
-    n1, d1, v1 = separating_planes(source, ns, pas, npass)
-    n2, d2, v2 = separating_planes(pas, npass, source, ns)
-    normal = np.concatenate([n1, -n2], axis=1)
-    dist = np.concatenate([d1, -d2], axis=1)
-    valid = np.concatenate([v1, v2], axis=1)
+    front: a line from the source through the pass goes on behind, so keep the back).  Both ways'
+    separators of each (source, pass) row, left-packed: (normal (B, S, 3), dist (B, S), count
+    (B,)); row b's planes are columns [0, count[b]), each to be kept on its front.  `planes`:
+    tangent_planes (the default) or separating_planes (Quake's enumeration, for the tests)."""
+    planes = planes or tangent_planes
+    n1, d1, v1 = planes(source, ns, pas, npass)
+    n2, d2, v2 = planes(pas, npass, source, ns)
+    return _pack(np.concatenate([n1, -n2], axis=1), np.concatenate([d1, -d2], axis=1),
+                 np.concatenate([v1, v2], axis=1))
+
+
+def _pack(normal, dist, valid):
+    """Each row's valid planes moved to its first columns, in their order: (normal, dist, count)."""
+    b = len(valid)
     counts = valid.sum(axis=1)
-    width = max(int(counts.max()) if len(counts) else 0, 1)
-    order = np.argsort(~valid, axis=1, kind="stable")[:, :width]
-    return (np.take_along_axis(normal, order[:, :, None], axis=1), np.take_along_axis(dist, order, axis=1),
-            counts)
+    width = max(int(counts.max()) if b else 0, 1)
+    r, k = np.nonzero(valid)
+    pos = np.arange(len(r)) - np.repeat(np.cumsum(counts) - counts, counts)
+    out_n, out_d = np.zeros((b, width, 3)), np.zeros((b, width))
+    out_n[r, pos] = normal[r, k]
+    out_d[r, pos] = dist[r, k]
+    return out_n, out_d, counts
