@@ -208,7 +208,8 @@ def _cut_tests(target, nt, normal, dist, counts):
     """(cuts (B, S): plane j has a vertex of row b behind it, culled (B,): some plane has every
     vertex of the row behind it), over live planes only.  The rows go by vertex count and the
     (row, plane) pairs are listed, so no padding vertex or padding plane is ever tested (the
-    padded (B, S, M) table did about 3.7 times the work)."""
+    padded (B, S, M) table did about 3.7 times the work).  Vertex major, (m, pairs), so the tests
+    reduce the leading axis (a small trailing axis reduces several times slower)."""
     b, s = normal.shape[:2]
     cuts = np.zeros((b, s), dtype=bool)
     culled = np.zeros(b, dtype=bool)
@@ -225,12 +226,15 @@ def _cut_tests(target, nt, normal, dist, counts):
         if not len(pr):
             continue
         rr = rows[pr]
-        nrm, w = normal[rr, pc], target[rr, :m]
-        d = (nrm[:, None, 0] * w[:, :, 0] + nrm[:, None, 1] * w[:, :, 1] + nrm[:, None, 2] * w[:, :, 2]) \
-            - dist[rr, pc][:, None] + FLOW_CLIP_MARGIN  # (P, m), summed x, y, z in order
+        w = np.ascontiguousarray(target[rows, :m].transpose(2, 1, 0))  # (3, m, R)
+        flat = rr * s + pc
+        nrm = np.take(normal.reshape(-1, 3), flat, axis=0).T
+        d = (nrm[0] * np.take(w[0], pr, axis=1) + nrm[1] * np.take(w[1], pr, axis=1)
+             + nrm[2] * np.take(w[2], pr, axis=1)) - np.take(dist.reshape(-1), flat) \
+            + FLOW_CLIP_MARGIN  # (m, P), summed x, y, z in order
         behind = d < 0
-        cuts[rr, pc] = behind.any(axis=1)
-        culled[rr[behind.all(axis=1)]] = True
+        cuts[rr, pc] = behind.any(axis=0)
+        culled[rr[behind.all(axis=0)]] = True
     return cuts, culled
 
 

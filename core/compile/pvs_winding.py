@@ -39,21 +39,32 @@ def clip_front(w: np.ndarray, n: np.ndarray, normal: np.ndarray, dist: np.ndarra
     keep = (d >= 0) & valid
     if np.all(keep == valid):  # nothing cut anywhere
         return w, n
-    d_next, w_next, keep_next = _next_vertex(d, n), _next_vertex(w, n), _next_vertex(keep, n)
-    cross = valid & (keep != keep_next)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(cross, d / (d - d_next), 0.0)
-    point = w + t[:, :, None] * (w_next - w)
-    emit = np.stack([keep, cross], axis=2).reshape(b, 2 * m)
-    pts = np.stack([w, point], axis=2).reshape(b, 2 * m, 3)
-    count = emit.sum(axis=1)
+    cross = valid & (keep != _next_vertex(keep, n))  # the edge from this vertex to the next crosses
+    per = keep.astype(np.int64) + cross  # what each vertex emits: itself if kept, then the crossing
+    count = per.sum(axis=1)
     over = count > MAX_WINDING
     count = np.where(count < 3, 0, count)
     width = int(count.max()) if b else 0
-    pos = np.cumsum(emit, axis=1) - 1
-    rows, slots = np.nonzero(emit & (pos < width))
-    out = np.zeros((b, max(width, 1), 3))
-    out[rows, pos[rows, slots]] = pts[rows, slots]
+    first = np.cumsum(per, axis=1) - per  # where each vertex's emissions go
+    # the kept vertices and the crossing points, scattered by flat indices (rows of 3)
+    wide = max(width, 1)
+    out = np.zeros((b * wide, 3))
+    flat_w = w.reshape(-1, 3)
+    rk, ik = np.nonzero(keep)
+    pk = first[rk, ik]
+    sel = pk < width
+    out[rk[sel] * wide + pk[sel]] = flat_w[rk[sel] * m + ik[sel]]
+    # the crossing points, computed only where an edge crosses
+    rc, ic = np.nonzero(cross)
+    jc = np.where(ic + 1 < n[rc], ic + 1, 0)
+    dc, dn, wc = d[rc, ic], d[rc, jc], flat_w[rc * m + ic]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = dc / (dc - dn)
+    point = wc + t[:, None] * (flat_w[rc * m + jc] - wc)
+    pc = first[rc, ic] + keep[rc, ic]
+    sel = pc < width
+    out[rc[sel] * wide + pc[sel]] = point[sel]
+    out = out.reshape(b, wide, 3)
     if over.any():  # keep the unclipped winding (a superset: only adds visibility)
         out, count = _merge_unclipped(out, count, w, n, over)
     return _trim(out, count)
