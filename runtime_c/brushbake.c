@@ -1451,6 +1451,7 @@ typedef struct skip_lane {    /* a lane of the skipping walk (fast_many_skip) */
     double ix, iy, iz;        /* 1 / d for the box test */
     int inverse;              /* 1, or -1 when the segment is too far out to skip */
     int mask;                 /* SKIP_FLAGS while the state is not solid, else 0: masks the node's flag */
+    int skip;                 /* the lane passes the subtree at its node (skip_ahead decided it) */
 } skip_lane;
 
 static void lane_start(lane *l, const tree *t, const seg *g, size_t job, const double *lengths) {
@@ -1544,10 +1545,20 @@ static int lane_skipped(lane *l, bbk_transition *res) {
     return l->t0 * l->past > RETRY_LIMIT ? FAST_PAST : FAST_GO;
 }
 
-/* Does the lane skip the node it is at (see "Skipping"), whose flag f is not SKIP_NONE? */
-static int lane_skips(const skip_lane *sl, const double *box, int f) {
+/* Whether the lane will pass the subtree at the node it has just reached (see "Skipping"), decided
+ * at once, with the piece [t0, t1] the lane has there or one holding it: the walk branches on the
+ * answer only in the next round, when it is long known (a branch on a test just made would be
+ * mispredicted late, and the work after it lost).  A wider piece misses the box less often, never
+ * when the exact one meets it: the answers are the same. */
+static void skip_ahead(skip_lane *sl, const tree *t, const double *skip, const uint8_t *flag, double t0, double t1) {
     const lane *l = &sl->l;
-    return f == SKIP_EMPTY || piece_misses(l->sx, l->sy, l->sz, sl->ix, sl->iy, sl->iz, l->t0, l->t1, box);
+    sl->skip = 0;
+    if (l->code < 0) return;
+    size_t c = (size_t)l->code * t->bits;
+    int f = flag[c] & sl->mask;
+    STAT(bbk_stats[3] += f == SKIP_TEST);
+    if (f) sl->skip = (f == SKIP_EMPTY) | piece_misses(l->sx, l->sy, l->sz, sl->ix, sl->iy, sl->iz, t0, t1,
+                                                       skip + c * 6);
 }
 
 static void skip_lane_start(skip_lane *sl, const tree *t, const seg *g, size_t job, const double *lengths) {
@@ -1557,22 +1568,25 @@ static void skip_lane_start(skip_lane *sl, const tree *t, const seg *g, size_t j
     sl->iz = skip_inverse(g->dz);
     sl->inverse = bounded(g) ? 1 : -1;
     sl->mask = sl->inverse > 0 ? SKIP_FLAGS : 0;
+    sl->skip = 0;
 }
 
-/* fast_many where skipping pays: before each node step, the node's flag (masked by the state) and
- * when it says so the box test */
+/* fast_many where skipping pays: as a lane reaches a node, the node's flag (masked by the state)
+ * and when it says so the box test (skip_ahead); in its next round the lane passes the subtree or
+ * steps into it */
 static void fast_many_skip(const bbk_level *lv, const tree *t, uint32_t h, size_t n, const seg *segs,
                            const double *lengths, bbk_transition *res, signed char *status) {
     skip_lane lanes[LANES];
     size_t next = 0;
     int live = 0;
-    uint32_t bit = 1u << (t->bit0 + h), bits = t->bits;
+    uint32_t bit = 1u << (t->bit0 + h);
     const double *skip = t->skip + 6 * (size_t)h;
     const uint8_t *flag = t->skip_flag + h;
     for (int k = 0; k < LANES; k++) {
         lanes[k].l.stack = lv->lanes + (size_t)k * lv->lane_depth;
         if (next < n) {
             skip_lane_start(&lanes[k], t, &segs[next], next, lengths);
+            skip_ahead(&lanes[k], t, skip, flag, 0.0, 1.0);
             next++;
             live++;
         } else {
@@ -1585,25 +1599,28 @@ static void fast_many_skip(const bbk_level *lv, const tree *t, uint32_t h, size_
             lane *l = &sl->l;
             if (l->job == (size_t)-1) continue;
             int r;
-            if (l->code >= 0) {
-                int f = flag[(size_t)l->code * bits] & sl->mask;
-                STAT(bbk_stats[3] += f == SKIP_TEST);
-                if (f && lane_skips(sl, skip + (size_t)l->code * bits * 6, f)) {
-                    STAT(bbk_stats[2]++);
-                    r = lane_skipped(l, &res[l->job]);
-                } else {
-                    STAT(bbk_stats[0]++);
-                    r = lane_node(l, t->nodes);
-                }
+            double t1 = l->t1;  /* the node's piece ends there: the near piece lies within [t0, t1] */
+            if (l->code >= 0 && sl->skip) {
+                STAT(bbk_stats[2]++);
+                r = lane_skipped(l, &res[l->job]);
+                t1 = l->t1;
+            } else if (l->code >= 0) {
+                STAT(bbk_stats[0]++);
+                r = lane_node(l, t->nodes);
             } else {
                 STAT(bbk_stats[1]++);
                 r = lane_leaf(l, t->solid, bit, &res[l->job]);
                 sl->mask = l->state == 1 || sl->inverse < 0 ? 0 : SKIP_FLAGS;
+                t1 = l->t1;
             }
-            if (r == FAST_GO) continue;
+            if (r == FAST_GO) {
+                skip_ahead(sl, t, skip, flag, l->t0, t1);
+                continue;
+            }
             status[l->job] = (signed char)r;
             if (next < n) {
                 skip_lane_start(sl, t, &segs[next], next, lengths);
+                skip_ahead(sl, t, skip, flag, 0.0, 1.0);
                 next++;
             } else {
                 l->job = (size_t)-1;
