@@ -1158,7 +1158,8 @@ int bbk_find_first_transition(const bbk_level *lv, uint32_t hull, const double s
                                    the walks' rounding stays below 1e-8 m, far inside the margin */
 #define SKIP_MAX_BITS 4         /* the onion tree's skip boxes cover hulls 1 .. 4 (memory: 48 bytes a node and hull) */
 #define SKIP_PROBES 256
-#define SKIP_TEST_COST 1.4      /* a box test and its branch, in node steps (measured on bench/runtime.py's levels) */
+#define SKIP_TEST_COST 0.9      /* the box test the skipping walk makes at every node it reaches, in node steps
+                                   (measured 0.75-1.0 on bench/runtime.py's levels) */
 #define SKIP_PAYS 0.95          /* skip when the probes' cost with skipping is below this of without */
 enum { SKIP_NONE = 0, SKIP_TEST = 1, SKIP_EMPTY = 2, SKIP_FLAGS = 3 };
 
@@ -1305,8 +1306,9 @@ static int make_skips(tree *t, uint32_t max_depth, uint32_t bit0, uint32_t bits,
     return 0;
 }
 
-/* _fft_fast's steps for one segment (a node or a leaf: 1; a box test: SKIP_TEST_COST), skipping
- * (as fast_many_skip does) or not: the probes of skip_setup */
+/* _fft_fast's steps for one segment (a node or a leaf: 1; skipping, each node reached costs
+ * SKIP_TEST_COST more: fast_many_skip tests there whatever the flag), skipping (as fast_many_skip
+ * does) or not: the probes of skip_setup */
 static double probe_cost(const tree *t, const seg *g, uint32_t h, int skipping, int32_t *codes, double *ts) {
     const double *skip = t->skip + 6 * (size_t)h;
     const uint8_t *flag = t->skip_flag + h;
@@ -1318,7 +1320,7 @@ static double probe_cost(const tree *t, const seg *g, uint32_t h, int skipping, 
     for (;;) {
         while (code >= 0) {
             int f = skipping && state != 1 ? flag[(size_t)code * t->bits] : SKIP_NONE;
-            cost += f == SKIP_TEST ? SKIP_TEST_COST : 0.0;
+            cost += skipping ? SKIP_TEST_COST : 0.0;
             if (f == SKIP_EMPTY || (f == SKIP_TEST && piece_misses(g->sx, g->sy, g->sz, ix, iy, iz, t0, t1,
                                                                    skip + (size_t)code * t->bits * 6)))
                 break;
