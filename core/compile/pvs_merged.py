@@ -170,47 +170,50 @@ def _cross(a, b):
 
 
 def extents(w: np.ndarray, n: np.ndarray, dirs: np.ndarray) -> np.ndarray:
-    """(B, K): the largest d_k . x over each row's vertices (summed x, y, z in order)."""
-    d = w[:, None, :, 0] * dirs[:, :, None, 0] + w[:, None, :, 1] * dirs[:, :, None, 1] \
-        + w[:, None, :, 2] * dirs[:, :, None, 2]  # (B, K, M)
-    valid = (np.arange(w.shape[1])[None, :] < n[:, None])[:, None, :]
-    return np.where(valid, d, -np.inf).max(axis=2)
+    """(B, K): the largest d_k . x over each row's vertices (summed x, y, z in order); -inf for an
+    empty row.  Vertex major, (M, B, K), the padding vertices copies of vertex 0, so the largest
+    reduces the leading axis (a small trailing axis reduces many times slower)."""
+    m = w.shape[1]
+    w = np.where((np.arange(m)[None, :] < n[:, None])[:, :, None], w, w[:, :1])
+    w = np.ascontiguousarray(w.transpose(2, 1, 0))[:, :, :, None]  # (3, M, B, 1)
+    dirs = np.ascontiguousarray(dirs.transpose(2, 0, 1))  # (3, B, K)
+    d = w[0] * dirs[0] + w[1] * dirs[1] + w[2] * dirs[2]  # (M, B, K)
+    return np.where((n > 0)[:, None], d.max(axis=0), -np.inf)
 
 
 def pass_polygons(dp: DirectedPortals, r: np.ndarray, h: np.ndarray, dirs: np.ndarray, full: np.ndarray):
     """Each portal r clipped to its k-DOP h (only by the half-planes that cut it)."""
-    w, n = dp.windings[r], dp.count[r].copy()
+    w, n = dp.windings[r], dp.count[r].copy()  # fresh copies: changed in place
     for k in range(dirs.shape[1]):
         rows = np.flatnonzero((h[:, k] < full[r, k]) & (n > 0))
-        if len(rows):
-            w, n = _clip_rows(w, n, rows, -dirs[r[rows], k], -h[rows, k])
+        if not len(rows):
+            continue
+        sub = w[rows]
+        cw, cn = clip_front(sub, n[rows], -dirs[r[rows], k], -h[rows, k])
+        if cw is sub:  # nothing cut
+            continue
+        if cw.shape[1] > w.shape[1]:
+            w = _widen(w, cw.shape[1])
+        w[rows] = 0.0
+        w[rows, : cw.shape[1]] = cw
+        n[rows] = cn
     return w, n
 
 
-def _clip_rows(w, n, rows, normal, dist):
-    """Rows `rows` of the batch (w, n) clipped to the front of their planes; a new batch."""
-    cw, cn = clip_front(w[rows], n[rows], normal, dist)
-    return _put_rows(w, n, rows, cw, cn)
-
-
-def _put_rows(w, n, rows, rw, rn):
-    """A copy of the batch (w, n), widened if need be, with rows `rows` replaced by (rw, rn)."""
-    out = np.zeros((len(n), max(w.shape[1], rw.shape[1]), 3))
+def _widen(w, m):
+    out = np.zeros((w.shape[0], m, 3))
     out[:, : w.shape[1]] = w
-    out[rows] = 0.0
-    out[rows, : rw.shape[1]] = rw
-    n = n.copy()
-    n[rows] = rn
-    return out, n
+    return out
 
 
-def _cut_tests(target, nt, normal, dist, counts):
+def _cut_tests(target, nt, normal, dist, counts, plane_row):
     """(cuts (B, S): plane j has a vertex of row b behind it, culled (B,): some plane has every
     vertex of the row behind it), over live planes only.  The rows go by vertex count and the
     (row, plane) pairs are listed, so no padding vertex or padding plane is ever tested (the
     padded (B, S, M) table did about 3.7 times the work).  Vertex major, (m, pairs), so the tests
-    reduce the leading axis (a small trailing axis reduces several times slower)."""
-    b, s = normal.shape[:2]
+    reduce the leading axis (a small trailing axis reduces several times slower).  Row i's planes
+    are those of plane row plane_row[i]; counts are per row."""
+    b, s = len(nt), normal.shape[1]
     cuts = np.zeros((b, s), dtype=bool)
     culled = np.zeros(b, dtype=bool)
     live = (np.arange(s)[None, :] < counts[:, None]) & (nt > 0)[:, None]
@@ -227,7 +230,7 @@ def _cut_tests(target, nt, normal, dist, counts):
             continue
         rr = rows[pr]
         w = np.ascontiguousarray(target[rows, :m].transpose(2, 1, 0))  # (3, m, R)
-        flat = rr * s + pc
+        flat = plane_row[rr] * s + pc
         nrm = np.take(normal.reshape(-1, 3), flat, axis=0).T
         d = (nrm[0] * np.take(w[0], pr, axis=1) + nrm[1] * np.take(w[1], pr, axis=1)
              + nrm[2] * np.take(w[2], pr, axis=1)) - np.take(dist.reshape(-1), flat) \
@@ -238,14 +241,19 @@ def _cut_tests(target, nt, normal, dist, counts):
     return cuts, culled
 
 
-def clip_by_cutting(target, nt, normal, dist, counts):
+def clip_by_cutting(target, nt, normal, dist, counts, plane_row=None):
     """Clip each target row to the front of its planes [0, counts[row]).  Only the (row, plane)
     pairs where the plane cuts the row are clipped, one cutting plane of every row per pass (the
     same result as clipping by all of them in order: a plane that does not cut a polygon does not
-    cut any part of it); a plane with the whole row behind it empties the row."""
+    cut any part of it); a plane with the whole row behind it empties the row.  `plane_row`: row
+    i's planes are row plane_row[i] of (normal, dist, counts) (targets share their state's
+    planes, which are then never copied per target); None: row i's own."""
     if not len(nt):
         return target, nt
-    cuts, culled = _cut_tests(target, nt, normal, dist, counts)
+    if plane_row is None:
+        plane_row = np.arange(len(nt))
+    s = normal.shape[1]
+    cuts, culled = _cut_tests(target, nt, normal, dist, counts[plane_row], plane_row)
     nt = np.where(culled, 0, nt)
     rows = np.flatnonzero(cuts.any(axis=1) & ~culled & (nt > 0))
     if not len(rows):
@@ -254,7 +262,8 @@ def clip_by_cutting(target, nt, normal, dist, counts):
     per = sub_cuts.sum(axis=1)
     # each row's cutting planes, left-packed in their order
     plane_order = np.argsort(~sub_cuts, axis=1, kind="stable")[:, : int(per.max())]
-    pn, pd = normal[rows], dist[rows]
+    base = plane_row[rows] * s  # row's planes in the flat (planes, 3) table
+    flat_n, flat_d = normal.reshape(-1, 3), dist.reshape(-1)
     # the rows still being cut, compacted as they finish (no copy of the whole batch per pass)
     act = np.arange(len(rows))
     w, n = target[rows], nt[rows]
@@ -266,8 +275,8 @@ def clip_by_cutting(target, nt, normal, dist, counts):
             act, w, n = act[stay], w[stay], n[stay]
         if not len(act):
             break
-        k = plane_order[act, j]
-        w, n = clip_front(w, n, pn[act, k], pd[act, k])
+        k = base[act] + plane_order[act, j]
+        w, n = clip_front(w, n, np.take(flat_n, k, axis=0), np.take(flat_d, k))
     done.append((act, w, n))
     width = max([target.shape[1]] + [c[1].shape[1] for c in done])
     out = np.zeros((len(nt), width, 3))
@@ -299,6 +308,20 @@ def separators_by_size(sw, sn, pw, pn, rows_per_bucket: int = 512):
         dist[rows, : d_.shape[1]] = d_
         count[rows] = c_
     return normal, dist, count
+
+
+def _group_reduce(ufunc, a, starts):
+    """ufunc.reduceat(a, starts, axis=0), reducing only the groups of more than one row (most
+    states get one target a step; reduceat's cost is per row)."""
+    sizes = np.diff(np.append(starts, len(a)))
+    out = a[starts]
+    multi = np.flatnonzero(sizes > 1)
+    if len(multi):
+        ms = sizes[multi]
+        offset = np.cumsum(ms) - ms
+        rows = np.repeat(starts[multi] - offset, ms) + np.arange(int(ms.sum()))
+        out[multi] = ufunc.reduceat(a[rows], offset, axis=0)
+    return out
 
 
 def _bit(bits, rows, cols):
@@ -505,8 +528,7 @@ class _Wave:
         order = np.argsort(idx, kind="stable")
         idx, ext, mig = idx[order], ext[order], mig[order]
         starts = np.flatnonzero(np.concatenate(([True], idx[1:] != idx[:-1])))
-        idx, ext = idx[starts], np.maximum.reduceat(ext, starts, axis=0)
-        mig = np.bitwise_or.reduceat(mig, starts, axis=0)
+        idx, ext, mig = idx[starts], _group_reduce(np.maximum, ext, starts), _group_reduce(np.bitwise_or, mig, starts)
         sl = self._slots(idx)
         old, old_m = self.h[sl], self.might[sl]
         changed = np.any(ext > old + GROWTH_EPSILON, axis=1) | np.any(mig & ~old_m, axis=1)
@@ -547,7 +569,7 @@ class _Wave:
         used, parent = np.unique(parent, return_inverse=True)
         normal, dist, count = separators_by_size(sw[live][used], sn[live][used], pw[live][used], pn[live][used])
         tw, tn = clip_front(dp.windings[q], dp.count[q], dp.normal[s[used][parent]], dp.dist[s[used][parent]])
-        tw, tn = clip_by_cutting(tw, tn, normal[parent], dist[parent], count[parent])
+        tw, tn = clip_by_cutting(tw, tn, normal, dist, count, parent)
         self.clipped += len(q)
         self._mark(wi[used][parent], q, tw, tn, child_might)
 

@@ -53,21 +53,33 @@ def clip_front(w: np.ndarray, n: np.ndarray, normal: np.ndarray, dist: np.ndarra
     rk, ik = np.nonzero(keep)
     pk = first[rk, ik]
     sel = pk < width
-    out[rk[sel] * wide + pk[sel]] = flat_w[rk[sel] * m + ik[sel]]
+    _put_points(out, rk[sel] * wide + pk[sel], np.take(flat_w, rk[sel] * m + ik[sel], axis=0))
     # the crossing points, computed only where an edge crosses
     rc, ic = np.nonzero(cross)
     jc = np.where(ic + 1 < n[rc], ic + 1, 0)
-    dc, dn, wc = d[rc, ic], d[rc, jc], flat_w[rc * m + ic]
+    flat_d = d.reshape(-1)
+    dc, dn = np.take(flat_d, rc * m + ic), np.take(flat_d, rc * m + jc)
+    wc = np.take(flat_w, rc * m + ic, axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = dc / (dc - dn)
-    point = wc + t[:, None] * (flat_w[rc * m + jc] - wc)
+    point = wc + t[:, None] * (np.take(flat_w, rc * m + jc, axis=0) - wc)
     pc = first[rc, ic] + keep[rc, ic]
     sel = pc < width
-    out[rc[sel] * wide + pc[sel]] = point[sel]
+    _put_points(out, rc[sel] * wide + pc[sel], point[sel])
     out = out.reshape(b, wide, 3)
     if over.any():  # keep the unclipped winding (a superset: only adds visibility)
         out, count = _merge_unclipped(out, count, w, n, over)
     return _trim(out, count)
+
+
+#: a point (3 float64) as one 24-byte item: rows of points are scattered as single items
+_POINT = np.dtype((np.void, 24))
+
+
+def _put_points(out: np.ndarray, rows: np.ndarray, pts: np.ndarray) -> None:
+    """out[rows] = pts for a C-contiguous (N, 3) float64 `out`, each point moved as one 24-byte
+    item (the same bytes; NumPy's fancy assignment of (k, 3) rows is ~2x slower)."""
+    out.view(_POINT).reshape(-1)[rows] = np.ascontiguousarray(pts).view(_POINT).reshape(-1)
 
 
 def _next_vertex(a: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -219,8 +231,14 @@ def tangent_planes(source: np.ndarray, ns: np.ndarray, pas: np.ndarray, npass: n
     with np.errstate(divide="ignore", invalid="ignore"):
         key = x / np.abs(y)
     key = np.stack([np.where(live & (y > 0), key, -np.inf), np.where(live & (y < 0), key, -np.inf)], axis=1)
-    pick = np.argmax(key, axis=0)  # (2, Ms, B): the least angle's vertex, the greatest's
-    has = key.max(axis=0) > -np.inf
+    # (2, Ms, B): the least angle's vertex, the greatest's (the first of equal keys, as argmax;
+    # a loop over the few pass vertices costs less than argmax over a leading axis)
+    best, pick = key[0], np.zeros(key.shape[1:], dtype=np.int64)
+    for k in range(1, mp):
+        better = key[k] > best
+        best = np.where(better, key[k], best)
+        pick = np.where(better, k, pick)
+    has = best > -np.inf
     p = q[:, pick, cols]  # (3, 2, Ms, B)
     # the candidates' planes, exactly as separating_planes makes them
     w = p - a[:, None]
