@@ -5,6 +5,14 @@ Layout: a batch of B windings is `w (B, M, 3)` float64 with `n (B,)` vertex coun
 vertices are w[b, :n[b]] in order around the polygon, the rest is padding (zeros).  M is trimmed
 to the largest count after every operation.  A winding with fewer than 3 vertices is empty.
 
+Separating planes: separating_planes is Quake's enumeration (every plane through an edge of one
+polygon and a vertex of the other, each tested against every vertex: O(Ms Mp (Ms + Mp)) a pair,
+both ways round), kept as the tests' reference; the flow uses tangent_planes, which tries only
+the two vertices at the angular extremes about each edge's line and keeps a subset of Quake's
+planes, bit for bit (near-duplicates left out; its docstring argues why nothing Quake keeps is
+lost).  The hot steps run component- or vertex-major ((3, M, B) or (M, B)), since NumPy reduces a
+small trailing axis many times slower than a leading one.
+
 Rounding must only ever add visibility: every clip keeps a margin (FLOW_CLIP_MARGIN) on the side it
 keeps, a separating plane is used only when it separates within FLOW_PLANE_EPSILON, and a
 winding that would grow beyond MAX_WINDING vertices is left unclipped (a superset).
