@@ -49,11 +49,11 @@ def clip_front(w: np.ndarray, n: np.ndarray, normal: np.ndarray, dist: np.ndarra
         return w, n
     cross = valid & (keep != _next_vertex(keep, n))  # the edge from this vertex to the next crosses
     per = keep.astype(np.int64) + cross  # what each vertex emits: itself if kept, then the crossing
-    count = per.sum(axis=1)
+    first = np.cumsum(per, axis=1) - per  # where each vertex's emissions go
+    count = first[:, -1] + per[:, -1]  # (the padding emits nothing)
     over = count > MAX_WINDING
     count = np.where(count < 3, 0, count)
     width = int(count.max()) if b else 0
-    first = np.cumsum(per, axis=1) - per  # where each vertex's emissions go
     # the kept vertices and the crossing points, scattered by flat indices (rows of 3)
     wide = max(width, 1)
     out = np.zeros((b * wide, 3))
