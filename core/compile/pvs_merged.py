@@ -179,14 +179,24 @@ def _cross(a, b):
 
 def extents(w: np.ndarray, n: np.ndarray, dirs: np.ndarray) -> np.ndarray:
     """(B, K): the largest d_k . x over each row's vertices (summed x, y, z in order); -inf for an
-    empty row.  Vertex major, (M, B, K), the padding vertices copies of vertex 0, so the largest
-    reduces the leading axis (a small trailing axis reduces many times slower)."""
-    m = w.shape[1]
-    w = np.where((np.arange(m)[None, :] < n[:, None])[:, :, None], w, w[:, :1])
-    w = np.ascontiguousarray(w.transpose(2, 1, 0))[:, :, :, None]  # (3, M, B, 1)
-    dirs = np.ascontiguousarray(dirs.transpose(2, 0, 1))  # (3, B, K)
-    d = w[0] * dirs[0] + w[1] * dirs[1] + w[2] * dirs[2]  # (M, B, K)
-    return np.where((n > 0)[:, None], d.max(axis=0), -np.inf)
+    empty row.  The rows go by vertex count (no padding vertex is ever used) and each block runs
+    vertex major, (m, R, K), so the largest reduces the leading axis (a small trailing axis
+    reduces many times slower)."""
+    out = np.full((len(n), dirs.shape[1]), -np.inf)
+    if not len(n):
+        return out
+    by_count = np.argsort(n, kind="stable")
+    sizes = n[by_count]
+    bounds = np.flatnonzero(np.concatenate(([True], sizes[1:] != sizes[:-1], [True])))
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        m = int(sizes[lo])
+        if m == 0:
+            continue
+        rows = by_count[lo:hi]
+        x = np.ascontiguousarray(w[rows, :m].transpose(2, 1, 0))[:, :, :, None]  # (3, m, R, 1)
+        d = np.ascontiguousarray(dirs[rows].transpose(2, 0, 1))  # (3, R, K)
+        out[rows] = (x[0] * d[0] + x[1] * d[1] + x[2] * d[2]).max(axis=0)
+    return out
 
 
 def pass_polygons(dp: DirectedPortals, r: np.ndarray, h: np.ndarray, dirs: np.ndarray, full: np.ndarray):
