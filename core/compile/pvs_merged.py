@@ -148,9 +148,9 @@ MAX_GROWTH = 32
 STATE_BATCH = 4096
 #: each step expands, of each source's states waiting, the ORDER_K nearest its plane (see _Wave.run)
 ORDER_K = 8
-#: keys of waiting states: source index * stride + distance (m), the distance clamped below half
-#: the stride (exact in float64 for any wave: 512 * 1e7 < 2**53 * 1e-6)
-WAIT_KEY_STRIDE = 1e7
+#: a waiting state's distance from its source's plane, in whole steps of this (m), ranks it (see
+#: wait_keys); an exact grid, the same for every source
+WAIT_KEY_STEP = 2.0 ** -10
 #: a k-DOP extent that grows by less than this (m) is not a growth
 GROWTH_EPSILON = 1e-9
 #: threads that share a wave at most (more than the cores only adds memory)
@@ -342,6 +342,16 @@ def _group_reduce(ufunc, a, starts):
     return out
 
 
+def wait_keys(w: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    """int64 sort keys of waiting states: the source's index w in the wave, then the distance (m)
+    of the state's portal from the source's plane on the WAIT_KEY_STEP grid (clamped to
+    [0, 2**20) m).  Integers, so a source's states rank the same whatever its index (a float key
+    w * stride + dist would round dist more coarsely for larger w, and two sources sharing a wave
+    could order the same states differently by their places in it)."""
+    steps = np.floor(np.clip(dist, 0.0, 2.0 ** 20 - 1.0) / WAIT_KEY_STEP).astype(np.int64)
+    return (np.asarray(w, dtype=np.int64) << 31) | steps
+
+
 def _bit(bits, rows, cols):
     return ((bits[rows, cols >> 3] >> (cols & 7).astype(np.uint8)) & 1).astype(bool)
 
@@ -489,10 +499,8 @@ class _Wave:
         waiting = np.zeros((len(sources), dp.num), dtype=bool)
 
         def keyed(w, q):
-            # sort key: the source, then its portal's distance from the source's plane
             c = centre[q]
-            dist = c[:, 0] * sn[w, 0] + c[:, 1] * sn[w, 1] + c[:, 2] * sn[w, 2] - sd[w]
-            return w * WAIT_KEY_STRIDE + np.clip(dist, 0.0, WAIT_KEY_STRIDE / 2)
+            return wait_keys(w, c[:, 0] * sn[w, 0] + c[:, 1] * sn[w, 1] + c[:, 2] * sn[w, 2] - sd[w])
 
         key = keyed(fw, fq)
         order = np.argsort(key, kind="stable")
