@@ -208,7 +208,8 @@ int bbk_visible_leaves(const bbk_level *level, const double p[3], uint32_t *out,
 int bbk_point_leaf_many(const bbk_level *level, size_t n, const double *points, int32_t *leaves);
 int bbk_point_solid_many(const bbk_level *level, uint32_t hull, size_t n, const double *points,
                          uint8_t *solid);
-/* segments: n x (start xyz, end xyz) */
+/* segments: n x (start xyz, end xyz); out must not overlap the inputs (answers are written as the
+ * batch goes, while later rows are still to be read) */
 int bbk_trace_many(const bbk_level *level, uint32_t hull, size_t n, const double *segments, int retry,
                    bbk_hit *out);
 /* bbk_trace_many for starts and ends held apart (n x 3 each): the same answers, with no packing */
