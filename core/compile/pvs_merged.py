@@ -177,6 +177,16 @@ def _cross(a, b):
                      a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
 
 
+def _by_count(n: np.ndarray):
+    """(m, rows) for each vertex count m > 0 of the rows, in increasing m, rows in order."""
+    by_count = np.argsort(n, kind="stable")
+    sizes = n[by_count]
+    bounds = np.flatnonzero(np.concatenate(([True], sizes[1:] != sizes[:-1], [True])))
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        if sizes[lo] > 0:
+            yield int(sizes[lo]), by_count[lo:hi]
+
+
 def extents(w: np.ndarray, n: np.ndarray, dirs: np.ndarray) -> np.ndarray:
     """(B, K): the largest d_k . x over each row's vertices (summed x, y, z in order); -inf for an
     empty row.  The rows go by vertex count (no padding vertex is ever used) and each block runs
@@ -185,14 +195,7 @@ def extents(w: np.ndarray, n: np.ndarray, dirs: np.ndarray) -> np.ndarray:
     out = np.full((len(n), dirs.shape[1]), -np.inf)
     if not len(n):
         return out
-    by_count = np.argsort(n, kind="stable")
-    sizes = n[by_count]
-    bounds = np.flatnonzero(np.concatenate(([True], sizes[1:] != sizes[:-1], [True])))
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
-        m = int(sizes[lo])
-        if m == 0:
-            continue
-        rows = by_count[lo:hi]
+    for m, rows in _by_count(n):
         x = np.ascontiguousarray(w[rows, :m].transpose(2, 1, 0))[:, :, :, None]  # (3, m, R, 1)
         d = np.ascontiguousarray(dirs[rows].transpose(2, 0, 1))  # (3, R, K)
         out[rows] = (x[0] * d[0] + x[1] * d[1] + x[2] * d[2]).max(axis=0)
@@ -235,14 +238,7 @@ def _cut_tests(target, nt, normal, dist, counts, plane_row):
     cuts = np.zeros((b, s), dtype=bool)
     culled = np.zeros(b, dtype=bool)
     live = (np.arange(s)[None, :] < counts[:, None]) & (nt > 0)[:, None]
-    by_count = np.argsort(nt, kind="stable")
-    sizes = nt[by_count]
-    bounds = np.flatnonzero(np.concatenate(([True], sizes[1:] != sizes[:-1], [True])))
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
-        m = int(sizes[lo])
-        if m == 0:
-            continue
-        rows = by_count[lo:hi]
+    for m, rows in _by_count(nt):
         pr, pc = np.nonzero(live[rows])
         if not len(pr):
             continue
