@@ -885,6 +885,25 @@ int bbk_point_solid(const bbk_level *lv, uint32_t hull, const double p[3], int *
 enum { FAST_DONE = 0, FAST_ON_PLANE = 1, FAST_BUG = -1, FAST_PAST = 2, FAST_GO = 3 };
 
 
+/* one node of _fft_fast's walk over the piece [t0, t1] of segment g: -1 when the piece starts on
+ * the node's plane (the open walk decides), else the side of the near child (0 front, 1 back);
+ * *tm is where the piece crosses the plane, when it straddles it (*straddle) */
+static inline int node_side(const node *nd, const seg *g, double t0, double t1, int *straddle, double *tm) {
+    double ds = nd->nx * g->sx + nd->ny * g->sy + nd->nz * g->sz - nd->d;
+    double dd = nd->nx * g->dx + nd->ny * g->dy + nd->nz * g->dz;
+    double d0 = ds + t0 * dd, d1 = ds + t1 * dd;
+    int on1 = fabs(d1) <= TOUCH_EPSILON, front0;
+    if (fabs(d0) <= TOUCH_EPSILON) {
+        if (on1 || t0 == 0.0) return -1;
+        front0 = d1 > 0;
+    } else {
+        front0 = d0 > 0;
+    }
+    *straddle = !(on1 || (d1 > 0) == front0);
+    if (*straddle) *tm = py_min(py_max(-ds / dd, t0), t1);
+    return front0 ? 0 : 1;
+}
+
 /* _fft_fast: the leaves along the segment in order, up to the first change of state */
 static int fft_fast(const bbk_level *lv, const tree *t, const seg *g, uint32_t bit, bbk_transition *out) {
     struct { int32_t code, entry; double t0, t1; } stack[STACK_SIZE];
@@ -896,19 +915,11 @@ static int fft_fast(const bbk_level *lv, const tree *t, const seg *g, uint32_t b
         while (code >= 0) {
             const node *nd = &t->nodes[code];
             int32_t p = nd->plane;
-            double ds = nd->nx * g->sx + nd->ny * g->sy + nd->nz * g->sz - nd->d;
-            double dd = nd->nx * g->dx + nd->ny * g->dy + nd->nz * g->dz;
-            double d0 = ds + t0 * dd, d1 = ds + t1 * dd;
-            int on1 = fabs(d1) <= TOUCH_EPSILON, front0;
-            if (fabs(d0) <= TOUCH_EPSILON) {
-                if (on1 || t0 == 0.0) return FAST_ON_PLANE;
-                front0 = d1 > 0;
-            } else {
-                front0 = d0 > 0;
-            }
-            int near = front0 ? 0 : 1;
-            if (!(on1 || (d1 > 0) == front0)) {  /* straddle: the far half waits */
-                double tm = py_min(py_max(-ds / dd, t0), t1);
+            int straddle;
+            double tm = 0.0;
+            int near = node_side(nd, g, t0, t1, &straddle, &tm);
+            if (near < 0) return FAST_ON_PLANE;
+            if (straddle) {  /* the far half waits */
                 if (sp >= STACK_SIZE) return FAST_BUG;
                 stack[sp].code = nd->child[1 - near];
                 stack[sp].t0 = tm;
@@ -1325,20 +1336,12 @@ static double probe_cost(const tree *t, const seg *g, uint32_t h, int skipping, 
                                                                    skip + (size_t)code * t->bits * 6)))
                 break;
             const node *nd = &t->nodes[code];
-            double ds = nd->nx * g->sx + nd->ny * g->sy + nd->nz * g->sz - nd->d;
-            double dd = nd->nx * g->dx + nd->ny * g->dy + nd->nz * g->dz;
-            double d0 = ds + t0 * dd, d1 = ds + t1 * dd;
-            int on1 = fabs(d1) <= TOUCH_EPSILON, front0;
+            int straddle;
+            double tm = 0.0;
+            int near = node_side(nd, g, t0, t1, &straddle, &tm);
             cost += 1.0;
-            if (fabs(d0) <= TOUCH_EPSILON) {
-                if (on1 || t0 == 0.0) return cost;
-                front0 = d1 > 0;
-            } else {
-                front0 = d0 > 0;
-            }
-            int near = front0 ? 0 : 1;
-            if (!(on1 || (d1 > 0) == front0)) {
-                double tm = py_min(py_max(-ds / dd, t0), t1);
+            if (near < 0) return cost;
+            if (straddle) {
                 if (sp >= STACK_SIZE) return cost;
                 codes[sp] = nd->child[1 - near];
                 ts[2 * sp] = tm;

@@ -23,6 +23,7 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from test_pvs_merged import padded as batch
 from brushbake.core.compile.pvs_merged import clip_by_cutting, separators_by_size
 from brushbake.core.compile.pvs_winding import packed_separators, separating_planes, tangent_planes
 from brushbake.core.tolerances import FLOW_CLIP_MARGIN
@@ -86,12 +87,6 @@ def polygon_pairs(draw):
     return source, pas
 
 
-def batch(polys):
-    m = max(len(p) for p in polys)
-    w = np.zeros((len(polys), m, 3))
-    for i, p in enumerate(polys):
-        w[i, : len(p)] = p
-    return w, np.array([len(p) for p in polys])
 
 
 def planes_by_edge(fn, a, na, p, npass, per_edge):
