@@ -1227,10 +1227,10 @@ static int piece_misses(double sx, double sy, double sz, double ix, double iy, d
     return t0 > t1;
 }
 
-static int bounded(const seg *g) {
-    return fabs(g->sx) < SKIP_COORDINATE && fabs(g->sy) < SKIP_COORDINATE && fabs(g->sz) < SKIP_COORDINATE &&
-           fabs(g->sx + g->dx) < SKIP_COORDINATE && fabs(g->sy + g->dy) < SKIP_COORDINATE &&
-           fabs(g->sz + g->dz) < SKIP_COORDINATE;
+static int bounded(const seg *g) {  /* (one comparison: no branch per coordinate) */
+    double a = py_max(py_max(fabs(g->sx), fabs(g->sy)), fabs(g->sz));
+    double b = py_max(py_max(fabs(g->sx + g->dx), fabs(g->sy + g->dy)), fabs(g->sz + g->dz));
+    return py_max(a, b) < SKIP_COORDINATE;
 }
 
 /* The cells' boxes (pre-order from the root), then for each hull bit the solid leaves' boxes
@@ -1536,6 +1536,16 @@ static inline int lane_leaf(lane *l, const uint32_t *solid, uint32_t bit, bbk_tr
     return l->t0 * l->past > RETRY_LIMIT ? FAST_PAST : FAST_GO;
 }
 
+/* one round of a lane of fast_many: a node or a leaf */
+static inline int lane_round(lane *l, const node *nodes, const uint32_t *solid, uint32_t bit, bbk_transition *res) {
+    if (l->code >= 0) {
+        STAT(bbk_stats[0]++);
+        return lane_node(l, nodes);
+    }
+    STAT(bbk_stats[1]++);
+    return lane_leaf(l, solid, bit, &res[l->job]);
+}
+
 /* lane_leaf for a skipped subtree, as one empty leaf (the state so far is not solid: the lane's
  * mask sees to it): 1 when the walk ends */
 static int lane_skipped(lane *l, bbk_transition *res) {
@@ -1556,14 +1566,15 @@ static int lane_skipped(lane *l, bbk_transition *res) {
  * mispredicted late, and the work after it lost); the test itself is made whatever the flag, so
  * that no branch waits on the node's flag either.  A wider piece misses the box less often, never
  * when the exact one meets it: the answers are the same. */
-static void skip_ahead(skip_lane *sl, const tree *t, const double *skip, const uint8_t *flag, double t0, double t1) {
+static inline void skip_ahead(skip_lane *sl, uint32_t bits, const double *skip, const uint8_t *flag, double t0,
+                              double t1) {
     const lane *l = &sl->l;
-    int at_node = l->code >= 0;
-    size_t c = (size_t)(at_node ? l->code : 0) * t->bits;
-    int f = flag[c] & sl->mask & -at_node;
-    STAT(bbk_stats[3] += f == SKIP_TEST);
+    int32_t code = l->code;
+    size_t c = (size_t)(code & -(int32_t)(code >= 0)) * bits;  /* (at a leaf: node 0, and skip is not read) */
+    int f = flag[c] & sl->mask;
+    STAT(bbk_stats[3] += f == SKIP_TEST && code >= 0);
     int miss = piece_misses(l->sx, l->sy, l->sz, sl->ix, sl->iy, sl->iz, t0, t1, skip + c * 6);  /* always: no branch */
-    sl->skip = (f == SKIP_EMPTY) | ((f == SKIP_TEST) & miss);
+    sl->skip = (f >> 1) | (f & miss);  /* SKIP_EMPTY, or SKIP_TEST and the piece misses the box */
 }
 
 static void skip_lane_start(skip_lane *sl, const tree *t, const seg *g, size_t job, const double *lengths) {
@@ -1574,6 +1585,29 @@ static void skip_lane_start(skip_lane *sl, const tree *t, const seg *g, size_t j
     sl->inverse = bounded(g) ? 1 : -1;
     sl->mask = sl->inverse > 0 ? SKIP_FLAGS : 0;
     sl->skip = 0;
+}
+
+/* one round of a skipping lane (see fast_many_skip): FAST_GO, or how its walk ended */
+static inline int skip_round(skip_lane *sl, const node *nodes, const uint32_t *solid, uint32_t bit, uint32_t bits,
+                             const double *skip, const uint8_t *flag, bbk_transition *res) {
+    lane *l = &sl->l;
+    int r;
+    double t1 = l->t1;  /* the node's piece ends there: the near piece lies within [t0, t1] */
+    if (l->code >= 0 && sl->skip) {
+        STAT(bbk_stats[2]++);
+        r = lane_skipped(l, &res[l->job]);
+        t1 = l->t1;
+    } else if (l->code >= 0) {
+        STAT(bbk_stats[0]++);
+        r = lane_node(l, nodes);
+    } else {
+        STAT(bbk_stats[1]++);
+        r = lane_leaf(l, solid, bit, &res[l->job]);
+        sl->mask = l->state == 1 || sl->inverse < 0 ? 0 : SKIP_FLAGS;
+        t1 = l->t1;
+    }
+    if (r == FAST_GO) skip_ahead(sl, bits, skip, flag, l->t0, t1);
+    return r;
 }
 
 /* fast_many where skipping pays: as a lane reaches a node, the node's flag (masked by the state)
@@ -1591,46 +1625,41 @@ static void fast_many_skip(const bbk_level *lv, const tree *t, uint32_t h, size_
         lanes[k].l.stack = lv->lanes + (size_t)k * lv->lane_depth;
         if (next < n) {
             skip_lane_start(&lanes[k], t, &segs[next], next, lengths);
-            skip_ahead(&lanes[k], t, skip, flag, 0.0, 1.0);
+            skip_ahead(&lanes[k], t->bits, skip, flag, 0.0, 1.0);
             next++;
             live++;
         } else {
             lanes[k].l.job = (size_t)-1;
         }
     }
-    while (live) {
+    const node *nodes = t->nodes;  /* (locals: the lanes' stores cannot change them) */
+    const uint32_t *solid = t->solid;
+    uint32_t bits = t->bits;
+    while (next < n) {  /* every lane busy: a lane that ends takes the next segment at once */
         for (int k = 0; k < LANES; k++) {
             skip_lane *sl = &lanes[k];
-            lane *l = &sl->l;
-            if (l->job == (size_t)-1) continue;
-            int r;
-            double t1 = l->t1;  /* the node's piece ends there: the near piece lies within [t0, t1] */
-            if (l->code >= 0 && sl->skip) {
-                STAT(bbk_stats[2]++);
-                r = lane_skipped(l, &res[l->job]);
-                t1 = l->t1;
-            } else if (l->code >= 0) {
-                STAT(bbk_stats[0]++);
-                r = lane_node(l, t->nodes);
-            } else {
-                STAT(bbk_stats[1]++);
-                r = lane_leaf(l, t->solid, bit, &res[l->job]);
-                sl->mask = l->state == 1 || sl->inverse < 0 ? 0 : SKIP_FLAGS;
-                t1 = l->t1;
-            }
-            if (r == FAST_GO) {
-                skip_ahead(sl, t, skip, flag, l->t0, t1);
-                continue;
-            }
-            status[l->job] = (signed char)r;
+            int r = skip_round(sl, nodes, solid, bit, bits, skip, flag, res);
+            if (r == FAST_GO) continue;
+            status[sl->l.job] = (signed char)r;
             if (next < n) {
                 skip_lane_start(sl, t, &segs[next], next, lengths);
-                skip_ahead(sl, t, skip, flag, 0.0, 1.0);
+                skip_ahead(sl, bits, skip, flag, 0.0, 1.0);
                 next++;
             } else {
-                l->job = (size_t)-1;
+                sl->l.job = (size_t)-1;
                 live--;
             }
+        }
+    }
+    while (live) {  /* the last segments: lanes fall idle */
+        for (int k = 0; k < LANES; k++) {
+            skip_lane *sl = &lanes[k];
+            if (sl->l.job == (size_t)-1) continue;
+            int r = skip_round(sl, nodes, solid, bit, bits, skip, flag, res);
+            if (r == FAST_GO) continue;
+            status[sl->l.job] = (signed char)r;
+            sl->l.job = (size_t)-1;
+            live--;
         }
     }
 }
@@ -1689,18 +1718,12 @@ static void fast_many(const bbk_level *lv, const tree *t, uint32_t bit, size_t n
             lanes[k].job = (size_t)-1;
         }
     }
-    while (live) {
+    const node *nodes = t->nodes;  /* (locals: the lanes' stores cannot change them) */
+    const uint32_t *solid = t->solid;
+    while (next < n) {  /* every lane busy: a lane that ends takes the next segment at once */
         for (int k = 0; k < LANES; k++) {
             lane *l = &lanes[k];
-            if (l->job == (size_t)-1) continue;
-            int r;
-            if (l->code >= 0) {
-                STAT(bbk_stats[0]++);
-                r = lane_node(l, t->nodes);
-            } else {
-                STAT(bbk_stats[1]++);
-                r = lane_leaf(l, t->solid, bit, &res[l->job]);
-            }
+            int r = lane_round(l, nodes, solid, bit, res);
             if (r == FAST_GO) continue;
             status[l->job] = (signed char)r;
             if (next < n) {
@@ -1710,6 +1733,17 @@ static void fast_many(const bbk_level *lv, const tree *t, uint32_t bit, size_t n
                 l->job = (size_t)-1;
                 live--;
             }
+        }
+    }
+    while (live) {  /* the last segments: lanes fall idle */
+        for (int k = 0; k < LANES; k++) {
+            lane *l = &lanes[k];
+            if (l->job == (size_t)-1) continue;
+            int r = lane_round(l, nodes, solid, bit, res);
+            if (r == FAST_GO) continue;
+            status[l->job] = (signed char)r;
+            l->job = (size_t)-1;
+            live--;
         }
     }
 }
@@ -2110,10 +2144,20 @@ int bbk_point_solid_many(const bbk_level *lv, uint32_t hull, size_t n, const dou
 /* the error the single query gives on the first segment that fails (arguments, then the hull) */
 static int many_args(const bbk_level *lv, uint32_t hull, size_t n, const span *in, const tree **t) {
     int hull_err = hull_tree(lv, hull, t);
-    for (size_t i = 0; i < n; i++)
-        if (!finite3(in->s + in->stride * i) || !finite3(in->e + in->stride * i)) return BBK_ERR_ARGUMENT;
-        else if (hull_err) return hull_err;
-    return BBK_OK;
+    if (!n) return BBK_OK;
+    if (!finite3(in->s) || !finite3(in->e)) return BBK_ERR_ARGUMENT;
+    if (hull_err) return hull_err;
+    /* x - x is 0 for a finite x, NaN for an infinite or NaN one: the sums are 0 when all are finite
+       (six sums, so that no one addition waits on the one before) */
+    double sum[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    for (size_t i = 1; i < n; i++) {
+        const double *s = in->s + in->stride * i, *e = in->e + in->stride * i;
+        for (int k = 0; k < 3; k++) {
+            sum[k] += s[k] - s[k];
+            sum[3 + k] += e[k] - e[k];
+        }
+    }
+    return sum[0] + sum[1] + sum[2] + sum[3] + sum[4] + sum[5] == 0.0 ? BBK_OK : BBK_ERR_ARGUMENT;
 }
 
 static int trace_many(const bbk_level *lv, uint32_t hull, size_t n, const span *in, int retry, bbk_hit *out) {
