@@ -71,8 +71,8 @@ typedef struct node {         /* a node with its plane, packed for the walks (ma
 
 typedef struct tree {
     const node *nodes;        /* (n) packed copies of the three arrays below */
-    const double *skip;       /* (n, bits, 6): the skip boxes per node and hull bit (made at load) */
-    const uint8_t *skip_flag; /* (n, bits): SKIP_NONE, SKIP_TEST or SKIP_EMPTY */
+    const double *skip;       /* (bits, n, 6): the skip boxes per hull bit and node (made at load) */
+    const uint8_t *skip_flag; /* (bits, n): SKIP_NONE, SKIP_TEST or SKIP_EMPTY */
     uint32_t bit0, bits;      /* the hull bits they cover: bit0 .. bit0 + bits - 1 */
     uint32_t skip_on;         /* bit h: the batch walk skips for hull bit h (it pays there) */
     const int32_t *plane;     /* (n) */
@@ -1280,19 +1280,19 @@ static int make_skips(tree *t, uint32_t max_depth, uint32_t bit0, uint32_t bits,
         uint32_t bit = 1u << (bit0 + h);
         for (uint32_t i = k; i-- > 0;) {
             const node *nd = &t->nodes[order[i]];
-            double *box = out + ((size_t)order[i] * bits + h) * 6;
+            double *box = out + ((size_t)h * n + (size_t)order[i]) * 6;
             for (int a = 0; a < 3; a++) {
                 box[a] = HUGE_VAL;
                 box[3 + a] = -HUGE_VAL;
             }
             for (int c = 0; c < 2; c++) {
                 int32_t child = nd->child[c];
-                if (child >= 0) box_union(box, out + ((size_t)child * bits + h) * 6);
+                if (child >= 0) box_union(box, out + ((size_t)h * n + (size_t)child) * 6);
                 else if (t->solid[-1 - child] & bit) box_union(box, leafbox + 6 * (size_t)(-1 - child));
             }
         }
         for (uint32_t i = 0; i < k; i++) {  /* the flag, then the box widened (an empty one: the far point) */
-            size_t at = (size_t)order[i] * bits + h;
+            size_t at = (size_t)h * n + (size_t)order[i];
             double *box = out + at * 6;
             const double *c = cell + 6 * (size_t)order[i];
             int empty = box[0] > box[3] || box[1] > box[4] || box[2] > box[5], covers = 1;
@@ -1321,8 +1321,8 @@ static int make_skips(tree *t, uint32_t max_depth, uint32_t bit0, uint32_t bits,
  * SKIP_TEST_COST more: fast_many_skip tests there whatever the flag), skipping (as fast_many_skip
  * does) or not: the probes of skip_setup */
 static double probe_cost(const tree *t, const seg *g, uint32_t h, int skipping, int32_t *codes, double *ts) {
-    const double *skip = t->skip + 6 * (size_t)h;
-    const uint8_t *flag = t->skip_flag + h;
+    const double *skip = t->skip + 6 * (size_t)h * t->n;
+    const uint8_t *flag = t->skip_flag + (size_t)h * t->n;
     double ix = skip_inverse(g->dx), iy = skip_inverse(g->dy), iz = skip_inverse(g->dz), cost = 0.0;
     uint32_t bit = 1u << (t->bit0 + h);
     int sp = 0, state = -1;
@@ -1330,10 +1330,10 @@ static double probe_cost(const tree *t, const seg *g, uint32_t h, int skipping, 
     double t0 = 0.0, t1 = 1.0;
     for (;;) {
         while (code >= 0) {
-            int f = skipping && state != 1 ? flag[(size_t)code * t->bits] : SKIP_NONE;
+            int f = skipping && state != 1 ? flag[code] : SKIP_NONE;
             cost += skipping ? SKIP_TEST_COST : 0.0;
             if (f == SKIP_EMPTY || (f == SKIP_TEST && piece_misses(g->sx, g->sy, g->sz, ix, iy, iz, t0, t1,
-                                                                   skip + (size_t)code * t->bits * 6)))
+                                                                   skip + (size_t)code * 6)))
                 break;
             const node *nd = &t->nodes[code];
             int straddle;
@@ -1566,11 +1566,10 @@ static int lane_skipped(lane *l, bbk_transition *res) {
  * mispredicted late, and the work after it lost); the test itself is made whatever the flag, so
  * that no branch waits on the node's flag either.  A wider piece misses the box less often, never
  * when the exact one meets it: the answers are the same. */
-static inline void skip_ahead(skip_lane *sl, uint32_t bits, const double *skip, const uint8_t *flag, double t0,
-                              double t1) {
+static inline void skip_ahead(skip_lane *sl, const double *skip, const uint8_t *flag, double t0, double t1) {
     const lane *l = &sl->l;
     int32_t code = l->code;
-    size_t c = (size_t)(code & -(int32_t)(code >= 0)) * bits;  /* (at a leaf: node 0, and skip is not read) */
+    size_t c = (size_t)(code & -(int32_t)(code >= 0));  /* (at a leaf: node 0, and skip is not read) */
     int f = flag[c] & sl->mask;
     STAT(bbk_stats[3] += f == SKIP_TEST && code >= 0);
     int miss = piece_misses(l->sx, l->sy, l->sz, sl->ix, sl->iy, sl->iz, t0, t1, skip + c * 6);  /* always: no branch */
@@ -1588,8 +1587,8 @@ static void skip_lane_start(skip_lane *sl, const tree *t, const seg *g, size_t j
 }
 
 /* one round of a skipping lane (see fast_many_skip): FAST_GO, or how its walk ended */
-static inline int skip_round(skip_lane *sl, const node *nodes, const uint32_t *solid, uint32_t bit, uint32_t bits,
-                             const double *skip, const uint8_t *flag, bbk_transition *res) {
+static inline int skip_round(skip_lane *sl, const node *nodes, const uint32_t *solid, uint32_t bit, const double *skip,
+                             const uint8_t *flag, bbk_transition *res) {
     lane *l = &sl->l;
     int r;
     double t1 = l->t1;  /* the node's piece ends there: the near piece lies within [t0, t1] */
@@ -1606,7 +1605,7 @@ static inline int skip_round(skip_lane *sl, const node *nodes, const uint32_t *s
         sl->mask = l->state == 1 || sl->inverse < 0 ? 0 : SKIP_FLAGS;
         t1 = l->t1;
     }
-    if (r == FAST_GO) skip_ahead(sl, bits, skip, flag, l->t0, t1);
+    if (r == FAST_GO) skip_ahead(sl, skip, flag, l->t0, t1);
     return r;
 }
 
@@ -1619,13 +1618,13 @@ static void fast_many_skip(const bbk_level *lv, const tree *t, uint32_t h, size_
     size_t next = 0;
     int live = 0;
     uint32_t bit = 1u << (t->bit0 + h);
-    const double *skip = t->skip + 6 * (size_t)h;
-    const uint8_t *flag = t->skip_flag + h;
+    const double *skip = t->skip + 6 * (size_t)h * t->n;
+    const uint8_t *flag = t->skip_flag + (size_t)h * t->n;
     for (int k = 0; k < LANES; k++) {
         lanes[k].l.stack = lv->lanes + (size_t)k * lv->lane_depth;
         if (next < n) {
             skip_lane_start(&lanes[k], t, &segs[next], next, lengths);
-            skip_ahead(&lanes[k], t->bits, skip, flag, 0.0, 1.0);
+            skip_ahead(&lanes[k], skip, flag, 0.0, 1.0);
             next++;
             live++;
         } else {
@@ -1634,16 +1633,15 @@ static void fast_many_skip(const bbk_level *lv, const tree *t, uint32_t h, size_
     }
     const node *nodes = t->nodes;  /* (locals: the lanes' stores cannot change them) */
     const uint32_t *solid = t->solid;
-    uint32_t bits = t->bits;
     while (next < n) {  /* every lane busy: a lane that ends takes the next segment at once */
         for (int k = 0; k < LANES; k++) {
             skip_lane *sl = &lanes[k];
-            int r = skip_round(sl, nodes, solid, bit, bits, skip, flag, res);
+            int r = skip_round(sl, nodes, solid, bit, skip, flag, res);
             if (r == FAST_GO) continue;
             status[sl->l.job] = (signed char)r;
             if (next < n) {
                 skip_lane_start(sl, t, &segs[next], next, lengths);
-                skip_ahead(sl, bits, skip, flag, 0.0, 1.0);
+                skip_ahead(sl, skip, flag, 0.0, 1.0);
                 next++;
             } else {
                 sl->l.job = (size_t)-1;
@@ -1655,7 +1653,7 @@ static void fast_many_skip(const bbk_level *lv, const tree *t, uint32_t h, size_
         for (int k = 0; k < LANES; k++) {
             skip_lane *sl = &lanes[k];
             if (sl->l.job == (size_t)-1) continue;
-            int r = skip_round(sl, nodes, solid, bit, bits, skip, flag, res);
+            int r = skip_round(sl, nodes, solid, bit, skip, flag, res);
             if (r == FAST_GO) continue;
             status[sl->l.job] = (signed char)r;
             sl->l.job = (size_t)-1;
