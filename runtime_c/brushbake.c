@@ -1782,18 +1782,46 @@ static void trace_retried(const bbk_transition *tr2, double length, double *hit_
     }
 }
 
+/* where a trace stops and the hit plane's normal (zero for none) */
+static void trace_point(const bbk_level *lv, const double *s, const double *e, double hit_t, int32_t plane,
+                        double point[3], double normal[3]) {
+    for (int k = 0; k < 3; k++) {
+        point[k] = hit_t >= 1.0 ? e[k] : s[k] + hit_t * (e[k] - s[k]);
+        normal[k] = plane >= 0 ? lv->normals[3 * (size_t)plane + (size_t)k] : 0.0;
+    }
+}
+
 static void trace_hit(const bbk_level *lv, const double *s, const double *e, double hit_t, int32_t plane,
                       int start_solid, bbk_hit *out) {
     out->fraction = hit_t;
-    for (int k = 0; k < 3; k++) {
-        out->point[k] = hit_t >= 1.0 ? e[k] : s[k] + hit_t * (e[k] - s[k]);
-        out->normal[k] = plane >= 0 ? lv->normals[3 * (size_t)plane + (size_t)k] : 0.0;
-        out->impact[k] = out->point[k];
-    }
+    trace_point(lv, s, e, hit_t, plane, out->point, out->normal);
+    for (int k = 0; k < 3; k++) out->impact[k] = out->point[k];
     out->plane = plane;
     out->start_solid = start_solid;
     out->hit = hit_t < 1.0;
     out->nodes_visited = 0;
+}
+
+/* where a batch trace writes its answers: bbk_hit records (hits), else the arrays of
+ * bbk_trace_many_arrays */
+typedef struct sink {
+    bbk_hit *hits;
+    double *fraction, *point, *normal;
+    int64_t *plane;
+    uint8_t *start_solid, *hit;
+} sink;
+
+static void sink_put(const bbk_level *lv, const sink *o, size_t i, const double *s, const double *e, double hit_t,
+                     int32_t plane, int start_solid) {
+    if (o->hits) {
+        trace_hit(lv, s, e, hit_t, plane, start_solid, o->hits + i);
+        return;
+    }
+    o->fraction[i] = hit_t;
+    trace_point(lv, s, e, hit_t, plane, o->point + 3 * i, o->normal + 3 * i);
+    o->plane[i] = plane;
+    o->start_solid[i] = (uint8_t)(start_solid != 0);
+    o->hit[i] = (uint8_t)(hit_t < 1.0);
 }
 
 /* trace_hulls: the hit of one segment, with the robustness retry for a start found solid */
@@ -1819,7 +1847,7 @@ int bbk_trace(const bbk_level *lv, uint32_t hull, const double s[3], const doubl
 
 /* bbk_trace for CHUNK segments at most, the walks interleaved (fast_many), retries too */
 static int trace_chunk(const bbk_level *lv, const tree *t, uint32_t bit, size_t n, const span *in, int retry,
-                       bbk_hit *out, int skip) {
+                       const sink *out, size_t at, int skip) {
     struct chunk *c = lv->chunk;
     seg *g = c->g, *g2 = c->g2;
     bbk_transition *tr = c->tr, *tr2 = c->tr2;
@@ -1856,7 +1884,7 @@ static int trace_chunk(const bbk_level *lv, const tree *t, uint32_t bit, size_t 
         trace_retried(&tr2[j], length[i], &hit_t[i], &plane[i], &start_solid[i]);
     }
     for (size_t i = 0; i < n; i++)
-        trace_hit(lv, in->s + in->stride * i, in->e + in->stride * i, hit_t[i], plane[i], start_solid[i], out + i);
+        sink_put(lv, out, at + i, in->s + in->stride * i, in->e + in->stride * i, hit_t[i], plane[i], start_solid[i]);
     return BBK_OK;
 }
 
@@ -2158,14 +2186,14 @@ static int many_args(const bbk_level *lv, uint32_t hull, size_t n, const span *i
     return sum[0] + sum[1] + sum[2] + sum[3] + sum[4] + sum[5] == 0.0 ? BBK_OK : BBK_ERR_ARGUMENT;
 }
 
-static int trace_many(const bbk_level *lv, uint32_t hull, size_t n, const span *in, int retry, bbk_hit *out) {
+static int trace_many(const bbk_level *lv, uint32_t hull, size_t n, const span *in, int retry, const sink *out) {
     const tree *t = NULL;
     int err = many_args(lv, hull, n, in, &t);
     if (err) return err;
     int skip = skip_for_call(t, 1u << hull, n, in);
     for (size_t at = 0; at < n; at += CHUNK) {
         span part = {in->s + in->stride * at, in->e + in->stride * at, in->stride};
-        err = trace_chunk(lv, t, 1u << hull, n - at < CHUNK ? n - at : CHUNK, &part, retry, out + at, skip);
+        err = trace_chunk(lv, t, 1u << hull, n - at < CHUNK ? n - at : CHUNK, &part, retry, out, at, skip);
         if (err) return err;
     }
     return BBK_OK;
@@ -2174,14 +2202,26 @@ static int trace_many(const bbk_level *lv, uint32_t hull, size_t n, const span *
 int bbk_trace_many(const bbk_level *lv, uint32_t hull, size_t n, const double *segments, int retry, bbk_hit *out) {
     if (!lv || (n && (!segments || !out))) return BBK_ERR_ARGUMENT;
     span in = {segments, segments + 3, 6};
-    return trace_many(lv, hull, n, &in, retry, out);
+    sink o = {out, NULL, NULL, NULL, NULL, NULL, NULL};
+    return trace_many(lv, hull, n, &in, retry, &o);
 }
 
 int bbk_trace_many_split(const bbk_level *lv, uint32_t hull, size_t n, const double *starts, const double *ends,
                          int retry, bbk_hit *out) {
     if (!lv || (n && (!starts || !ends || !out))) return BBK_ERR_ARGUMENT;
     span in = {starts, ends, 3};
-    return trace_many(lv, hull, n, &in, retry, out);
+    sink o = {out, NULL, NULL, NULL, NULL, NULL, NULL};
+    return trace_many(lv, hull, n, &in, retry, &o);
+}
+
+int bbk_trace_many_arrays(const bbk_level *lv, uint32_t hull, size_t n, const double *starts, const double *ends,
+                          int retry, double *fraction, double *point, double *normal, int64_t *plane,
+                          uint8_t *start_solid, uint8_t *hit) {
+    if (!lv || (n && (!starts || !ends || !fraction || !point || !normal || !plane || !start_solid || !hit)))
+        return BBK_ERR_ARGUMENT;
+    span in = {starts, ends, 3};
+    sink o = {NULL, fraction, point, normal, plane, start_solid, hit};
+    return trace_many(lv, hull, n, &in, retry, &o);
 }
 
 int bbk_find_first_transition_many(const bbk_level *lv, uint32_t hull, size_t n, const double *segments,

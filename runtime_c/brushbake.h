@@ -215,6 +215,13 @@ int bbk_trace_many(const bbk_level *level, uint32_t hull, size_t n, const double
 /* bbk_trace_many for starts and ends held apart (n x 3 each): the same answers, with no packing */
 int bbk_trace_many_split(const bbk_level *level, uint32_t hull, size_t n, const double *starts,
                          const double *ends, int retry, bbk_hit *out);
+/* bbk_trace_many_split with each field of the answers in an array of its own, as array libraries
+ * hold them (brushbake's NumPy binding): fraction n, point and normal n x 3, plane n (int64),
+ * start_solid and hit n bytes (0 or 1); the same values as the bbk_hit fields.  None may overlap
+ * the inputs. */
+int bbk_trace_many_arrays(const bbk_level *level, uint32_t hull, size_t n, const double *starts,
+                          const double *ends, int retry, double *fraction, double *point, double *normal,
+                          int64_t *plane, uint8_t *start_solid, uint8_t *hit);
 int bbk_shift_trace_many(const bbk_level *level, const bbk_shape *shape, size_t n,
                          const double *segments, bbk_hit *out);
 /* find_first_transition for n segments (light's shadow rays: only the kind and t matter).  Like

@@ -172,6 +172,7 @@ def _declare(lib) -> None:
     lib.bbk_point_solid_many.argtypes = [p, u32, size, p, p]
     lib.bbk_trace_many.argtypes = [p, u32, size, p, i32, p]
     lib.bbk_trace_many_split.argtypes = [p, u32, size, p, p, i32, p]
+    lib.bbk_trace_many_arrays.argtypes = [p, u32, size, p, p, i32, p, p, p, p, p, p]
     lib.bbk_find_first_transition_many.argtypes = [p, u32, size, p, p]
     lib.bbk_shift_trace_many.argtypes = [p, ctypes.POINTER(_Shape), size, p, p]
     lib.bbk_can_see_points_many.argtypes = [p, size, p, p]
@@ -242,10 +243,19 @@ class CLevel:
         s, e = self._rows(starts, (3,)), self._rows(ends, (3,))  # read where they are: no packing
         if s.shape != e.shape:
             raise ValueError(f"starts {s.shape} and ends {e.shape} differ in shape")
-        raw = np.empty(len(s), dtype=HIT_DTYPE)  # the C writes every field
-        self._check(self._lib.bbk_trace_many_split(self._handle, _hull(hull), len(s), s.ctypes.data, e.ctypes.data,
-                                                   int(bool(retry)), raw.ctypes.data), hull)
-        return self._hits(raw, impact=False)
+        # the C writes each answer's fields straight into the Hits arrays (no records to take apart),
+        # views of one block (one allocation: the memory allocator hands the same pages back next call)
+        n = len(s)
+        block = np.empty(66 * n, dtype=np.uint8)
+        fraction, point, normal = (block[:8 * n].view(np.float64), block[8 * n:32 * n].view(np.float64).reshape(n, 3),
+                                   block[32 * n:56 * n].view(np.float64).reshape(n, 3))
+        plane, start_solid, hit = (block[56 * n:64 * n].view(np.int64), block[64 * n:65 * n].view(np.bool_),
+                                   block[65 * n:].view(np.bool_))
+        self._check(self._lib.bbk_trace_many_arrays(self._handle, _hull(hull), n, s.ctypes.data, e.ctypes.data,
+                                                    int(bool(retry)), fraction.ctypes.data, point.ctypes.data,
+                                                    normal.ctypes.data, plane.ctypes.data, start_solid.ctypes.data,
+                                                    hit.ctypes.data), hull)
+        return Hits(fraction, point, normal, plane, start_solid, hit)
 
     def transitions(self, segments, hull: int = 0) -> np.ndarray:
         """find_first_transitions (core/runtime/trace.py) for (N, 2, 3) float64 C-contiguous

@@ -9,8 +9,9 @@
  *                              and their faces (u32 count, leaves, u32 count, faces)
  *   bbk_driver queries LEVEL SEGMENTS OUT
  *                              SEGMENTS: n x 6 doubles; OUT: per hull n bbk_hit traces (retry for
- *                              hulls >= 1; bbk_trace_many_split must give the same bytes, else
- *                              exit 1) and n solid bytes of the starts; then n leaves (int32);
+ *                              hulls >= 1; bbk_trace_many_split must give the same bytes and
+ *                              bbk_trace_many_arrays the same fields, else exit 1) and n solid
+ *                              bytes of the starts; then n leaves (int32);
  *                              n bbk_hit for a sphere 0.3, a box (0.2, 0.3, 0.5), a cylinder (0.4,
  *                              1.2), the hull HULL; n visibility bytes of (start, end) when the level has a PVS
  */
@@ -152,6 +153,10 @@ static int queries(const char *level_path, const char *seg_path, const char *out
     double *starts = malloc((n ? n : 1) * 3 * sizeof *starts), *pairs = seg;
     double *ends = malloc((n ? n : 1) * 3 * sizeof *ends);
     bbk_hit *split = malloc((n ? n : 1) * sizeof *split);
+    double *fraction = malloc((n ? n : 1) * sizeof *fraction), *point = malloc((n ? n : 1) * 3 * sizeof *point);
+    double *normal = malloc((n ? n : 1) * 3 * sizeof *normal);
+    int64_t *plane = malloc((n ? n : 1) * sizeof *plane);
+    uint8_t *start_solid = malloc(n ? n : 1), *hit = malloc(n ? n : 1);
     for (size_t i = 0; i < n; i++) memcpy(starts + 3 * i, seg + 6 * i, 3 * sizeof *starts);
     for (size_t i = 0; i < n; i++) memcpy(ends + 3 * i, seg + 6 * i + 3, 3 * sizeof *ends);
     int err = 0;
@@ -162,6 +167,15 @@ static int queries(const char *level_path, const char *seg_path, const char *out
             fprintf(stderr, "bbk_trace_many_split differs from bbk_trace_many for hull %u\n", h);
             err = 1;
         }
+        err |= bbk_trace_many_arrays(lv, h, n, starts, ends, h != 0, fraction, point, normal, plane, start_solid, hit);
+        for (size_t i = 0; i < n && !err; i++)  /* the arrays hold the records' fields, to the bit */
+            if (memcmp(&fraction[i], &hits[i].fraction, sizeof *fraction) ||
+                memcmp(point + 3 * i, hits[i].point, sizeof hits[i].point) ||
+                memcmp(normal + 3 * i, hits[i].normal, sizeof hits[i].normal) || plane[i] != hits[i].plane ||
+                start_solid[i] != hits[i].start_solid || hit[i] != hits[i].hit) {
+                fprintf(stderr, "bbk_trace_many_arrays differs from bbk_trace_many for hull %u at %zu\n", h, i);
+                err = 1;
+            }
         fwrite(hits, sizeof *hits, n, out);
         err |= bbk_point_solid_many(lv, h, n, starts, bytes);
         fwrite(bytes, 1, n, out);
@@ -182,6 +196,12 @@ static int queries(const char *level_path, const char *seg_path, const char *out
     }
     fclose(out);
     free(split);
+    free(fraction);
+    free(point);
+    free(normal);
+    free(plane);
+    free(start_solid);
+    free(hit);
     free(ends);
     free(hits);
     free(bytes);
