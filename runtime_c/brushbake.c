@@ -1441,10 +1441,17 @@ static int skip_setup(bbk_level *lv) {
  * stops with FAST_PAST (no such hit) at a first leaf that is solid, and when the piece it pops
  * starts beyond that bound: every later transition's t is at least that t0 (for a bounded segment
  * tm is never NaN, so each piece lies inside its parent's; the product rounds monotonically), and
- * an open walk met later would list the same pieces before it (docs/FORMAT.md, "Trace"). */
+ * an open walk met later would list the same pieces before it (docs/FORMAT.md, "Trace").
+ *
+ * A trace's first walk (past0 = SETTLE_SOLID) ends with FAST_PAST at a first leaf that is solid:
+ * the trace then starts solid whatever follows (trace_first reads no more of an S or S2E: t 0,
+ * no plane), and the rest of the walk, through the solid and out, would be wasted.  RETRY_LIMIT
+ * as its past does that at no cost in the walk: no t0 it pops (t0 <= 1) makes t0 * past exceed
+ * RETRY_LIMIT (the least positive double would, too, but its products are subnormal: 15-30% slower). */
+#define SETTLE_SOLID RETRY_LIMIT
 typedef struct lane {
     double sx, sy, sz, dx, dy, dz, t0, t1;
-    double past;              /* a retry's length + RETRY_BACKOFF (see retry_settled), else 0 */
+    double past;              /* a retry's length + RETRY_BACKOFF, SETTLE_SOLID or 0 (see above) */
     struct lane_entry *stack;
     int32_t code, entry;
     int sp, state;
@@ -1459,8 +1466,8 @@ typedef struct skip_lane {    /* a lane of the skipping walk (fast_many_skip) */
     int skip;                 /* the lane passes the subtree at its node (skip_ahead decided it) */
 } skip_lane;
 
-static void lane_start(lane *l, const tree *t, const seg *g, size_t job, const double *lengths) {
-    l->past = lengths && bounded(g) ? lengths[job] + RETRY_BACKOFF : 0.0;
+static void lane_start(lane *l, const tree *t, const seg *g, size_t job, const double *lengths, double past0) {
+    l->past = lengths ? (bounded(g) ? lengths[job] + RETRY_BACKOFF : 0.0) : past0;
     l->sx = g->sx;
     l->sy = g->sy;
     l->sz = g->sz;
@@ -1576,8 +1583,9 @@ static inline void skip_ahead(skip_lane *sl, const double *skip, const uint8_t *
     sl->skip = (f >> 1) | (f & miss);  /* SKIP_EMPTY, or SKIP_TEST and the piece misses the box */
 }
 
-static void skip_lane_start(skip_lane *sl, const tree *t, const seg *g, size_t job, const double *lengths) {
-    lane_start(&sl->l, t, g, job, lengths);
+static void skip_lane_start(skip_lane *sl, const tree *t, const seg *g, size_t job, const double *lengths,
+                            double past0) {
+    lane_start(&sl->l, t, g, job, lengths, past0);
     sl->ix = skip_inverse(g->dx);
     sl->iy = skip_inverse(g->dy);
     sl->iz = skip_inverse(g->dz);
@@ -1613,7 +1621,7 @@ static inline int skip_round(skip_lane *sl, const node *nodes, const uint32_t *s
  * and when it says so the box test (skip_ahead); in its next round the lane passes the subtree or
  * steps into it */
 static void fast_many_skip(const bbk_level *lv, const tree *t, uint32_t h, size_t n, const seg *segs,
-                           const double *lengths, bbk_transition *res, signed char *status) {
+                           const double *lengths, double past0, bbk_transition *res, signed char *status) {
     skip_lane lanes[LANES];
     size_t next = 0;
     int live = 0;
@@ -1623,7 +1631,7 @@ static void fast_many_skip(const bbk_level *lv, const tree *t, uint32_t h, size_
     for (int k = 0; k < LANES; k++) {
         lanes[k].l.stack = lv->lanes + (size_t)k * lv->lane_depth;
         if (next < n) {
-            skip_lane_start(&lanes[k], t, &segs[next], next, lengths);
+            skip_lane_start(&lanes[k], t, &segs[next], next, lengths, past0);
             skip_ahead(&lanes[k], skip, flag, 0.0, 1.0);
             next++;
             live++;
@@ -1640,7 +1648,7 @@ static void fast_many_skip(const bbk_level *lv, const tree *t, uint32_t h, size_
             if (r == FAST_GO) continue;
             status[sl->l.job] = (signed char)r;
             if (next < n) {
-                skip_lane_start(sl, t, &segs[next], next, lengths);
+                skip_lane_start(sl, t, &segs[next], next, lengths, past0);
                 skip_ahead(sl, skip, flag, 0.0, 1.0);
                 next++;
             } else {
@@ -1696,11 +1704,11 @@ static int skip_for_call(const tree *t, uint32_t bit, size_t n, const span *in) 
 }
 
 static void fast_many(const bbk_level *lv, const tree *t, uint32_t bit, size_t n, const seg *segs,
-                      const double *lengths, bbk_transition *res, signed char *status, int skip) {
+                      const double *lengths, double past0, bbk_transition *res, signed char *status, int skip) {
     uint32_t hull = 0;
     while (hull < 31 && !((bit >> hull) & 1u)) hull++;
     if (skip && t->skip_on && hull >= t->bit0 && hull - t->bit0 < t->bits && ((t->skip_on >> (hull - t->bit0)) & 1u)) {
-        fast_many_skip(lv, t, hull - t->bit0, n, segs, lengths, res, status);
+        fast_many_skip(lv, t, hull - t->bit0, n, segs, lengths, past0, res, status);
         return;
     }
     lane lanes[LANES];
@@ -1709,7 +1717,7 @@ static void fast_many(const bbk_level *lv, const tree *t, uint32_t bit, size_t n
     for (int k = 0; k < LANES; k++) {
         lanes[k].stack = lv->lanes + (size_t)k * lv->lane_depth;
         if (next < n) {
-            lane_start(&lanes[k], t, &segs[next], next, lengths);
+            lane_start(&lanes[k], t, &segs[next], next, lengths, past0);
             next++;
             live++;
         } else {
@@ -1725,7 +1733,7 @@ static void fast_many(const bbk_level *lv, const tree *t, uint32_t bit, size_t n
             if (r == FAST_GO) continue;
             status[l->job] = (signed char)r;
             if (next < n) {
-                lane_start(l, t, &segs[next], next, lengths);
+                lane_start(l, t, &segs[next], next, lengths, past0);
                 next++;
             } else {
                 l->job = (size_t)-1;
@@ -1862,12 +1870,18 @@ static int trace_chunk(const bbk_level *lv, const tree *t, uint32_t bit, size_t 
         seg x = {s[0], s[1], s[2], e[0] - s[0], e[1] - s[1], e[2] - s[2]};
         g[i] = x;
     }
-    fast_many(lv, t, bit, n, g, NULL, tr, st, skip);
+    fast_many(lv, t, bit, n, g, NULL, SETTLE_SOLID, tr, st, skip);
     for (size_t i = 0; i < n; i++) {
         const double *s = in->s + in->stride * i, *e = in->e + in->stride * i;
         double back[3];
-        int err = finish_transition(lv, t, &g[i], bit, st[i], &tr[i]);
-        if (err) return err;
+        if (st[i] == FAST_PAST) {  /* a solid start (SETTLE_SOLID): S, as far as the trace reads it */
+            tr[i].kind = BBK_RAY_S;
+            tr[i].t = 0.0;
+            tr[i].plane = -1;
+        } else {
+            int err = finish_transition(lv, t, &g[i], bit, st[i], &tr[i]);
+            if (err) return err;
+        }
         if (trace_first(s, e, &tr[i], retry, &hit_t[i], &plane[i], &start_solid[i], &length[i], back)) {
             seg x = {back[0], back[1], back[2], e[0] - back[0], e[1] - back[1], e[2] - back[2]};
             g2[m] = x;
@@ -1875,7 +1889,7 @@ static int trace_chunk(const bbk_level *lv, const tree *t, uint32_t bit, size_t 
             again[m++] = (uint32_t)i;
         }
     }
-    fast_many(lv, t, bit, m, g2, c->length2, tr2, st2, skip);
+    fast_many(lv, t, bit, m, g2, c->length2, 0.0, tr2, st2, skip);
     for (size_t j = 0; j < m; j++) {
         uint32_t i = again[j];
         if (st2[j] == FAST_PAST) continue;  /* the retry finds no hit within the back-off */
@@ -2239,7 +2253,7 @@ int bbk_find_first_transition_many(const bbk_level *lv, uint32_t hull, size_t n,
             seg x = {s[0], s[1], s[2], e[0] - s[0], e[1] - s[1], e[2] - s[2]};
             g[i] = x;
         }
-        fast_many(lv, t, 1u << hull, m, g, NULL, out + at, lv->chunk->st, skip);
+        fast_many(lv, t, 1u << hull, m, g, NULL, 0.0, out + at, lv->chunk->st, skip);
         for (size_t i = 0; i < m && !err; i++)
             err = finish_transition(lv, t, &g[i], 1u << hull, lv->chunk->st[i], out + at + i);
     }
