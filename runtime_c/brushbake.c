@@ -1449,9 +1449,18 @@ static int skip_setup(bbk_level *lv) {
  * as its past does that at no cost in the walk: no t0 it pops (t0 <= 1) makes t0 * past exceed
  * RETRY_LIMIT (the least positive double would, too, but its products are subnormal: 15-30% slower). */
 #define SETTLE_SOLID RETRY_LIMIT
+/* A start found solid at a first leaf whose every plane above it lies farther than RETRY_CLEAR
+ * from it (the lane's clear: the least |d0| = |ds| of the nodes it stepped, t0 being 0 there)
+ * needs no retry: the start backed off RETRY_BACKOFF lies on the same side of each of those
+ * planes, beyond TOUCH_EPSILON (within SKIP_COORDINATE the two ds differ by RETRY_BACKOFF and a
+ * rounding below 1e-8), so the retry's walk would step to the same solid leaf first and settle
+ * there (FAST_PAST: no hit within the back-off) -- when both segments are bounded, as the retry's
+ * settling asks. */
+#define RETRY_CLEAR (2 * RETRY_BACKOFF)
 typedef struct lane {
     double sx, sy, sz, dx, dy, dz, t0, t1;
     double past;              /* a retry's length + RETRY_BACKOFF, SETTLE_SOLID or 0 (see above) */
+    double clear;             /* the least |d0| of the nodes it has stepped (see RETRY_CLEAR) */
     struct lane_entry *stack;
     int32_t code, entry;
     int sp, state;
@@ -1476,6 +1485,7 @@ static void lane_start(lane *l, const tree *t, const seg *g, size_t job, const d
     l->dz = g->dz;
     l->t0 = 0.0;
     l->t1 = 1.0;
+    l->clear = HUGE_VAL;
     l->code = t->root;
     l->entry = -1;
     l->sp = 0;
@@ -1488,17 +1498,19 @@ static void lane_start(lane *l, const tree *t, const seg *g, size_t job, const d
  * piece's end is read back from that entry (t[0] = tm when it straddles, else t[1] = t1), with no
  * branch.  The stack holds one far half per straddled node above the lane's node, so sp stays
  * below the tree's depth (bbk_load proves it at most max_depth < lane_depth). */
-static inline int lane_node(lane *l, const node *nodes) {
+static inline int lane_node(lane *l, const node *nodes, int clear) {
     const node *nd = &nodes[l->code];
     double t0 = l->t0, t1 = l->t1;
     double ds = nd->nx * l->sx + nd->ny * l->sy + nd->nz * l->sz - nd->d;
     double dd = nd->nx * l->dx + nd->ny * l->dy + nd->nz * l->dz;
     double d0 = ds + t0 * dd, d1 = ds + t1 * dd;
-    int on0 = fabs(d0) <= TOUCH_EPSILON, on1 = fabs(d1) <= TOUCH_EPSILON, front0 = d0 > 0;
+    double a0 = fabs(d0);
+    int on0 = a0 <= TOUCH_EPSILON, on1 = fabs(d1) <= TOUCH_EPSILON, front0 = d0 > 0;
     if (on0) {  /* rare: the piece starts on the plane */
         if (on1 || t0 == 0.0) return FAST_ON_PLANE;
         front0 = d1 > 0;
     }
+    if (clear) l->clear = py_min(l->clear, a0);  /* (a constant where it is inlined) */
     int near = !front0, straddle = !on1 & ((d1 > 0) != front0);
     struct lane_entry *top = &l->stack[l->sp];
     top->code = nd->child[front0];
@@ -1526,7 +1538,10 @@ static inline int lane_leaf(lane *l, const uint32_t *solid, uint32_t bit, bbk_tr
     int leaf_solid = (solid[-1 - l->code] & bit) ? 1 : 0;
     if (l->state < 0) {
         l->state = leaf_solid;
-        if (leaf_solid && l->past > 0.0) return FAST_PAST;
+        if (leaf_solid && l->past > 0.0) {
+            res->t = l->clear;  /* (a trace's first walk: see RETRY_CLEAR) */
+            return FAST_PAST;
+        }
     } else if (leaf_solid != l->state) {
         res->kind = leaf_solid ? BBK_RAY_E2S : BBK_RAY_S2E;
         res->t = l->t0;
@@ -1544,10 +1559,11 @@ static inline int lane_leaf(lane *l, const uint32_t *solid, uint32_t bit, bbk_tr
 }
 
 /* one round of a lane of fast_many: a node or a leaf */
-static inline int lane_round(lane *l, const node *nodes, const uint32_t *solid, uint32_t bit, bbk_transition *res) {
+static inline int lane_round(lane *l, const node *nodes, const uint32_t *solid, uint32_t bit, bbk_transition *res,
+                             int clear) {
     if (l->code >= 0) {
         STAT(bbk_stats[0]++);
-        return lane_node(l, nodes);
+        return lane_node(l, nodes, clear);
     }
     STAT(bbk_stats[1]++);
     return lane_leaf(l, solid, bit, &res[l->job]);
@@ -1596,7 +1612,7 @@ static void skip_lane_start(skip_lane *sl, const tree *t, const seg *g, size_t j
 
 /* one round of a skipping lane (see fast_many_skip): FAST_GO, or how its walk ended */
 static inline int skip_round(skip_lane *sl, const node *nodes, const uint32_t *solid, uint32_t bit, const double *skip,
-                             const uint8_t *flag, bbk_transition *res) {
+                             const uint8_t *flag, bbk_transition *res, int clear) {
     lane *l = &sl->l;
     int r;
     double t1 = l->t1;  /* the node's piece ends there: the near piece lies within [t0, t1] */
@@ -1606,7 +1622,7 @@ static inline int skip_round(skip_lane *sl, const node *nodes, const uint32_t *s
         t1 = l->t1;
     } else if (l->code >= 0) {
         STAT(bbk_stats[0]++);
-        r = lane_node(l, nodes);
+        r = lane_node(l, nodes, clear);
     } else {
         STAT(bbk_stats[1]++);
         r = lane_leaf(l, solid, bit, &res[l->job]);
@@ -1621,7 +1637,8 @@ static inline int skip_round(skip_lane *sl, const node *nodes, const uint32_t *s
  * and when it says so the box test (skip_ahead); in its next round the lane passes the subtree or
  * steps into it */
 static void fast_many_skip(const bbk_level *lv, const tree *t, uint32_t h, size_t n, const seg *segs,
-                           const double *lengths, double past0, bbk_transition *res, signed char *status) {
+                           const double *lengths, double past0, int clear, bbk_transition *res,
+                           signed char *status) {
     skip_lane lanes[LANES];
     size_t next = 0;
     int live = 0;
@@ -1644,7 +1661,8 @@ static void fast_many_skip(const bbk_level *lv, const tree *t, uint32_t h, size_
     while (next < n) {  /* every lane busy: a lane that ends takes the next segment at once */
         for (int k = 0; k < LANES; k++) {
             skip_lane *sl = &lanes[k];
-            int r = skip_round(sl, nodes, solid, bit, skip, flag, res);
+            int r = clear ? skip_round(sl, nodes, solid, bit, skip, flag, res, 1)  /* (two loops, each */
+                          : skip_round(sl, nodes, solid, bit, skip, flag, res, 0);  /* with its own rounds) */
             if (r == FAST_GO) continue;
             status[sl->l.job] = (signed char)r;
             if (next < n) {
@@ -1661,7 +1679,7 @@ static void fast_many_skip(const bbk_level *lv, const tree *t, uint32_t h, size_
         for (int k = 0; k < LANES; k++) {
             skip_lane *sl = &lanes[k];
             if (sl->l.job == (size_t)-1) continue;
-            int r = skip_round(sl, nodes, solid, bit, skip, flag, res);
+            int r = skip_round(sl, nodes, solid, bit, skip, flag, res, clear);
             if (r == FAST_GO) continue;
             status[sl->l.job] = (signed char)r;
             sl->l.job = (size_t)-1;
@@ -1704,11 +1722,12 @@ static int skip_for_call(const tree *t, uint32_t bit, size_t n, const span *in) 
 }
 
 static void fast_many(const bbk_level *lv, const tree *t, uint32_t bit, size_t n, const seg *segs,
-                      const double *lengths, double past0, bbk_transition *res, signed char *status, int skip) {
+                      const double *lengths, double past0, int clear, bbk_transition *res, signed char *status,
+                      int skip) {
     uint32_t hull = 0;
     while (hull < 31 && !((bit >> hull) & 1u)) hull++;
     if (skip && t->skip_on && hull >= t->bit0 && hull - t->bit0 < t->bits && ((t->skip_on >> (hull - t->bit0)) & 1u)) {
-        fast_many_skip(lv, t, hull - t->bit0, n, segs, lengths, past0, res, status);
+        fast_many_skip(lv, t, hull - t->bit0, n, segs, lengths, past0, clear, res, status);
         return;
     }
     lane lanes[LANES];
@@ -1729,7 +1748,7 @@ static void fast_many(const bbk_level *lv, const tree *t, uint32_t bit, size_t n
     while (next < n) {  /* every lane busy: a lane that ends takes the next segment at once */
         for (int k = 0; k < LANES; k++) {
             lane *l = &lanes[k];
-            int r = lane_round(l, nodes, solid, bit, res);
+            int r = clear ? lane_round(l, nodes, solid, bit, res, 1) : lane_round(l, nodes, solid, bit, res, 0);
             if (r == FAST_GO) continue;
             status[l->job] = (signed char)r;
             if (next < n) {
@@ -1745,7 +1764,7 @@ static void fast_many(const bbk_level *lv, const tree *t, uint32_t bit, size_t n
         for (int k = 0; k < LANES; k++) {
             lane *l = &lanes[k];
             if (l->job == (size_t)-1) continue;
-            int r = lane_round(l, nodes, solid, bit, res);
+            int r = lane_round(l, nodes, solid, bit, res, clear);
             if (r == FAST_GO) continue;
             status[l->job] = (signed char)r;
             l->job = (size_t)-1;
@@ -1870,11 +1889,13 @@ static int trace_chunk(const bbk_level *lv, const tree *t, uint32_t bit, size_t 
         seg x = {s[0], s[1], s[2], e[0] - s[0], e[1] - s[1], e[2] - s[2]};
         g[i] = x;
     }
-    fast_many(lv, t, bit, n, g, NULL, SETTLE_SOLID, tr, st, skip);
+    fast_many(lv, t, bit, n, g, NULL, SETTLE_SOLID, retry, tr, st, skip);
     for (size_t i = 0; i < n; i++) {
         const double *s = in->s + in->stride * i, *e = in->e + in->stride * i;
         double back[3];
+        double clear = 0.0;
         if (st[i] == FAST_PAST) {  /* a solid start (SETTLE_SOLID): S, as far as the trace reads it */
+            clear = tr[i].t;
             tr[i].kind = BBK_RAY_S;
             tr[i].t = 0.0;
             tr[i].plane = -1;
@@ -1884,12 +1905,13 @@ static int trace_chunk(const bbk_level *lv, const tree *t, uint32_t bit, size_t 
         }
         if (trace_first(s, e, &tr[i], retry, &hit_t[i], &plane[i], &start_solid[i], &length[i], back)) {
             seg x = {back[0], back[1], back[2], e[0] - back[0], e[1] - back[1], e[2] - back[2]};
+            if (clear > RETRY_CLEAR && bounded(&g[i]) && bounded(&x)) continue;  /* its retry settles at once */
             g2[m] = x;
             c->length2[m] = length[i];
             again[m++] = (uint32_t)i;
         }
     }
-    fast_many(lv, t, bit, m, g2, c->length2, 0.0, tr2, st2, skip);
+    fast_many(lv, t, bit, m, g2, c->length2, 0.0, 0, tr2, st2, skip);
     for (size_t j = 0; j < m; j++) {
         uint32_t i = again[j];
         if (st2[j] == FAST_PAST) continue;  /* the retry finds no hit within the back-off */
@@ -2253,7 +2275,7 @@ int bbk_find_first_transition_many(const bbk_level *lv, uint32_t hull, size_t n,
             seg x = {s[0], s[1], s[2], e[0] - s[0], e[1] - s[1], e[2] - s[2]};
             g[i] = x;
         }
-        fast_many(lv, t, 1u << hull, m, g, NULL, 0.0, out + at, lv->chunk->st, skip);
+        fast_many(lv, t, 1u << hull, m, g, NULL, 0.0, 0, out + at, lv->chunk->st, skip);
         for (size_t i = 0; i < m && !err; i++)
             err = finish_transition(lv, t, &g[i], 1u << hull, lv->chunk->st[i], out + at + i);
     }
