@@ -452,6 +452,11 @@ SLIVER_ON_PLANE = 3e-8
 #: qbsp seal rule (core/compile/sliver_seal.py) asks which of the two could cut a tip.
 QBSP_MAX_NODE_SIZE = 1024 * QUAKE_UNIT
 
+#: m. BasePortalVis (core/compile/pvs_flow.py) decides most (plane, portal) pairs by the portal's
+#: bounding sphere, widened by this: far above the rounding of a vertex's distance at world scale
+#: (~1e-10 m), so a pair it decides is decided as the vertices would; the rest read the vertices.
+REACH_MARGIN = 1e-6
+
 #: m. Where clipping a lightmap polygon by a plane finds more than two crossings (only possible
 #: when vertices lie within rounding of the plane: a polygon in it, or collinear vertices along an
 #: edge in it), distances under this are taken as 0 and the row is clipped again

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import CancelledError
-from ..tolerances import FLOW_PLANE_EPSILON
+from ..tolerances import FLOW_PLANE_EPSILON, REACH_MARGIN
 
 @dataclass
 class DirectedPortals:
@@ -90,34 +90,60 @@ def base_portal_vis(dp: DirectedPortals, chunk: int = 128) -> np.ndarray:
 
     The two directions of a portal share its vertices and flip its plane, and a flipped plane's
     distances are the negated distances (exactly: rounding is symmetric), so one table of
-    (undirected plane, undirected portal) extremes answers all four direction pairs."""
+    (undirected plane, undirected portal) answers all four direction pairs: whether the portal
+    reaches beyond eps in front of the plane (hi > eps) and beyond eps behind it (lo < -eps)."""
     d = dp.num
     p = d // 2
     even = np.arange(0, d, 2)
-    valid = np.arange(dp.windings.shape[1])[None, :] < dp.count[even][:, None]
-    flat = dp.windings[even][valid]  # (V, 3), portal by portal
-    starts = np.concatenate(([0], np.cumsum(dp.count[even])[:-1]))
-    hi = np.empty((p, p))  # [a, u]: the largest distance of portal u's vertices to plane 2a
-    lo = np.empty((p, p))
-    for start in range(0, p, chunk):
-        sl = slice(start, min(start + chunk, p))
-        n, dd = dp.normal[even][sl], dp.dist[even][sl]
-        dist = flat[:, None, 0] * n[None, :, 0] + flat[:, None, 1] * n[None, :, 1] + flat[:, None, 2] * n[None, :, 2] \
-            - dd[None, :]  # (V, k), summed x, y, z in order
-        hi[sl] = np.maximum.reduceat(dist, starts, axis=0).T
-        lo[sl] = np.minimum.reduceat(dist, starts, axis=0).T
-    eps = FLOW_PLANE_EPSILON
+    above, below = _plane_portal_reach(dp.windings[even], dp.count[even], dp.normal[even], dp.dist[even],
+                                       FLOW_PLANE_EPSILON, chunk)
     # front_of[s, q]: q has a vertex in front of s's plane (plane 2a + 1 flips plane 2a)
     front_of = np.empty((d, d), dtype=bool)
-    front_of[0::2, 0::2] = front_of[0::2, 1::2] = hi > eps
-    front_of[1::2, 0::2] = front_of[1::2, 1::2] = lo < -eps
+    front_of[0::2, 0::2] = front_of[0::2, 1::2] = above
+    front_of[1::2, 0::2] = front_of[1::2, 1::2] = below
     # behind_of[q, s]: s has a vertex behind q's plane
     behind_of = np.empty((d, d), dtype=bool)
-    behind_of[0::2, 0::2] = behind_of[0::2, 1::2] = lo < -eps
-    behind_of[1::2, 0::2] = behind_of[1::2, 1::2] = hi > eps
+    behind_of[0::2, 0::2] = behind_of[0::2, 1::2] = below
+    behind_of[1::2, 0::2] = behind_of[1::2, 1::2] = above
     allowed = front_of & behind_of.T
     np.fill_diagonal(allowed, False)
     return allowed
+
+
+def _plane_portal_reach(w, count, normal, dist, eps: float, chunk: int):
+    """(P, P) bool twice, [a, u]: some vertex of portal u lies more than eps in front of plane a,
+    and some more than eps behind it.  Most pairs are decided by u's bounding sphere (its centre's
+    distance, give or take its radius and a margin far above rounding); the vertices are read
+    only for the pairs whose sphere reaches within the margin of +-eps, each vertex's distance
+    computed as the plain table would (x, y, z summed in order), so the answers are the same
+    (2026-11-25: lq_e0m3 1.00 s -> 0.31 s, lqdm13 0.17 -> 0.13, e3m4 0.29 -> 0.13, the same tables).
+    """
+    p = len(count)
+    valid = np.arange(w.shape[1])[None, :] < count[:, None]
+    centre = (w * valid[:, :, None]).sum(axis=1) / np.maximum(count, 1)[:, None]
+    off = np.where(valid[:, :, None], w - centre[:, None, :], 0.0)
+    radius = np.sqrt((off * off).sum(axis=2)).max(axis=1, initial=0.0) * (1.0 + 1e-9) + REACH_MARGIN
+    above = np.zeros((p, p), dtype=bool)
+    below = np.zeros((p, p), dtype=bool)
+    for start in range(0, p, chunk):
+        sl = slice(start, min(start + chunk, p))
+        n, dd = normal[sl], dist[sl]
+        cd = centre[None, :, 0] * n[:, None, 0] + centre[None, :, 1] * n[:, None, 1] \
+            + centre[None, :, 2] * n[:, None, 2] - dd[:, None]  # (k, P)
+        near, far = cd - radius[None, :], cd + radius[None, :]
+        above[sl] = near > eps
+        below[sl] = far < -eps
+        open_ = ((near <= eps) & (far >= eps)) | ((near <= -eps) & (far >= -eps))
+        a, u = np.nonzero(open_)
+        if len(a):
+            a = a + start
+            pts = w[u]  # (K, M, 3)
+            vd = pts[:, :, 0] * normal[a, None, 0] + pts[:, :, 1] * normal[a, None, 1] \
+                + pts[:, :, 2] * normal[a, None, 2] - dist[a, None]
+            ok = valid[u]
+            above[a, u] = (np.where(ok, vd, -np.inf).max(axis=1) > eps)
+            below[a, u] = (np.where(ok, vd, np.inf).min(axis=1) < -eps)
+    return above, below
 
 
 def simple_flood(dp: DirectedPortals, allowed: np.ndarray, progress=None, cancel=None) -> np.ndarray:
