@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import CancelledError
 from ..tolerances import FLOW_PLANE_EPSILON, REACH_MARGIN
+from .pvs_winding import centres
 
 @dataclass
 class DirectedPortals:
@@ -120,7 +121,7 @@ def _plane_portal_reach(w, count, normal, dist, eps: float, chunk: int):
     """
     p = len(count)
     valid = np.arange(w.shape[1])[None, :] < count[:, None]
-    centre = (w * valid[:, :, None]).sum(axis=1) / np.maximum(count, 1)[:, None]
+    centre = centres(w, count)
     off = np.where(valid[:, :, None], w - centre[:, None, :], 0.0)
     radius = np.sqrt((off * off).sum(axis=2)).max(axis=1, initial=0.0) * (1.0 + 1e-9) + REACH_MARGIN
     above = np.zeros((p, p), dtype=bool)

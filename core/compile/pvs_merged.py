@@ -141,7 +141,7 @@ import numpy as np
 from ..errors import CancelledError
 from ..tolerances import FLOW_CLIP_MARGIN
 from .pvs_flow import DirectedPortals
-from .pvs_winding import clip_front, packed_separators
+from .pvs_winding import centres, clip_front, packed_separators
 from .wave_jobs import WaveRunner, can_fork, default_jobs, shared_array
 
 #: directions of a pass polygon's k-DOP (in its portal's plane, evenly spaced)
@@ -425,8 +425,7 @@ class _Flow:
         self.full = extents(dp.windings, dp.count, self.dirs)
         self.first, self.leaving = dp.leaving()
         self.expanded = self.clipped = self.most_growths = 0
-        valid = np.arange(dp.windings.shape[1])[None, :] < dp.count[:, None]
-        self.centre = (dp.windings * valid[:, :, None]).sum(axis=1) / np.maximum(dp.count, 1)[:, None]
+        self.centre = centres(dp.windings, dp.count)
 
     def run_part(self, sources: np.ndarray):
         """Flow from some sources of a wave: their packed cluster rows and counts."""

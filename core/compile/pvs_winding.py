@@ -34,6 +34,12 @@ def plane_distances(w: np.ndarray, normal: np.ndarray, dist: np.ndarray) -> np.n
         - dist[:, None]
 
 
+def centres(w: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """(B, 3) the mean of each winding's vertices (zeros for an empty one)."""
+    valid = np.arange(w.shape[1])[None, :] < n[:, None]
+    return (w * valid[:, :, None]).sum(axis=1) / np.maximum(n, 1)[:, None]
+
+
 def clip_front(w: np.ndarray, n: np.ndarray, normal: np.ndarray, dist: np.ndarray,
                margin: float = FLOW_CLIP_MARGIN) -> tuple[np.ndarray, np.ndarray]:
     """Keep the part of each winding where normal . x - dist >= -margin.  Rows that lose everything
@@ -145,8 +151,7 @@ def separating_planes(source: np.ndarray, ns: np.ndarray, pas: np.ndarray, npass
     ok = ok.reshape(b, ms * mp)
     # the source is a convex planar polygon and each plane holds one of its edges, so the whole
     # source lies on the side of its centre (or in the plane, when the centre is on it)
-    vs = np.arange(ms)[None, :] < ns[:, None]
-    centre = (source * vs[:, :, None]).sum(axis=1) / np.maximum(ns, 1)[:, None]
+    centre = centres(source, ns)
     dc = _dists_many(centre[:, None, :], normal, dist)[:, :, 0]  # (B, K)
     dp = _dists_many(pas, normal, dist)  # (B, K, Mp)
     vp = (np.arange(mp)[None, :] < npass[:, None])[:, None, :]
@@ -210,8 +215,7 @@ def tangent_planes(source: np.ndarray, ns: np.ndarray, pas: np.ndarray, npass: n
     b, ms, mp = len(ns), source.shape[1], pas.shape[1]
     cols = np.arange(b)
     vs = np.arange(ms)[:, None] < ns[None, :]  # (Ms, B)
-    # centre as separating_planes computes it (its distances must be the same bits)
-    centre = (source * vs.T[:, :, None]).sum(axis=1) / np.maximum(ns, 1)[:, None]
+    centre = centres(source, ns)  # as separating_planes has it (its distances must be the same bits)
     # component-major copies, (3, M, B): every step below runs on contiguous rows of B
     a = np.ascontiguousarray(source.transpose(2, 1, 0))
     q = np.ascontiguousarray(pas.transpose(2, 1, 0))
