@@ -145,6 +145,10 @@ leaves, 11.4 CPU s):
   so that the portals reached are exact, 24 pairs fewer (118.225) for 1.53M states; on lqdm13 158
   pairs fewer (350.52 leaves against 350.99).  The looseness is inside each direction's pass
   polygons, not in how the two directions are joined.
+- Fewer k-DOP directions (cheaper pass polygons, separators and extents): 4 directions (a
+  rectangle) 1.17M states, 9.7 CPU s, 119.7 leaves; 3: 10.3 s, 123.5; 6: 11.0 s, 120.5; on lqdm13
+  4 directions take 25.4 CPU s against about 29 and give 363.9 leaves against 351.0.  A sixth
+  off the CPU, and looser where the flow is already loosest: 8 stays.
 - Where the work ends: 39% of the 3.55M targets are emptied by the separators, and 12% of the
   states with children lose all of them, so a cheap test that spared a dead state its separators
   would save at most about a tenth of them.
