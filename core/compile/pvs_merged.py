@@ -147,8 +147,14 @@ leaves, 11.4 CPU s):
   polygons, not in how the two directions are joined.
 - Fewer k-DOP directions (cheaper pass polygons, separators and extents): 4 directions (a
   rectangle) 1.17M states, 9.7 CPU s, 119.7 leaves; 3: 10.3 s, 123.5; 6: 11.0 s, 120.5; on lqdm13
-  4 directions take 25.4 CPU s against about 29 and give 363.9 leaves against 351.0.  A sixth
+  4 directions take 25.4 CPU s against 29.5 and give 363.9 leaves against 351.0.  A sixth
   off the CPU, and looser where the flow is already loosest: 8 stays.
+- Finer portals (lqdm13): every portal cut in halves along its longest chord until none is longer
+  than 16 m (1,765 portals -> 4,109, same clusters), so each pass polygon covers a smaller piece
+  and each source is narrower: 346.1 leaves against 351.0, at 458 CPU s against 29.5 (16.0M
+  states).  With 16 k-DOP directions (342.6 at 1.4x) and a second pass (356 at 1.9x, above),
+  every tighter variant measured on lqdm13 costs far more than the 8% between its flow (17.5-18.6
+  s) and ericw's 20.2 s.
 - Where the work ends: 39% of the 3.55M targets are emptied by the separators, and 12% of the
   states with children lose all of them, so a cheap test that spared a dead state its separators
   would save at most about a tenth of them.
