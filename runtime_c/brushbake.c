@@ -34,7 +34,6 @@ unsigned long long bbk_stats[8];
 #endif
 #define LANES 8                     /* segments the batch walk follows at once (fast_many) */
 #define CHUNK 1024                  /* segments a batch trace prepares at once (fewer: the lanes' drain at its end costs) */
-#define CLEAR_BLOCK 128             /* segments clear_many follows at once */
 #define RETRY_LIMIT (RETRY_BACKOFF * (1 + RETRY_SLACK) + RETRY_SLACK_ABS)  /* trace_retried's bound */
 
 struct lane_entry {           /* a far half waiting on a lane's stack */
@@ -51,14 +50,6 @@ typedef struct span {         /* a batch's segments as the caller holds them: se
     size_t stride;
 } span;
 
-typedef struct clear_ray {    /* a segment in the grid's voxels (clear_many) */
-    double u[3], du[3], iu[3];  /* the start (with the border), the motion, 1 / the motion (a zero as 1e-200) */
-    double look[3], back[3];  /* the start nudged along the motion, and against it: where the voxels of the
-                                 walks forwards and backwards are looked up */
-    int32_t sign[3], near[3]; /* the cube's face the segment leaves by: v + sign * dist + near */
-    int32_t octant;           /* of the motion (bit k: negative along axis k) */
-} clear_ray;
-
 struct chunk {                /* scratch of a batch trace: CHUNK segments and their retries */
     seg g[CHUNK], g2[CHUNK];
     bbk_transition tr[CHUNK], tr2[CHUNK];
@@ -67,13 +58,6 @@ struct chunk {                /* scratch of a batch trace: CHUNK segments and th
     int start_solid[CHUNK];
     uint32_t again[CHUNK];
     signed char st[CHUNK], st2[CHUNK];
-    double clear[2 * CHUNK];  /* how far each segment of a batch walk is clear (clear_many) */
-    clear_ray rays[CLEAR_BLOCK];
-    uint32_t todo[CHUNK];
-    seg walk_g[CHUNK];        /* the segments walk_many walks, packed, and their answers */
-    double walk_length[CHUNK];
-    bbk_transition walk_tr[CHUNK];
-    signed char walk_st[CHUNK];
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -91,11 +75,6 @@ typedef struct tree {
     const uint8_t *skip_flag; /* (bits, n): SKIP_NONE, SKIP_TEST or SKIP_EMPTY */
     uint32_t bit0, bits;      /* the hull bits they cover: bit0 .. bit0 + bits - 1 */
     uint32_t skip_on;         /* bit h: the batch walk skips for hull bit h (it pays there) */
-    uint32_t clear_on;        /* bit h: the batch walks look for clear segments for hull bit h (it pays there) */
-    const uint8_t *clear;     /* (bits, cells): the clear grids (see "Clear space"), or NULL */
-    double clear_lo[3], clear_scale[3];  /* a point p lies in voxel 1 + floor((p - clear_lo) * clear_scale) */
-    int32_t clear_size[3];    /* voxels along x, y, z, with the border (0 and clear_size - 1) */
-    size_t clear_cells;       /* the bytes of one hull bit's grid: 8 a voxel */
     const int32_t *plane;     /* (n) */
     const int32_t *children;  /* (n, 2): front, back */
     const uint32_t *solid;    /* (l) */
@@ -130,7 +109,6 @@ struct bbk_level {
     node *packed;             /* the trees' nodes, packed */
     double *skips;            /* the trees' skip boxes */
     uint8_t *skip_flags;      /* and flags */
-    uint8_t *clears;          /* the trees' clear grids */
     struct cull_state *cull;  /* the camera queries' tables and scratch (the part at the end) */
     struct lane_entry *lanes; /* scratch of the batch walk: LANES stacks of lane_depth entries */
     struct chunk *chunk;      /* scratch of a batch trace */
@@ -783,7 +761,6 @@ void bbk_free(bbk_level *level) {
     free(level->packed);
     free(level->skips);
     free(level->skip_flags);
-    free(level->clears);
     free(level->cull);
     free(level);
 }
@@ -1256,236 +1233,10 @@ static int bounded(const seg *g) {  /* (one comparison: no branch per coordinate
     return py_max(a, b) < SKIP_COORDINATE;
 }
 
-/* ---------------------------------------------------------------------------------------------
- * Clear space: segments that pass far from every solid cell, found without a walk (made at load,
- * used by the batch walks where it pays).
- *
- * For each hull bit of the onion tree (the box hulls), a grid of voxels over the world's box
- * (CLEAR_CELLS along its longest side, and a border of one voxel all round) marks the voxels that
- * meet a cell box of a leaf solid for the bit (make_skips's boxes, each widened by SKIP_MARGIN, and
- * SKIP_RELATIVE of the coordinate, and CLEAR_PAD of a voxel) and the border.  Each voxel holds, for
- * each of the 8 octants a motion can point into, the size k of the largest cube of unmarked voxels
- * with its corner at the voxel that reaches into that octant (k voxels along each axis; 0 when the
- * voxel is marked; at most 255): a segment moving into that octant from a point in the voxel stays
- * in the cube until it leaves by one of the three far faces, and the cube lies in the world's box.
- * clear_many follows a segment whose ends lie in the world's box through these cubes from both
- * ends at once (forwards from its start in its octant, backwards from its end in the opposite one)
- * until the two parts meet (the segment is clear all along), or a voxel is marked, or CLEAR_STEPS
- * rounds.  Then every point of the segment lies more than SKIP_MARGIN from every cell of a leaf
- * solid for the bit (each voxel is looked up at the point nudged 1e-6 of a voxel along the motion,
- * so that a point rounded back onto the cube it has just left steps on, and the voxel arithmetic
- * rounds by ~1e-14 of a voxel: both far inside CLEAR_PAD), so every leaf the walks could meet is
- * empty: the shortcut of "Skipping" (docs/FORMAT.md, find_first_transition, 3) applies at the root,
- * and the answer is RAY_E (t = 1, no plane), with no walk.
- *
- * Whether looking pays depends on the level and the segments (on e1m7 and lqdm13, 55% and 26% of
- * bench/runtime.py's box traces are clear; on two_rooms and lq_e1m6, whose box traces mostly start
- * near walls, 4%): clear_pays weighs the walk steps the clear ones would take (probe_cost) against
- * the looking, on skip_decide's probes at load and on a call's own segments (clear_for_call). */
-#define CLEAR_CELLS 64          /* voxels along the world box's longest side: 8 bytes each and hull bit */
-#define CLEAR_PAD 0.01          /* of a voxel */
-#define CLEAR_STEPS 24          /* rounds at most (each a cube from each end) */
-
-/* the voxels [lo, hi] of a box along one axis, within the border (0 when it misses them) */
-static int clear_span(const tree *t, int a, double blo, double bhi, int32_t *lo, int32_t *hi) {
-    double pad = SKIP_MARGIN + CLEAR_PAD / t->clear_scale[a];
-    int32_t n = t->clear_size[a] - 2;
-    double u0 = (blo - (pad + SKIP_RELATIVE * fabs(blo)) - t->clear_lo[a]) * t->clear_scale[a];
-    double u1 = (bhi + (pad + SKIP_RELATIVE * fabs(bhi)) - t->clear_lo[a]) * t->clear_scale[a];
-    double a0 = u0 < u1 ? u0 : u1, a1 = u0 < u1 ? u1 : u0;  /* (an inverted box: its span, to be safe) */
-    if (a0 != a0 || a1 != a1) {  /* (NaN, from an infinite bound: the whole span, to be safe) */
-        a0 = 0.0;
-        a1 = (double)n;
-    }
-    if (!(a1 >= 0.0) || !(a0 < (double)n)) return 0;
-    *lo = 1 + (a0 <= 0.0 ? 0 : (int32_t)floor(a0));
-    *hi = 1 + (a1 >= (double)n - 1.0 ? n - 1 : (int32_t)floor(a1));
-    return *lo <= *hi;
-}
-
-/* the grid of hull bit `bit` into out (clear_cells bytes) from the leaves' cell boxes; -1 out of memory */
-static int clear_grid(const tree *t, const double *leafbox, uint32_t bit, uint8_t *out) {
-    int32_t nx = t->clear_size[0], ny = t->clear_size[1], nz = t->clear_size[2];
-    size_t sx = (size_t)nx + 1, sy = (size_t)ny + 1, sz = (size_t)nz + 1;
-    int32_t *count = (int32_t *)calloc(sx * sy * sz, sizeof *count);  /* a 3-D difference array */
-    if (!count) return -1;
-    for (uint32_t leaf = 0; leaf < t->l; leaf++) {
-        if (!(t->solid[leaf] & bit)) continue;
-        const double *b = leafbox + 6 * (size_t)leaf;
-        int32_t lo[3], hi[3];
-        if (!clear_span(t, 0, b[0], b[3], &lo[0], &hi[0]) || !clear_span(t, 1, b[1], b[4], &lo[1], &hi[1]) ||
-            !clear_span(t, 2, b[2], b[5], &lo[2], &hi[2]))
-            continue;
-        for (int c = 0; c < 8; c++) {  /* +1 at lo, -1 past hi, per axis */
-            size_t x = (size_t)((c & 1) ? hi[0] + 1 : lo[0]), y = (size_t)((c & 2) ? hi[1] + 1 : lo[1]);
-            size_t z = (size_t)((c & 4) ? hi[2] + 1 : lo[2]);
-            count[(z * sy + y) * sx + x] += ((c & 1) ^ ((c >> 1) & 1) ^ ((c >> 2) & 1)) ? -1 : 1;
-        }
-    }
-    for (size_t z = 0; z < sz; z++)  /* the prefix sums: each voxel's count of boxes meeting it */
-        for (size_t y = 0; y < sy; y++)
-            for (size_t x = 0; x < sx; x++) {
-                size_t i = (z * sy + y) * sx + x;
-                if (x) count[i] += count[i - 1];
-                if (y) count[i] += count[i - sx];
-                if (z) count[i] += count[i - sx * sy];
-                if (x && y) count[i] -= count[i - sx - 1];
-                if (x && z) count[i] -= count[i - sx * sy - 1];
-                if (y && z) count[i] -= count[i - sx * sy - sx];
-                if (x && y && z) count[i] += count[i - sx * sy - sx - 1];
-            }
-    for (int32_t z = 0; z < nz; z++)
-        for (int32_t y = 0; y < ny; y++)
-            for (int32_t x = 0; x < nx; x++) {
-                int border = !x || !y || !z || x == nx - 1 || y == ny - 1 || z == nz - 1;
-                uint8_t c = border || count[((size_t)z * sy + y) * sx + x] ? 0 : 1;
-                memset(out + 8 * (((size_t)z * ny + y) * nx + x), c, 8);
-            }
-    free(count);
-    for (int o = 0; o < 8; o++) {  /* per octant of motion: the largest clear cube with its corner at the voxel */
-        int32_t gx = (o & 1) ? -1 : 1, gy = (o & 2) ? -1 : 1, gz = (o & 4) ? -1 : 1;  /* (bit set: the motion is negative) */
-        for (int32_t z = gz > 0 ? nz - 1 : 0; z >= 0 && z < nz; z -= gz)
-            for (int32_t y = gy > 0 ? ny - 1 : 0; y >= 0 && y < ny; y -= gy)
-                for (int32_t x = gx > 0 ? nx - 1 : 0; x >= 0 && x < nx; x -= gx) {
-                    uint8_t *v = &out[8 * (((size_t)z * ny + y) * nx + x) + (size_t)o];
-                    if (!*v) continue;  /* (a clear voxel is never on the border: its neighbours exist) */
-                    int best = 255;
-                    for (int c = 1; c < 8; c++) {
-                        int32_t X = x + ((c & 1) ? gx : 0), Y = y + ((c & 2) ? gy : 0), Z = z + ((c & 4) ? gz : 0);
-                        int d = out[8 * (((size_t)Z * ny + Y) * nx + X) + (size_t)o];
-                        if (d < best) best = d;
-                    }
-                    *v = (uint8_t)(best + 1 > 255 ? 255 : best + 1);
-                }
-    }
-    return 0;
-}
-
-/* the grid's shape over the world's box (within SKIP_COORDINATE): its voxels, or 0 for none */
-static size_t clear_shape(tree *t, const double *world) {
-    double ext[3], most = 0.0;
-    for (int a = 0; a < 3; a++) {
-        ext[a] = world[3 + a] - world[a];
-        if (!(ext[a] > 0.0)) return 0;
-        most = py_max(most, ext[a]);
-    }
-    size_t cells = 1;
-    for (int a = 0; a < 3; a++) {
-        double n = ceil(CLEAR_CELLS * ext[a] / most);
-        int32_t inner = n < 1.0 ? 1 : n > CLEAR_CELLS ? CLEAR_CELLS : (int32_t)n;
-        t->clear_size[a] = inner + 2;
-        t->clear_lo[a] = world[a];
-        t->clear_scale[a] = inner / ext[a];
-        cells *= (size_t)t->clear_size[a];
-    }
-    return cells;
-}
-
-/* c ? x : y without a branch (gcc makes a branch of some selects of doubles, mispredicted when c is random) */
-static inline double pick(int c, double x, double y) {
-    uint64_t a, b, m = (uint64_t)0 - (uint64_t)(c != 0);
-    memcpy(&a, &x, sizeof a);
-    memcpy(&b, &y, sizeof b);
-    a = (a & m) | (b & ~m);
-    memcpy(&x, &a, sizeof x);
-    return x;
-}
-
-
-/* The voxels a round of clear_many looks up for a segment clear over [0, ab[0]] and [ab[1], 1]:
- * the one at ab[0] (its index into the grid with the forward octant's byte, and v[0..2]) and the
- * one at ab[1] (the backward octant's byte, v[3..5]) */
-static inline void clear_look(const int32_t *size, const clear_ray *r, const double *ab, int32_t *v, size_t *at) {
-    for (int i = 0; i < 3; i++) {
-        v[i] = (int32_t)(r->look[i] + ab[0] * r->du[i]);
-        v[3 + i] = (int32_t)(r->back[i] + ab[1] * r->du[i]);
-    }
-    at[0] = 8 * (((size_t)v[2] * size[1] + v[1]) * size[0] + v[0]) + (size_t)r->octant;
-    at[1] = 8 * (((size_t)v[5] * size[1] + v[4]) * size[0] + v[3]) + (size_t)(7 - r->octant);
-}
-
-/* The rest of the round, with the two voxels' distances df and db: the segment is clear over
- * [0, a] and [b, 1] with the new a and b (where it leaves each octant's cube, forwards from a and
- * backwards from b): 1 when it goes on, 0 when it has stopped (ab[0] is then how far it is clear
- * from its start, 1 all along).  No branch on the segment's values (the stops are random). */
-static inline int clear_step(const clear_ray *r, const int32_t *v, int32_t df, int32_t db, double *ab) {
-    double a = ab[0], b = ab[1], ef = 1.0, eb = 0.0;
-    STAT(bbk_stats[5]++);
-    for (int i = 0; i < 3; i++) {
-        double x = ((double)(v[i] + r->sign[i] * df + r->near[i]) - r->u[i]) * r->iu[i];
-        double y = ((double)(v[3 + i] - r->sign[i] * db + 1 - r->near[i]) - r->u[i]) * r->iu[i];
-        ef = x < ef ? x : ef;
-        eb = y > eb ? y : eb;
-    }
-    int go_f = (df > 0) & (ef > a), go_b = (db > 0) & (eb < b), all = go_f & go_b & (ef >= eb);
-    a = pick(go_f, ef, a);
-    ab[0] = pick(all, 1.0, a);
-    ab[1] = pick(go_b, eb, b);
-    return go_f & go_b & !all;
-}
-
-/* How far each of n segments (n <= CHUNK) is clear of the bit's solid cells (see "Clear space"):
- * at[i] 1 when it is clear all along, else how far from its start (0 when an end is outside the
- * world's box); the rounds made are returned.  CLEAR_BLOCK segments (rays: their scratch) step
- * together, one round each per pass: first every lookup (independent loads, many in flight), then
- * the rest (the rounds of one segment are a chain of dependent operations; those of different
- * segments overlap). */
-static size_t clear_many(const tree *t, const uint8_t *grid, size_t n, const seg *segs, double *at, clear_ray *rays) {
-    size_t rounds = 0;
-    for (size_t b0 = 0; b0 < n; b0 += CLEAR_BLOCK) {  /* (a block's rays stay in the first-level cache) */
-        size_t m = 0, b1 = n - b0 < CLEAR_BLOCK ? n : b0 + CLEAR_BLOCK;
-        uint32_t live[CLEAR_BLOCK];
-        int32_t v[CLEAR_BLOCK][6];
-        size_t look[CLEAR_BLOCK][2];
-        uint8_t dist[CLEAR_BLOCK][2];
-        for (size_t i = b0; i < b1; i++) {
-            const double *p = &segs[i].sx, *d = &segs[i].dx;
-            clear_ray *r = &rays[i - b0];
-            int inside = 1;
-            for (int k = 0; k < 3; k++) {
-                double inner = (double)(t->clear_size[k] - 2), a = (p[k] - t->clear_lo[k]) * t->clear_scale[k];
-                double b = (p[k] + d[k] - t->clear_lo[k]) * t->clear_scale[k];
-                inside &= (a >= 0.0) & (a < inner) & (b >= 0.0) & (b < inner);
-                r->u[k] = a + 1.0;
-                r->du[k] = d[k] * t->clear_scale[k];
-                r->iu[k] = skip_inverse(r->du[k]);
-                int32_t up = r->iu[k] > 0.0;  /* (arithmetic, no branch: the signs are random) */
-                r->look[k] = r->u[k] + (double)(2 * up - 1) * 1e-6;
-                r->back[k] = r->u[k] - (double)(2 * up - 1) * 1e-6;
-                r->sign[k] = 2 * up - 1;
-                r->near[k] = 1 - up;
-            }
-            r->octant = (1 - r->sign[0]) / 2 + (1 - r->sign[1]) + 2 * (1 - r->sign[2]);
-            at[2 * i] = 0.0;
-            at[2 * i + 1] = 1.0;
-            live[m] = (uint32_t)i;
-            m += (size_t)inside;
-        }
-        for (int k = 0; k < CLEAR_STEPS && m; k++) {
-            rounds += m;
-            for (size_t j = 0; j < m; j++) {
-                clear_look(t->clear_size, &rays[live[j] - b0], &at[2 * (size_t)live[j]], v[j], look[j]);
-                dist[j][0] = grid[look[j][0]];
-                dist[j][1] = grid[look[j][1]];
-            }
-            size_t w = 0;
-            for (size_t j = 0; j < m; j++) {
-                uint32_t i = live[j];
-                live[w] = i;
-                w += (size_t)clear_step(&rays[i - b0], v[j], dist[j][0], dist[j][1], &at[2 * (size_t)i]);
-            }
-            m = w;
-        }
-    }
-    for (size_t i = 0; i < n; i++) at[i] = at[2 * i];
-    return rounds;
-}
-
 /* The cells' boxes (pre-order from the root), then for each hull bit the solid leaves' boxes
  * (children before parents), their flags and the widened boxes.  0 when made, -1 when out of memory
  * or a bound was exceeded (the tree then walks without skipping). */
-static int make_skips(tree *t, uint32_t max_depth, uint32_t bit0, uint32_t bits, double *out, uint8_t *flag,
-                      uint8_t *clear) {
+static int make_skips(tree *t, uint32_t max_depth, uint32_t bit0, uint32_t bits, double *out, uint8_t *flag) {
     uint32_t n = t->n, cap = max_depth + 2, k = 0, sp = 0;
     double *leafbox = (double *)malloc(((size_t)t->l * 6 + 1) * sizeof *leafbox);
     double *cell = (double *)malloc(((size_t)n * 6 + 1) * sizeof *cell);
@@ -1553,16 +1304,12 @@ static int make_skips(tree *t, uint32_t max_depth, uint32_t bit0, uint32_t bits,
             flag[at] = empty ? SKIP_EMPTY : covers ? SKIP_NONE : SKIP_TEST;  /* covers: a test never misses */
         }
     }
-    int clear_ok = ok && clear;  /* (out of memory for a grid: no grids, skipping still) */
-    for (uint32_t h = 0; clear_ok && h < bits; h++)
-        if (clear_grid(t, leafbox, 1u << (bit0 + h), clear + h * t->clear_cells)) clear_ok = 0;
     free(leafbox);
     free(cell);
     free(stack);
     free(codes);
     free(order);
     if (!ok) return -1;
-    t->clear = clear_ok ? clear : NULL;
     t->skip = out;
     t->skip_flag = flag;
     t->bit0 = bit0;
@@ -1661,24 +1408,6 @@ static int skip_decide(tree *t, const double *world) {
     return 0;
 }
 
-/* Whether looking for clear segments pays on the m segments g (m <= CHUNK) for hull bit h of the
- * tree, walked skipping or not: the steps the walks of the clear ones would take (probe_cost's
- * units) against the looking, CLEAR_SEGMENT_COST a segment and CLEAR_ROUND_COST a round
- * (measured on bench/runtime.py's levels: two_rooms and lq_e1m6, whose box traces start at walls,
- * are slower with it; e1m7 and lqdm13 faster). */
-#define CLEAR_SEGMENT_COST 4.0
-#define CLEAR_ROUND_COST 2.0
-static int clear_pays(const bbk_level *lv, const tree *t, uint32_t h, const seg *g, size_t m, int skipping) {
-    int32_t codes[STACK_SIZE];
-    double ts[2 * STACK_SIZE], saved = 0.0, *clear = lv->chunk->clear;
-    size_t rounds = clear_many(t, t->clear + h * t->clear_cells, m, g, clear, lv->chunk->rays);
-    for (size_t k = 0; k < m; k++)
-        if (clear[k] >= 1.0) saved += probe_cost(t, &g[k], h, skipping, codes, ts);
-    STAT(fprintf(stderr, "clear_pays bit %u: %.2f steps saved, %.2f rounds a segment\n", t->bit0 + h, saved / m,
-                 (double)rounds / m));
-    return saved > CLEAR_SEGMENT_COST * (double)m + CLEAR_ROUND_COST * (double)rounds;
-}
-
 /* the skip boxes and flags of the point tree (hull 0) and the onion tree (hulls 1 .. H - 1), and
  * where skipping pays; 0, or -1 out of memory */
 static int skip_setup(bbk_level *lv) {
@@ -1690,23 +1419,11 @@ static int skip_setup(bbk_level *lv) {
     if (!lv->skips || !lv->skip_flags) return -1;
     int world_ok = 1, err = 0;
     for (int i = 0; i < 6; i++) world_ok &= is_finite(lv->world[i]) && fabs(lv->world[i]) < SKIP_COORDINATE;
-    size_t cells = world_ok && onion_bits ? clear_shape(&lv->onion, lv->world) : 0;
-    if (cells) {  /* (the box hulls' only: the point tree's rays skip well without, and were slower with one) */
-        lv->onion.clear_cells = 8 * cells;
-        lv->clears = (uint8_t *)malloc(8 * cells * onion_bits);  /* (NULL: no grids) */
-    }
-    if (lv->point.n && !make_skips(&lv->point, lv->max_depth, 0, 1, lv->skips, lv->skip_flags, NULL) && world_ok)
+    if (lv->point.n && !make_skips(&lv->point, lv->max_depth, 0, 1, lv->skips, lv->skip_flags) && world_ok)
         err |= skip_decide(&lv->point, lv->world);
     if (onion_bits && !make_skips(&lv->onion, lv->max_depth, 1, onion_bits, lv->skips + (size_t)lv->point.n * 6,
-                                  lv->skip_flags + lv->point.n, lv->clears) && world_ok)
+                                  lv->skip_flags + lv->point.n) && world_ok)
         err |= skip_decide(&lv->onion, lv->world);
-    if (lv->onion.clear) {  /* where looking for clear segments pays, on skip_decide's probes */
-        seg *g = lv->chunk->g;
-        probe_segments(lv->world, g);
-        for (uint32_t h = 0; h < lv->onion.bits; h++)
-            if (clear_pays(lv, &lv->onion, h, g, SKIP_PROBES, (int)((lv->onion.skip_on >> h) & 1u)))
-                lv->onion.clear_on |= 1u << h;
-    }
     return err;
 }
 
@@ -2056,62 +1773,6 @@ static void fast_many(const bbk_level *lv, const tree *t, uint32_t bit, size_t n
     }
 }
 
-/* Whether a batch call of n segments looks for clear ones (2, as a flag beside skip_for_call's 1):
- * as skip_for_call decides, on SKIP_CALL_PROBES of its segments, walked as the call walks them */
-static int clear_for_call(const bbk_level *lv, const tree *t, uint32_t bit, size_t n, const span *in, int skip) {
-    uint32_t hull = 0;
-    while (hull < 31 && !((bit >> hull) & 1u)) hull++;
-    if (!t->clear || hull < t->bit0 || hull - t->bit0 >= t->bits) return 0;
-#ifdef BBK_SKIP_FORCE
-    (void)lv; (void)n; (void)in; (void)skip;
-    return BBK_SKIP_FORCE ? 2 : 0;
-#else
-    if (n < SKIP_CALL_MIN) return ((t->clear_on >> (hull - t->bit0)) & 1u) ? 2 : 0;
-    seg *g = lv->chunk->g;
-    for (size_t k = 0; k < SKIP_CALL_PROBES; k++) {
-        size_t i = in->stride * (k * (n / SKIP_CALL_PROBES));
-        const double *a = in->s + i, *b = in->e + i;
-        seg x = {a[0], a[1], a[2], b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-        g[k] = x;
-    }
-    return clear_pays(lv, t, hull - t->bit0, g, SKIP_CALL_PROBES, skip) ? 2 : 0;
-#endif
-}
-
-/* fast_many for a call that looks for clear segments (clear_for_call): a segment clear all
- * along (see "Clear space") is RAY_E at once, and the others are walked, packed (n <= CHUNK; the
- * walks themselves are fast_many's, unchanged) */
-static void walk_many(const bbk_level *lv, const tree *t, uint32_t bit, size_t n, const seg *segs,
-                      const double *lengths, double past0, int clear, bbk_transition *res, signed char *status,
-                      int skip) {
-    uint32_t hull = 0;
-    while (hull < 31 && !((bit >> hull) & 1u)) hull++;
-    if (!t->clear || hull < t->bit0 || hull - t->bit0 >= t->bits) {
-        fast_many(lv, t, bit, n, segs, lengths, past0, clear, res, status, skip);
-        return;
-    }
-    struct chunk *c = lv->chunk;
-    clear_many(t, t->clear + (hull - t->bit0) * t->clear_cells, n, segs, c->clear, c->rays);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (c->clear[i] >= 1.0) {
-            res[i].kind = BBK_RAY_E;
-            res[i].t = 1.0;
-            res[i].plane = -1;
-            status[i] = FAST_DONE;
-            continue;
-        }
-        c->todo[m] = (uint32_t)i;
-        c->walk_g[m] = segs[i];
-        c->walk_length[m++] = lengths ? lengths[i] : 0.0;
-    }
-    fast_many(lv, t, bit, m, c->walk_g, lengths ? c->walk_length : NULL, past0, clear, c->walk_tr, c->walk_st, skip);
-    for (size_t j = 0; j < m; j++) {
-        res[c->todo[j]] = c->walk_tr[j];
-        status[c->todo[j]] = c->walk_st[j];
-    }
-}
-
 /* transition's ending for a fast walk's answer: the open walk where it stopped on a plane */
 static int finish_transition(const bbk_level *lv, const tree *t, const seg *g, uint32_t bit, int status,
                              bbk_transition *out) {
@@ -2228,10 +1889,7 @@ static int trace_chunk(const bbk_level *lv, const tree *t, uint32_t bit, size_t 
         seg x = {s[0], s[1], s[2], e[0] - s[0], e[1] - s[1], e[2] - s[2]};
         g[i] = x;
     }
-    if (skip & 2)  /* (the calls of fast_many as they were: gcc specialises them) */
-        walk_many(lv, t, bit, n, g, NULL, SETTLE_SOLID, retry, tr, st, skip & 1);
-    else
-        fast_many(lv, t, bit, n, g, NULL, SETTLE_SOLID, retry, tr, st, skip & 1);
+    fast_many(lv, t, bit, n, g, NULL, SETTLE_SOLID, retry, tr, st, skip);
     for (size_t i = 0; i < n; i++) {
         const double *s = in->s + in->stride * i, *e = in->e + in->stride * i;
         double back[3];
@@ -2253,10 +1911,7 @@ static int trace_chunk(const bbk_level *lv, const tree *t, uint32_t bit, size_t 
             again[m++] = (uint32_t)i;
         }
     }
-    if (skip & 2)
-        walk_many(lv, t, bit, m, g2, c->length2, 0.0, 0, tr2, st2, skip & 1);
-    else
-        fast_many(lv, t, bit, m, g2, c->length2, 0.0, 0, tr2, st2, skip & 1);
+    fast_many(lv, t, bit, m, g2, c->length2, 0.0, 0, tr2, st2, skip);
     for (size_t j = 0; j < m; j++) {
         uint32_t i = again[j];
         if (st2[j] == FAST_PAST) continue;  /* the retry finds no hit within the back-off */
@@ -2572,7 +2227,6 @@ static int trace_many(const bbk_level *lv, uint32_t hull, size_t n, const span *
     int err = many_args(lv, hull, n, in, &t);
     if (err) return err;
     int skip = skip_for_call(t, 1u << hull, n, in);
-    skip |= clear_for_call(lv, t, 1u << hull, n, in, skip);
     for (size_t at = 0; at < n; at += CHUNK) {
         span part = {in->s + in->stride * at, in->e + in->stride * at, in->stride};
         err = trace_chunk(lv, t, 1u << hull, n - at < CHUNK ? n - at : CHUNK, &part, retry, out, at, skip);
@@ -2613,7 +2267,6 @@ int bbk_find_first_transition_many(const bbk_level *lv, uint32_t hull, size_t n,
     span in = {segments, segments + 3, 6};
     int err = many_args(lv, hull, n, &in, &t);
     int skip = err ? 0 : skip_for_call(t, 1u << hull, n, &in);
-    skip |= err ? 0 : clear_for_call(lv, t, 1u << hull, n, &in, skip);
     for (size_t at = 0; at < n && !err; at += CHUNK) {  /* the walks interleaved, as bbk_trace_many */
         size_t m = n - at < CHUNK ? n - at : CHUNK;
         seg *g = lv->chunk->g;
@@ -2622,10 +2275,7 @@ int bbk_find_first_transition_many(const bbk_level *lv, uint32_t hull, size_t n,
             seg x = {s[0], s[1], s[2], e[0] - s[0], e[1] - s[1], e[2] - s[2]};
             g[i] = x;
         }
-        if (skip & 2)
-            walk_many(lv, t, 1u << hull, m, g, NULL, 0.0, 0, out + at, lv->chunk->st, skip & 1);
-        else
-            fast_many(lv, t, 1u << hull, m, g, NULL, 0.0, 0, out + at, lv->chunk->st, skip & 1);
+        fast_many(lv, t, 1u << hull, m, g, NULL, 0.0, 0, out + at, lv->chunk->st, skip);
         for (size_t i = 0; i < m && !err; i++)
             err = finish_transition(lv, t, &g[i], 1u << hull, lv->chunk->st[i], out + at + i);
     }
