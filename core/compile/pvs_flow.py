@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import CancelledError
 from ..tolerances import FLOW_PLANE_EPSILON, REACH_MARGIN
-from .pvs_winding import centres
+from .pvs_winding import centres, plane_distances
 
 @dataclass
 class DirectedPortals:
@@ -138,9 +138,7 @@ def _plane_portal_reach(w, count, normal, dist, eps: float, chunk: int):
         a, u = np.nonzero(open_)
         if len(a):
             a = a + start
-            pts = w[u]  # (K, M, 3)
-            vd = pts[:, :, 0] * normal[a, None, 0] + pts[:, :, 1] * normal[a, None, 1] \
-                + pts[:, :, 2] * normal[a, None, 2] - dist[a, None]
+            vd = plane_distances(w[u], normal[a], dist[a])  # (K, M)
             ok = valid[u]
             above[a, u] = (np.where(ok, vd, -np.inf).max(axis=1) > eps)
             below[a, u] = (np.where(ok, vd, np.inf).min(axis=1) < -eps)
