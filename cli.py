@@ -232,14 +232,18 @@ def level_table(level) -> str:
         rows.append(("bevels (plane shifting)", f"yes: {n} nodes", ratio))
     else:
         rows.append(("bevels (plane shifting)", "none", "baked with --no-bevels"))
-    if level.has_vis:
+    if level.has_vis:  # the method (fast, flow, sample) is not stored: the rows are the same
         rows.append(("visibility (PVS): clusters", str(len(level.vis_row_offset)), ""))
+        if level.has_cull_portals:
+            rows.append(("  portals for camera queries", str(len(level.cull_portal_plane)), ""))
+    else:
+        rows.append(("visibility (PVS)", "none", "baked with --vis none"))
     if level.has_light:
         pages = level.lm_pages
         rows.append(("lightmap: pages x texels a side, luxel (m)",
                      f"{pages.shape[0]} x {pages.shape[1]}, {level.lm_luxel:g}", ""))
     else:
-        rows.append(("visibility (PVS)", "none", ""))
+        rows.append(("lightmap", "none", "bake with --light"))
     c = level.crowd
     if c is not None:
         ny, nx = c.shape

@@ -10,6 +10,7 @@ counts brushes by role; `info` shows bounds, hulls, bevels, markers and clusters
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -320,6 +321,38 @@ def test_info_shows_bounds_hulls_bevels_markers_and_clusters(scene, tmp_path):
             assert rows["bevels (plane shifting)"][0] == f"yes: {len(level.bevel_node_plane)} nodes"
         else:
             assert rows["bevels (plane shifting)"] == ["none", "baked with --no-bevels"]
+
+
+@pytest.mark.parametrize("vis", ["none", "fast", "flow"])
+@pytest.mark.parametrize("light", [True, False])
+def test_info_rows_for_each_vis_and_light(scene, tmp_path, vis, light):
+    """Each of vis none/fast/flow with and without light: the table's rows after the bevels say
+    exactly what the file holds, one row each for visibility and light, and none contradicts
+    another (a row that says 'none' beside one that counts)."""
+    out = tmp_path / "l.bbk"
+    flags = ("--vis", vis, "--light" if light else "--no-light", "--backend", "numpy")
+    assert run("bake", scene, "-o", out, "-q", *flags).returncode == 0
+    result = run("info", out)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    tail = lines[next(i for i, s in enumerate(lines) if s.startswith("bevels")) + 1:]
+    rows = [[c for c in re.split(r"\s{3,}", s.strip()) if c] for s in tail if not set(s) <= {"-"}]
+    level = read_level(out)
+    assert level.has_vis == (vis != "none") and level.has_light == light
+    want = []
+    if vis != "none":
+        assert level.has_cull_portals
+        want += [["visibility (PVS): clusters", str(len(level.vis_row_offset))],
+                 ["portals for camera queries", str(len(level.cull_portal_plane))]]
+    else:
+        want += [["visibility (PVS)", "none", "baked with --vis none"]]
+    if light:
+        pages = level.lm_pages
+        want += [["lightmap: pages x texels a side, luxel (m)", f"{pages.shape[0]} x {pages.shape[1]}, 0.5"]]
+    else:
+        want += [["lightmap", "none", "bake with --light"]]
+    want += [["crowd slices", "none", "bake with --slices"], ["markers", "not stored", "(.bbk keeps none)"]]
+    assert rows == want, result.stdout
 
 
 def test_info_clusters_count_detail_leaves_once(map_named, tmp_path):
