@@ -555,7 +555,7 @@ difference image, to compare with brushbake's bake (slow: Cycles on the CPU)"""
         return context.scene is not None and storage.has_bake(context.scene) and context.mode == "OBJECT"
 
     def execute(self, context):
-        from ..core.compile.lm_compare import relative_rmse
+        from ..core.compile.light.lm_compare import relative_rmse
         from . import lightmap
 
         scene = context.scene
@@ -578,7 +578,7 @@ difference image, to compare with brushbake's bake (slow: Cycles on the CPU)"""
 def _emission_of(context, level):
     """(F, 3) radiance of the bake's emitting faces, from the scene's objects as a bake would read
     them now (emissive materials), and a note for the status when they cannot be read."""
-    from ..core.compile.lightmap import face_emission
+    from ..core.compile.light.lightmap import face_emission
 
     try:
         core_scene = bake.gather(context)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.compile.cells import tree_cells
+from ..core.compile.trees.cells import tree_cells
 from ..core.geometry import base_polygon, polygon_normal_area, split_polygon
 from ..core.tolerances import OVERLAY_MIN_AREA, ON_EPSILON
 
@@ -67,7 +67,7 @@ def leaf_cells(tree, bounds, node_cells: dict | None = None) -> list[list[np.nda
     """Every leaf's convex cell within `bounds` ((2, 3) box), as outward polygons; empty list for a
     leaf that lies wholly outside the box (or has no volume there).  Pass a dict as `node_cells`
     to also get each node's region (the cell the node splits), by node index.  The cells are
-    core/compile/cells.py's, the same the bevel stage reads."""
+    core/compile/trees/cells.py's, the same the bevel stage reads."""
     bounds = np.asarray(bounds, dtype=np.float64)
     cells: list[list[np.ndarray]] = [[] for _ in range(tree.num_leaves)]
     for code, faces, _ in tree_cells(tree, bounds[0], bounds[1], nodes=node_cells is not None):

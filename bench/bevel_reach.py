@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from brushbake.core.compile.bevel import BevelSettings, all_cell_bevels, beveled_tree_from, solid_cell_arrays
+from brushbake.core.compile.trees.bevel import BevelSettings, all_cell_bevels, beveled_tree_from, solid_cell_arrays
 from brushbake.core.compile.pipeline import bake_scene
 from brushbake.core.formats.loaders import load_scene
 from brushbake.core.runtime.query import point_leaves

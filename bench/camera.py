@@ -37,9 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from compile import scene_files  # noqa: E402
 
-from brushbake.core.compile.camera_truth import pixel_truth, random_cameras  # noqa: E402
+from brushbake.core.truth.camera_truth import pixel_truth, random_cameras  # noqa: E402
 from brushbake.core.compile.pipeline import compile_scene  # noqa: E402
-from brushbake.core.compile.vis import bake_vis  # noqa: E402
+from brushbake.core.compile.vis.vis import bake_vis  # noqa: E402
 from brushbake.core.formats.loaders import load_scene  # noqa: E402
 from brushbake.core.runtime import cruntime  # noqa: E402
 from brushbake.core.runtime.cull import CULL_MODES, cull  # noqa: E402

@@ -140,7 +140,7 @@ class _CpuClock:
 def use_cpu_clock() -> None:
     """Make compile_scene's per-stage times (level.stats['times']) process CPU seconds."""
     import brushbake.core.compile.pipeline as compile_module
-    import brushbake.core.compile.onion as onion_module
+    import brushbake.core.compile.trees.onion as onion_module
 
     compile_module.time = onion_module.time = _CpuClock()
 

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 
-from brushbake.core.compile.crowd_truth import check_crowd  # noqa: E402
+from brushbake.core.truth.crowd_truth import check_crowd  # noqa: E402
 from brushbake.core.compile.pipeline import bake_scene, slices_stage  # noqa: E402
 from brushbake.core.formats.loaders import load_scene  # noqa: E402
 from brushbake.core.model.scene import Hull  # noqa: E402

@@ -12,7 +12,7 @@ time is not light's):
 - rays (all), rays_per_s over direct light and bounces; light_s (the stage's wall time) and
   direct_plus_one_bounce_s (charts + direct + bounce 1: what ericw's light_bounce column times);
   light_cpu_s (the process's CPU time over the stage, every thread), backend and threads (what
-  traced the rays: core/compile/lm_rays.py);
+  traced the rays: core/compile/light/lm_rays.py);
 - ericw: the map's light_bounce seconds (bench/ericw_reference.md, the newest table) and the ratio.
 """
 
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compile import scene_files  # noqa: E402
 from vis import ericw_rows  # noqa: E402
 
-from brushbake.core.compile.lightmap import bake_light  # noqa: E402
+from brushbake.core.compile.light.lightmap import bake_light  # noqa: E402
 from brushbake.core.compile.pipeline import compile_scene, visibility_stage  # noqa: E402
 from brushbake.core.formats.loaders import load_scene  # noqa: E402
 

@@ -34,11 +34,11 @@ from compile import scene_files  # noqa: E402
 from vis import ericw_rows  # noqa: E402  (bench/vis.py: the ericw-tools visibility columns)
 
 from brushbake.core.compile.pipeline import compile_scene  # noqa: E402
-from brushbake.core.compile.portals import build_portals  # noqa: E402
-from brushbake.core.compile.vis import compute_vis, store_vis, void_reachable  # noqa: E402
-from brushbake.core.compile.vis_truth import empty_points  # noqa: E402
+from brushbake.core.compile.vis.portals import build_portals  # noqa: E402
+from brushbake.core.compile.vis.vis import compute_vis, store_vis, void_reachable  # noqa: E402
+from brushbake.core.truth.vis_truth import empty_points  # noqa: E402
 from brushbake.core.runtime.interest import bandwidth, relevant_entities  # noqa: E402
-from brushbake.core.compile.vis_truth import compare, ray_truth  # noqa: E402
+from brushbake.core.truth.vis_truth import compare, ray_truth  # noqa: E402
 from brushbake.core.errors import CancelledError  # noqa: E402
 from brushbake.core.formats.loaders import load_scene  # noqa: E402
 

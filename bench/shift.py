@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT.parent) not in sys.path:
     sys.path.insert(0, str(ROOT.parent))
 
-from brushbake.core.compile.bevel import BevelSettings, bevel_tree  # noqa: E402
+from brushbake.core.compile.trees.bevel import BevelSettings, bevel_tree  # noqa: E402
 from brushbake.core.model.brushes import Contents  # noqa: E402
 from brushbake.core.compile.pipeline import compile_scene  # noqa: E402
 from brushbake.core.model.hulls import make_hull  # noqa: E402

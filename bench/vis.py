@@ -10,7 +10,7 @@ outside of the world box), leaks_s and the leak verdict (find_leaks from the sce
 starts, lights and markers), outside_clusters (cells the void reaches), and the ericw-tools row
 of bench/ericw_reference.md where the map is listed (its clusters and portals count the inside
 only, after its own outside fill).  On a map sealed in exact geometry, also the default seal
-rule's second check (core/compile/sliver_seal.py): sites_s and sliver_sites (qbsp_sites: the tips
+rule's second check (core/compile/vis/sliver_seal.py): sites_s and sliver_sites (qbsp_sites: the tips
 qbsp's tree can cut), seal_s (qbsp_leak_report as the bake calls it: those sites, and if a cut
 tip may open the seal, seal_compiled_again, the point tree compiled again with them cut, its
 portals and leak flood) and leaks_qbsp (its verdict).
@@ -31,7 +31,7 @@ import re  # noqa: E402
 from compile import REFERENCE, _number, scene_files  # noqa: E402
 
 from brushbake.core.compile.pipeline import compile_scene  # noqa: E402
-from brushbake.core.compile.portals import build_portals  # noqa: E402
+from brushbake.core.compile.vis.portals import build_portals  # noqa: E402
 from brushbake.core.formats.loaders import load_scene  # noqa: E402
 
 
@@ -77,7 +77,7 @@ def measure(path: Path, repeat: int) -> dict:
     row.update(portals_s=round(seconds, 4), clusters=portals.num_clusters, portals=portals.num_inner,
                void_portals=portals.num_portals - portals.num_inner)
     try:
-        from brushbake.core.compile.leaks import find_leaks, inside_points
+        from brushbake.core.compile.vis.leaks import find_leaks, inside_points
     except ImportError:
         return row
     points, names = inside_points(scene)
@@ -87,7 +87,7 @@ def measure(path: Path, repeat: int) -> dict:
                leak_entity=report.entity if report.leaks else None,
                leak_chain_points=len(report.chain) if report.leaks else 0)
     try:
-        from brushbake.core.compile.sliver_seal import qbsp_leak_report, qbsp_sites
+        from brushbake.core.compile.vis.sliver_seal import qbsp_leak_report, qbsp_sites
     except ImportError:
         return row
     if report.leaks or not report.judged:

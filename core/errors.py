@@ -56,7 +56,7 @@ class InvalidSettingError(BrushbakeError):
 
 class LeakError(BrushbakeError):
     """The map leaks: something that must be inside is reachable from the void.  `report` is the
-    leak report (core/compile/leaks.py LeakReport: the chain, the hole, the brush nearest it)."""
+    leak report (core/compile/vis/leaks.py LeakReport: the chain, the hole, the brush nearest it)."""
 
     def __init__(self, report, *, hint: str | None = None):
         self.report = report

@@ -136,7 +136,7 @@ PLANE_COUNT_DECIMALS = 3
 #: grab, a scale) moves vertices much further.
 PLANES_MATCH_TOLERANCE = 1e-4
 
-# --- Configuration spaces (core/compile/expand.py) ---
+# --- Configuration spaces (core/compile/trees/expand.py) ---
 
 #: m. Candidate facet directions are one direction when their angle times the size of the
 #: expanded brush is below this: a brush edge leaning 1e-6 rad off an axis (float32 mesh data)
@@ -162,7 +162,7 @@ MERGE_SIZE_FLOOR = 1e-9
 #: because the key has always been computed by multiplying.
 EDGE_KEY_SCALE = 1e6
 
-# --- The tree builder (core/compile/bsp.py) ---
+# --- The tree builder (core/compile/trees/bsp.py) ---
 
 #: unitless. A face's bounding sphere radius is grown by this fraction, so rounding in its centre
 #: and distances (~1e-16 relative) never leaves a vertex outside the sphere the splitter test
@@ -182,7 +182,7 @@ RECLASSIFY_DOT_BAND = 1e-12
 #: relation is 0 must stop somewhere).
 MIN_RELATION_FLOOR = 1e-12
 
-# --- Probe points of leaves (core/compile/probes.py) ---
+# --- Probe points of leaves (core/compile/trees/probes.py) ---
 
 #: m. How far in front of a leaf face (or behind a splitter face) a probe point is placed, tried
 #: in turn: each must exceed ON_EPSILON so the point is classified off the plane, and smaller
@@ -190,9 +190,9 @@ MIN_RELATION_FLOOR = 1e-12
 #: the onion tree tries all three at a leaf's first face, then falls back to Listing 4.
 PROBE_STEPS = (1e-3, 1e-4, 2e-5)
 
-# --- Portals (core/compile/portals.py) ---
+# --- Portals (core/compile/vis/portals.py) ---
 
-#: m. Portals (core/compile/portals.py): a winding's vertex closer than this to a node's plane is
+#: m. Portals (core/compile/vis/portals.py): a winding's vertex closer than this to a node's plane is
 #: *on* it while cells are cut.  Portals must follow the tree's planes exactly: with ON_EPSILON a
 #: vertex 1e-5 m from a plane that meets the winding at a shallow angle (sliver cells between
 #: nearly parallel brush faces, common in big maps) is left uncut, and the portal then reaches
@@ -201,9 +201,9 @@ PROBE_STEPS = (1e-3, 1e-4, 2e-5)
 #: margin; the slivers it makes are cleaned at the end (MIN_EDGE_LENGTH, MIN_POLYGON_AREA).
 PORTAL_EPSILON = 1e-8
 
-# --- Visibility: portal flow (core/compile/pvs_flow.py, pvs_winding.py) ---
+# --- Visibility: portal flow (core/compile/vis/pvs_flow.py, pvs_winding.py) ---
 
-#: m. Portal flow (core/compile/pvs_flow.py, pvs_winding.py): a winding clipped to one side of a
+#: m. Portal flow (core/compile/vis/pvs_flow.py, pvs_winding.py): a winding clipped to one side of a
 #: plane keeps everything up to this far on the other side, so rounding in the clipped vertices
 #: (~1e-12 m) can never remove a line of sight; 1e-6 m loosens the PVS by nothing measurable.
 FLOW_CLIP_MARGIN = 1e-6
@@ -300,7 +300,7 @@ SUPPORT_MIN_LENGTH = 1e-300
 #: up or down: the support point is the cap's centre.
 CYLINDER_HORIZONTAL_EPSILON = 1e-12
 
-# --- bevels (core/compile/bevel.py, Melax section 5) ---
+# --- bevels (core/compile/trees/bevel.py, Melax section 5) ---
 
 #: unitless. A cell face whose outward normal has z >= this 'tops' the cell (about 18 degrees
 #: from level), so section 8's flat-top plane is not needed there.
@@ -329,7 +329,7 @@ CORNER_DETERMINANT = 1e-9
 #: unitless. A corner point counts as inside the other planes (n.x <= 1, normalised) up to this.
 CORNER_FEASIBLE_SLACK = 1e-9
 
-# --- crowd slices (core/compile/slices.py, core/runtime/crowd.py) ---
+# --- crowd slices (core/compile/crowds/slices.py, core/runtime/crowd.py) ---
 
 #: m. The finest height unit a slice stores (2^-10 m, about 1 mm): slice depths are 16-bit counts
 #: of a unit 2^-k m, the finest power of two (at most this) for which the world's height, plus the
@@ -343,7 +343,7 @@ SLICE_FINEST_UNIT = 2.0 ** -10
 SLICE_TOUCH = 1e-7
 
 #: m. The box brushes are grown by for the columns is this tall (below the feet), not flat: the
-#: exact expansion (core/compile/expand.py) of some brushes by a box of zero height has coincident
+#: exact expansion (core/compile/trees/expand.py) of some brushes by a box of zero height has coincident
 #: facets and fails (e3m4).  It lifts solid tops by this much, far below one height unit.
 SLICE_HULL_DEPTH = 1e-6
 
@@ -378,11 +378,11 @@ OVERLAY_MIN_AREA = 1e-12
 COLLINEAR_SINE = 1e-12
 
 #: unitless (m^2 scale of an edge x vertex cross product). A separating plane whose normal is
-#: shorter than this is not trusted and skipped (core/compile/pvs_winding.py): that only adds
+#: shorter than this is not trusted and skipped (core/compile/vis/pvs_winding.py): that only adds
 #: visibility.  A thousand times FLOW_PLANE_EPSILON.
 FLOW_MIN_NORMAL = FLOW_PLANE_EPSILON * 1e3
 
-# --- lightmaps (core/compile/lm_charts.py, lm_direct.py, lm_radiosity.py, lightmap.py) ---
+# --- lightmaps (core/compile/light/lm_charts.py, lm_direct.py, lm_radiosity.py, lightmap.py) ---
 
 #: luxels. A face's extent within this of a luxel grid line is taken as on it, so a face 4 m
 #: long at 0.5 m luxels gets 8 luxels and not 9 from a rounding of 1e-15.
@@ -422,7 +422,7 @@ BOUNCE_THRESHOLD = 1e-3
 #: lightmap units. A patch's shot to one receiver below this casts no ray.  Far below
 #: LIGHT_CUTOFF: a receiver sums thousands of shooters' small shots over the bounces, and a cut
 #: near LIGHT_CUTOFF lost 3% of a closed room's light (the furnace test).  For a scene dimmer than
-#: white it is scaled down with the scene (core/compile/lm_radiosity.py bounce_cutoff).
+#: white it is scaled down with the scene (core/compile/light/lm_radiosity.py bounce_cutoff).
 BOUNCE_CUTOFF = 0.01 / 255.0
 
 #: unitless (d^2 / A). A receiver nearer a shooting patch than this (squared distance over the
@@ -432,13 +432,13 @@ BOUNCE_CUTOFF = 0.01 / 255.0
 #: solid angle over the area), a farther one cos / d^2 at its centre (lm_direct).
 FORM_FACTOR_NEAR = 16.0
 
-#: unitless. The Cycles comparison (core/compile/lm_compare.py) measures a luxel darker than this
+#: unitless. The Cycles comparison (core/compile/light/lm_compare.py) measures a luxel darker than this
 #: fraction of the mean light against this floor, not against its own light (deep shadow, where
 #: both bakes are near 0 and a relative error means nothing).
 RMSE_FLOOR = 0.05
 
 #: m (at Quake's scale: 0.1 unit; scaled with the scene's map_scale). The seal check's qbsp rule
-#: (core/compile/sliver_seal.py): qbsp's SplitBrush does not split a brush that reaches less than
+#: (core/compile/vis/sliver_seal.py): qbsp's SplitBrush does not split a brush that reaches less than
 #: 0.1 unit across a node's plane (ericw-tools qbsp/brushbsp.cc), so such a tip is empty on the
 #: plane's near side in the trees those compilers build.  Also the margin by which an axial face
 #: must split a node to be qbsp's mid split's choice (CheckPlaneAgainstVolume is that SplitBrush).
@@ -449,10 +449,10 @@ SLIVER_ON_PLANE = 3e-8
 #: m (at Quake's scale: 1024 units; scaled with map_scale). ericw-tools' default maxnodesize: qbsp's
 #: BuildTree_r splits a node whose bounds exceed it on some axis by the mid split (axial planes
 #: first) and smaller nodes by the qbsp3 heuristic (structural sides before detail ones).  The
-#: qbsp seal rule (core/compile/sliver_seal.py) asks which of the two could cut a tip.
+#: qbsp seal rule (core/compile/vis/sliver_seal.py) asks which of the two could cut a tip.
 QBSP_MAX_NODE_SIZE = 1024 * QUAKE_UNIT
 
-#: m. BasePortalVis (core/compile/pvs_flow.py) decides most (plane, portal) pairs by the portal's
+#: m. BasePortalVis (core/compile/vis/pvs_flow.py) decides most (plane, portal) pairs by the portal's
 #: bounding sphere, widened by this: far above the rounding of a vertex's distance at world scale
 #: (~1e-10 m), so a pair it decides is decided as the vertices would; the rest read the vertices.
 REACH_MARGIN = 1e-6
@@ -460,6 +460,6 @@ REACH_MARGIN = 1e-6
 #: m. Where clipping a lightmap polygon by a plane finds more than two crossings (only possible
 #: when vertices lie within rounding of the plane: a polygon in it, or collinear vertices along an
 #: edge in it), distances under this are taken as 0 and the row is clipped again
-#: (core/compile/lm_patches.py clip_batch).  Rounding of metre-scale coordinates is about 1e-15 m;
+#: (core/compile/light/lm_patches.py clip_batch).  Rounding of metre-scale coordinates is about 1e-15 m;
 #: far below LUXEL_LIFT (1e-3 m), so no lifted point is ever snapped onto a plane.
 CLIP_SNAP = 1e-9

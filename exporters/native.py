@@ -143,7 +143,7 @@ CROWD_GRID = ("origin_x", "origin_y", "cell", "z0", "unit", "width", "height", "
 #: the setting each avatar value of CRGD must lie in the range of
 CROWD_RANGES = {"cell": "slice_cell", "width": "slice_width", "height": "slice_height", "step": "slice_step",
                 "resolution": "slice_resolution"}
-#: sections a level may lack: the lightmap (core/compile/lightmap.py).  Written after everything
+#: sections a level may lack: the lightmap (core/compile/light/lightmap.py).  Written after everything
 #: else, only when the level was baked with light; all six or none.  lm_luxel and lm_page_shape
 #: are single records; the pages are stored texel by texel (K * S * S records, page by page, row by
 #: row from V = 0); fields_from_level / level_from_fields reshape them.

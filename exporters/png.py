@@ -1,6 +1,6 @@
 """PNG export of lightmap pages (8-bit sRGB), for inspection: the standard library only.
 
-A page is linear float RGB (core/compile/lightmap.py; 1 = the texture as painted).  Each value is
+A page is linear float RGB (core/compile/light/lightmap.py; 1 = the texture as painted).  Each value is
 clamped to [0, 1], encoded with the sRGB transfer function and rounded to 8 bits; rows are written
 top first, so the page's row y = 0 (V = 0, Blender's bottom) is the image's last row.  The file is
 a plain PNG: signature, IHDR (8-bit RGB, no interlace), one IDAT (zlib level 9, filter 0 on every

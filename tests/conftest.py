@@ -413,7 +413,7 @@ class LevelCache:
         path = Path(require_path(path))
         key = ("vis", path)
         if key not in self._cache:
-            from brushbake.core.compile.vis import bake_vis
+            from brushbake.core.compile.vis.vis import bake_vis
 
             level = dataclasses.replace(self.get(path).level, stats={})
             bake_vis(level, "fast")

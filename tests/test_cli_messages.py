@@ -387,7 +387,7 @@ def test_info_counts_the_visibility_clusters(level, tmp_path):
     ids = {c: i for i, c in enumerate(sorted(set(lv.leaf_cluster[empty].tolist())))}
     lv.vis_leaf_cluster = np.array([ids[c] if e else -1 for c, e in zip(lv.leaf_cluster.tolist(), empty)], np.int32)
     lv.vis_row_offset, lv.vis_rows = compress_rows(pack_bits(np.ones((len(ids), len(ids)), bool)))
-    from brushbake.core.compile.vis import clear_cull_portals
+    from brushbake.core.compile.vis.vis import clear_cull_portals
 
     clear_cull_portals(lv)  # the baked file's culling portals number its own PVS's clusters
     write_level(lv, tmp_path / "vis.bbk")

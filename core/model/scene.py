@@ -86,19 +86,19 @@ class Settings:
     max_score_faces: int = 1024  # faces sampled to score them in big nodes (0 = all)
     map_scale: float = QUAKE_UNIT  # metres per Quake unit, used by the .map loader
     onion_map_trees: bool = False  # build each hull's map tree too (Listing 3 verbatim; for reports)
-    bevels: bool = True  # build the beveled tree for plane shifting (core/compile/bevel.py)
+    bevels: bool = True  # build the beveled tree for plane shifting (core/compile/trees/bevel.py)
     bevel_angle: float = 90.0  # degrees: edge bevels where a solid cell's adjacent planes differ by more
     vis: str = "fast"  # visibility: 'fast' (conservative portal flood), 'flow', 'sample' or 'none'
     allow_leak: bool = False  # bake a leaking map anyway, treated as unsealed
     seal: str = "qbsp"  # leak check: 'qbsp' (also tips under 0.1 unit qbsp's tree could cut), or 'exact' brushes
-    # crowd slices (core/compile/slices.py; the command line's --slices W,H,STEP[,CELL])
+    # crowd slices (core/compile/crowds/slices.py; the command line's --slices W,H,STEP[,CELL])
     slices: bool = False  # slice the world for crowds (multi-level height maps)
     slice_width: float = 1.0  # m, avatar width (a Quake player: 32 units)
     slice_height: float = 1.75  # m, the smallest avatar height the slices serve (56 units)
     slice_step: float = 0.5625  # m, the largest step up or down (18 units)
     slice_cell: float = 0.25  # m, the grid's cell size
     slice_resolution: float = 0.1  # m, the paper's resolution: slice spacing and head room error
-    light: bool = False  # bake lightmaps (core/compile/lightmap.py) after visibility
+    light: bool = False  # bake lightmaps (core/compile/light/lightmap.py) after visibility
     luxel: float = 0.5  # m, side of a lightmap luxel (Quake's 16 units)
     patch: int = 4  # luxels per radiosity patch side (4: Quake 2's 64 units)
     bounces: int = 8  # radiosity rounds of progressive refinement after direct light

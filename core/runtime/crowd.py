@@ -1,7 +1,7 @@
 """Crowds on multi-level height slices (Fernandes and Deusdado, "Efficient Conservative Collision
 Detection for Populated Virtual Worlds"): the run-time side.  Z is up.
 
-A level baked with slices (core/compile/slices.py) stores, over a grid of square cells covering the
+A level baked with slices (core/compile/crowds/slices.py) stores, over a grid of square cells covering the
 world's XY bounds, K kept slices: slice k was taken at height sliceHeight[k] and records, per cell,
 the height of the highest solid at or below it in the cell's *column* (the cell's square grown by
 half the avatar's width on each side, so an avatar anywhere in the cell is inside it), or INVALID

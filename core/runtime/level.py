@@ -65,9 +65,9 @@ class CompiledLevel:
     vis_leaf_cluster: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # (L,) int32, -1: no row
     vis_row_offset: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))  # (C,) into vis_rows
     vis_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))  # (B,) Quake RLE rows
-    # crowd slices (core/runtime/crowd.py, core/compile/slices.py); None when baked without --slices
+    # crowd slices (core/runtime/crowd.py, core/compile/crowds/slices.py); None when baked without --slices
     crowd: object = None  # CrowdSlices | None
-    # lightmaps (core/compile/lightmap.py, docs/FORMAT.md 'LM' sections); all empty (luxel 0) when
+    # lightmaps (core/compile/light/lightmap.py, docs/FORMAT.md 'LM' sections); all empty (luxel 0) when
     # the level was baked without light
     lm_luxel: float = 0.0  # m per luxel
     lm_pages: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0, 3), np.float32))  # (K, S, S, 3) linear RGB

@@ -357,7 +357,7 @@ def scenario_bevels(args) -> dict:
     shape; off on request (the shape then uses the plain tree, and says so); bad shapes named."""
     bpy = setup()
     from brushbake.addon import bake, storage
-    from brushbake.core.compile.bevel import BevelSettings, bevel_tree
+    from brushbake.core.compile.trees.bevel import BevelSettings, bevel_tree
 
     out: dict = {}
     scene = bpy.context.scene
@@ -861,7 +861,7 @@ def scenario_cycles_compare(args) -> dict:
     the bounce counts."""
     bpy = setup()
     from brushbake.addon import lightmap
-    from brushbake.core.compile.lm_compare import relative_rmse
+    from brushbake.core.compile.light.lm_compare import relative_rmse
     from brushbake.core.compile.pipeline import bake_scene
     from brushbake.core.formats.loaders import load_scene
     from brushbake.core.model.light_units import light_power
@@ -901,7 +901,7 @@ def scenario_spot(args) -> dict:
     import math
 
     from brushbake.addon import lightmap
-    from brushbake.core.compile.lm_direct import SourceLight, spot_factor
+    from brushbake.core.compile.light.lm_direct import SourceLight, spot_factor
     from brushbake.core.model.light_units import POINT_VALUE_PER_WATT
 
     scene = bpy.context.scene
@@ -1177,8 +1177,8 @@ def scenario_cycles_lit(args) -> dict:
     import time
 
     from brushbake.addon import bake, lightmap
-    from brushbake.core.compile.lightmap import face_emission
-    from brushbake.core.compile.lm_compare import relative_rmse
+    from brushbake.core.compile.light.lightmap import face_emission
+    from brushbake.core.compile.light.lm_compare import relative_rmse
     from brushbake.core.compile.pipeline import bake_scene
 
     kind, samples, bounces = args[0], int(args[1]), [int(b) for b in args[2:]]

@@ -5,7 +5,7 @@
   through the lightmap UVs; Bake with Cycles fills the same pages and a difference image.
 - Cycles comparison: the Cornell box sample baked by brushbake and by Cycles (CPU, the bpy wheel)
   into the same pages; per-luxel relative RMSE (luminance, luxels wholly on their face;
-  core/compile/lm_compare.py) after 8 bounces under 10% (6.4% measured at 4,096 samples a texel;
+  core/compile/light/lm_compare.py) after 8 bounces under 10% (6.4% measured at 4,096 samples a texel;
   at 1,024 Cycles' own noise in the shadows behind the tall block still gives 11.6%), and direct
   light alone under 12% (9.0%: hard shadow edges and the hot spot 20 cm above the lamp, where a
   luxel's centre and Cycles' texel sampling differ).  About 30 s.  bench/light_cycles.py runs the

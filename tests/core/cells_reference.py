@@ -1,4 +1,4 @@
-"""The leaf-cell walk as it was before core/compile/cells.py split a whole depth of the tree at once:
+"""The leaf-cell walk as it was before core/compile/trees/cells.py split a whole depth of the tree at once:
 one polytope at a time, face by face (geometry.split_polygon), the cap ordered by
 geometry-like angle sort.  tests/core/test_cells.py checks that tree_cells gives these cells bit for
 bit (same faces, same order, same floats), so the bevel stage's answers cannot move."""
@@ -9,7 +9,7 @@ import numpy as np
 
 import math
 
-from brushbake.core.compile.cells import _wanted_subtrees, box_polytope, unique_points
+from brushbake.core.compile.trees.cells import _wanted_subtrees, box_polytope, unique_points
 from brushbake.core.detmath import matmul
 from brushbake.core.geometry import cross3, split_polygon
 from brushbake.core.tolerances import ON_EPSILON

@@ -1,4 +1,4 @@
-"""The single-brush reference for core/compile/expand.py, kept for the tests only.
+"""The single-brush reference for core/compile/trees/expand.py, kept for the tests only.
 
 expand_brushes works out many brushes at once on flat arrays (_Candidates, _brush_edges_many);
 these are the same steps written one brush at a time, as the module docstring of expand.py
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from brushbake.core.compile.expand import box_support
+from brushbake.core.compile.trees.expand import box_support
 from brushbake.core.detmath import matmul, norm
 from brushbake.core.geometry import cross3, snap_normals
 from brushbake.core.model.brushes import Brush

@@ -123,12 +123,12 @@ def build_map_trees(scene) -> list:
     """The separate map trees of the onion article (one solid BSP per configuration space, hull 0
     the point hull), rebuilt with compile_scene's splitter settings and world box; the
     production compile does not keep them (Listing 3 asks the spaces' brushes instead)."""
-    from brushbake.core.compile.bsp import world_box
+    from brushbake.core.compile.trees.bsp import world_box
     from brushbake.core.compile.pipeline import splitter_settings
-    from brushbake.core.compile.csg import FaceList
-    from brushbake.core.compile.expand import expand_brush
+    from brushbake.core.compile.trees.csg import FaceList
+    from brushbake.core.compile.trees.expand import expand_brush
     from brushbake.core.geometry import PlaneTable
-    from brushbake.core.compile.onion import build_map_tree, colliding_brushes, space_faces
+    from brushbake.core.compile.trees.onion import build_map_tree, colliding_brushes, space_faces
 
     margin = 1.0 + max(float(np.abs(np.array([h.mins, h.maxs])).max()) for h in scene.hulls)
     bounds = world_box(scene.bounds if scene.brushes else None, margin)

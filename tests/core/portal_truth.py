@@ -1,4 +1,4 @@
-"""Independent ground truth for portals (core/compile/portals.py).
+"""Independent ground truth for portals (core/compile/vis/portals.py).
 
 - Cell polytopes: each structural cell (a node or leaf whose subtree holds one cluster) is the
   world box cut by the half-spaces of its ancestors, built here with scipy's
@@ -105,7 +105,7 @@ def check_areas(level, portals, raw, rel=1e-7):
     ON_EPSILON of a plane *on* it: where a cell ends in a sliver between nearly parallel planes
     (e3m4), a face may reach a few micrometres past the polytope's corner (6e-6 m^2 seen there).
     A missing portal the size of a 2 mm square is still caught in a 1 m^2 cell."""
-    from brushbake.core.compile.portals import polygon_areas, structural_cells as module_cells
+    from brushbake.core.compile.vis.portals import polygon_areas, structural_cells as module_cells
 
     cells = structural_cells(level)
     dense = portals.cluster_of_level_cluster

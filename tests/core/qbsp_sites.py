@@ -110,9 +110,9 @@ def drop_tips(scene, site: Site, unit: float = 1.0 / 32.0):
 
 def opens(scene, site: Site, unit: float = 1.0 / 32.0):
     """Compile the scene with the site's tips dropped and run the leak check: (report, portals)."""
-    from brushbake.core.compile.leaks import find_leaks, inside_points
+    from brushbake.core.compile.vis.leaks import find_leaks, inside_points
     from brushbake.core.compile.pipeline import compile_scene
-    from brushbake.core.compile.portals import build_portals
+    from brushbake.core.compile.vis.portals import build_portals
 
     cut = drop_tips(scene, site, unit)
     level = compile_scene(cut)

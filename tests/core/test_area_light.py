@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from brushbake.core.compile.lm_area import area_source, unit_cells
+from brushbake.core.compile.light.lm_area import area_source, unit_cells
 from brushbake.core.model.brushes import box_brush
 from brushbake.core.model.light_units import area_light_area, area_spread_factor
 from brushbake.core.model.scene import Light, Scene
@@ -182,7 +182,7 @@ def test_an_area_light_through_a_wall_lights_both_rooms_as_without_a_pvs(monkeyp
     of its centre alone left room b dark."""
     from test_lightmap import room
 
-    from brushbake.core.compile import lm_direct
+    from brushbake.core.compile.light import lm_direct
     from brushbake.core.model.scene import Marker
 
     brushes = room("a", [0, 0, 0], [4, 4, 3]) + room("b", [4.25, 0, 0], [8.25, 4, 3])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from brushbake.core.compile.bevel import BevelSettings, bevel_tree, corner_reach, solid_cells
+from brushbake.core.compile.trees.bevel import BevelSettings, bevel_tree, corner_reach, solid_cells
 from brushbake.core.model.brushes import box_brush, brush_from_planes
 from brushbake.core.compile.pipeline import compile_scene
 from brushbake.core.formats.loaders import load_scene
@@ -182,7 +182,7 @@ def test_beveled_tree_is_at_most_one_and_a_half_times_the_plain_tree(map_named, 
 
 
 def test_bevel_stage_reports_progress_and_honours_cancel(map_named):
-    from brushbake.core.compile.bevel import PROGRESS_EVERY, add_bevels
+    from brushbake.core.compile.trees.bevel import PROGRESS_EVERY, add_bevels
     from brushbake.core.errors import CancelledError
 
     level = compile_scene(load_scene(map_named("slope.map")))

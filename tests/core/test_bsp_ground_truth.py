@@ -261,8 +261,8 @@ def test_subtrees_built_together_are_numbered_as_built_one_by_one(map_named):
     """TreeBuilder.build_many grows several subtrees level by level together (the detail stage
     does that for every leaf with detail); nodes, leaves and their faces must come out numbered
     as consecutive build() calls number them."""
-    from brushbake.core.compile.bsp import SplitterSettings, TreeBuilder
-    from brushbake.core.compile.csg import FaceList, brush_plane_ids, union_faces
+    from brushbake.core.compile.trees.bsp import SplitterSettings, TreeBuilder
+    from brushbake.core.compile.trees.csg import FaceList, brush_plane_ids, union_faces
     from brushbake.core.geometry import PlaneTable
     from brushbake.core.formats.loaders import load_scene
 

@@ -5,7 +5,7 @@
 - INSIDE-FRUSTUM for boxes is exact: against a linear program (scipy) deciding whether a box and
   the frustum's half-spaces share a point, on hypothesis cameras and boxes.
 - Zero misses: from random cameras in every sample scene and map, pixel rays through the point
-  tree (core/compile/camera_truth.py, independent of portals, PVS and frustum tests) find the
+  tree (core/truth/camera_truth.py, independent of portals, PVS and frustum tests) find the
   points truly seen; every mode draws their leaves, and portal <= frustum <= pvs on every camera.
   Also on hypothesis rooms and corridors.
 - Properties: a camera looking at a wall draws nothing behind it in 'portal' mode (while the PVS
@@ -23,9 +23,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from brushbake.core.compile.camera_truth import pixel_truth, random_cameras
+from brushbake.core.truth.camera_truth import pixel_truth, random_cameras
 from brushbake.core.compile.pipeline import compile_scene
-from brushbake.core.compile.vis import bake_vis
+from brushbake.core.compile.vis.vis import bake_vis
 from brushbake.core.errors import BrushbakeError, InvalidCameraError
 from brushbake.core.model.brushes import box_brush
 from brushbake.core.model.scene import Scene

@@ -1,4 +1,4 @@
-"""Leaf cells (core/compile/cells.py), the one walk the bevel stage and the add-on's overlays share:
+"""Leaf cells (core/compile/trees/cells.py), the one walk the bevel stage and the add-on's overlays share:
 the cells tile the box (volumes add up to it), each lies in its own leaf (its centroid is located
 there by the tree's own point query, an independent walk), faces are outward and convex, and only
 the wanted cells are built.  Against a brute-force check: points sampled in the box land in the
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from brushbake.core.compile.cells import box_polytope, tree_cells, unique_points
+from brushbake.core.compile.trees.cells import box_polytope, tree_cells, unique_points
 from brushbake.core.compile.pipeline import compile_scene
 from brushbake.core.formats.loaders import load_scene
 from brushbake.core.runtime.query import point_leaves

@@ -1,6 +1,6 @@
-"""Crowds (issue 13): slicing by Algorithms 2-3 (core/compile/slices.py), moves by Algorithm 1 and
+"""Crowds (issue 13): slicing by Algorithms 2-3 (core/compile/crowds/slices.py), moves by Algorithm 1 and
 the batch tick (core/runtime/crowd.py), checked against the exact collision of a box of the avatar's
-size in the onion tree (core/compile/crowd_truth.py), on sample scenes and hypothesis scenes."""
+size in the onion tree (core/truth/crowd_truth.py), on sample scenes and hypothesis scenes."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from brushbake.core.compile import slices as sl
-from brushbake.core.compile.crowd_truth import check_crowd, exact_legal
+from brushbake.core.truth.crowd_truth import check_crowd, exact_legal
 from brushbake.core.compile.pipeline import bake_scene
 from brushbake.core.errors import CancelledError, InvalidSettingError, LevelFormatError
 from brushbake.core.formats.loaders import load_scene

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brushbake.core.compile.camera_truth import pixel_truth, random_cameras
+from brushbake.core.truth.camera_truth import pixel_truth, random_cameras
 from brushbake.core.errors import BrushbakeError
 from brushbake.core.runtime import cruntime
 from brushbake.core.runtime.cull import cull, cull_camera

@@ -14,7 +14,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from brushbake.core.model.brushes import Contents, box_brush, brush_from_planes
-from brushbake.core.compile.csg import brush_plane_ids, union_faces
+from brushbake.core.compile.trees.csg import brush_plane_ids, union_faces
 from brushbake.core.geometry import PlaneTable, polygon_area
 
 HYPO = settings(max_examples=50, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate, Phase.shrink])

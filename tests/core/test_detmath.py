@@ -53,7 +53,7 @@ def test_core_uses_no_numpy_transcendentals_that_differ_between_numpy_versions()
 
 
 def test_ceil_log2_from_the_exponent():
-    from brushbake.core.compile.bsp import _ceil_log2
+    from brushbake.core.compile.trees.bsp import _ceil_log2
 
     x = np.array([0, 1, 2, 3, 4, 5, 7, 8, 9, 1023, 1024, 1025, 2**40, 2**40 + 1])
     assert _ceil_log2(x).tolist() == [0 if v <= 1 else (int(v) - 1).bit_length() for v in x.tolist()]

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 import onion_truth as ot
 from brushbake.core.model.brushes import Contents, brush_from_planes
 from brushbake.core.errors import BrushbakeError
-from brushbake.core.compile.expand import expand_brush
+from brushbake.core.compile.trees.expand import expand_brush
 from brushbake.core.model.hulls import PRESETS, make_hull, parse_hull, preset
 from brushbake.core.model.scene import Hull
 
@@ -247,7 +247,7 @@ def test_expand_brushes_is_expansion_planes_bit_for_bit(name):
     """expand_brushes (all brushes and hulls at once) must build exactly the brushes of the
     single-brush reference, brush_from_planes(*expansion_planes(b, mins, maxs)): same planes,
     same vertices, to the bit, so that compiled levels do not change."""
-    from brushbake.core.compile.expand import expand_brushes
+    from brushbake.core.compile.trees.expand import expand_brushes
     from brushbake.core.formats.loaders import load_scene
     from expand_reference import expansion_planes
 

@@ -1,4 +1,4 @@
-"""Leaks (core/compile/leaks.py): the flood from the void against independent truth.
+"""Leaks (core/compile/vis/leaks.py): the flood from the void against independent truth.
 
 - a closed room with one wall brush missing leaks, and its chain passes through the hole, whose
   nearest brush is one of the hole's neighbours; the same room closed is sealed and marks only
@@ -22,9 +22,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from brushbake.core.compile.leaks import find_leaks, inside_points
+from brushbake.core.compile.vis.leaks import find_leaks, inside_points
 from brushbake.core.compile.pipeline import compile_scene
-from brushbake.core.compile.portals import build_portals
+from brushbake.core.compile.vis.portals import build_portals
 from brushbake.core.model.brushes import Contents, box_brush
 from brushbake.core.model.scene import Marker, Scene
 from brushbake.core.runtime.query import point_leaves

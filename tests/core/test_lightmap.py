@@ -10,10 +10,10 @@ import math
 import numpy as np
 import pytest
 
-from brushbake.core.compile.lightmap import bake_light
-from brushbake.core.compile.lm_charts import PADDING, make_charts, pack_charts
-from brushbake.core.compile.lm_patches import clip_batch, polygon_area_centroid_2d
-from brushbake.core.compile.lm_radiosity import point_polygon_form_factor
+from brushbake.core.compile.light.lightmap import bake_light
+from brushbake.core.compile.light.lm_charts import PADDING, make_charts, pack_charts
+from brushbake.core.compile.light.lm_patches import clip_batch, polygon_area_centroid_2d
+from brushbake.core.compile.light.lm_radiosity import point_polygon_form_factor
 from brushbake.core.compile.pipeline import bake_scene
 from brushbake.core.model.brushes import Contents, box_brush
 from brushbake.core.model.light_units import POINT_VALUE_PER_WATT
@@ -312,7 +312,7 @@ def test_a_light_with_a_radius_casts_soft_edges():
 def test_solid_angle_is_the_mean_of_cos_over_d2():
     """A patch's direct light is the light's solid angle over its area: against the mean of
     cos / d^2 over a dense grid of the polygon (a lamp 0.2 m above a 0.5 m square, off centre too)."""
-    from brushbake.core.compile.lm_direct import solid_angle
+    from brushbake.core.compile.light.lm_direct import solid_angle
 
     square = np.array([[[0, 0, 0], [0.5, 0, 0], [0.5, 0.5, 0], [0, 0.5, 0], [0, 0, 0]]], float)
     g = (np.arange(400) + 0.5) / 400 * 0.5
@@ -326,7 +326,7 @@ def test_solid_angle_is_the_mean_of_cos_over_d2():
 
 
 def test_compare_counts_whole_luxels_and_is_zero_for_equal_pages():
-    from brushbake.core.compile.lm_compare import face_luxels, relative_rmse
+    from brushbake.core.compile.light.lm_compare import face_luxels, relative_rmse
 
     floor = box_brush([-2.2, -1.0, -0.5], [2.0, 1.0, 0.0], "floor")  # 4.2 x 2 m: 8 x 4 whole luxels on top
     level = bake(Scene("f", brushes=[floor], lights=[Light("l", (0, 0, 2), kind="point", power=100.0)]), bounces=0)

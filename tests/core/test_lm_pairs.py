@@ -1,5 +1,5 @@
 """The bounce's pair selection and form factors in their fast forms, against the plain forms they
-replaced, to the bit (core/compile/lm_radiosity.py, lm_direct.py, lm_rays.py):
+replaced, to the bit (core/compile/light/lm_radiosity.py, lm_direct.py, lm_rays.py):
 
 - _pairs (scratch buffers, the self pair dropped after the selection) gives the same pairs in the
   same order and the same form factors as _pairs_dense (every test over the whole block), on the
@@ -17,13 +17,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brushbake.core.compile import lm_radiosity
-from brushbake.core.compile.lightmap import patch_world
-from brushbake.core.compile.lm_charts import edge_lines, lit_faces, make_charts
-from brushbake.core.compile.lm_direct import solid_angle
-from brushbake.core.compile.lm_patches import clip_batch, make_patches
-from brushbake.core.compile.lm_radiosity import _blocks, _pairs, _pairs_dense, point_polygon_form_factor
-from brushbake.core.compile.lm_rays import ShadowRays
+from brushbake.core.compile.light import lm_radiosity
+from brushbake.core.compile.light.lightmap import patch_world
+from brushbake.core.compile.light.lm_charts import edge_lines, lit_faces, make_charts
+from brushbake.core.compile.light.lm_direct import solid_angle
+from brushbake.core.compile.light.lm_patches import clip_batch, make_patches
+from brushbake.core.compile.light.lm_radiosity import _blocks, _pairs, _pairs_dense, point_polygon_form_factor
+from brushbake.core.compile.light.lm_rays import ShadowRays
 from brushbake.core.compile.pipeline import compile_scene, visibility_stage
 from brushbake.core.detmath import arctan2_upper, dot
 from brushbake.core.formats.loaders import load_scene

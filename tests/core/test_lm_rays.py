@@ -1,10 +1,10 @@
-"""Light's rays by the C run-time (core/compile/lm_rays.py) against the NumPy walk, the reference.
+"""Light's rays by the C run-time (core/compile/light/lm_rays.py) against the NumPy walk, the reference.
 
 - ShadowRays.transitions: the same kind and t, to the bit, as find_first_transitions on random
   segments and on segments from surfaces to lights, with one thread and split between several;
 - the baked pages, byte for byte, with either backend, on the sample scenes that have lights and
   a map, with direct light, soft shadows, a sun, an area light and bounces;
-- the light views (core/compile/lm_views.py) skip only rays that would be blocked: the same
+- the light views (core/compile/light/lm_views.py) skip only rays that would be blocked: the same
   pages with and without on two samples and three maps, and fewer direct rays;
 - 'auto' is C where it builds and NumPy where it cannot (no compiler), and asking for 'c' there
   is a clear BackendUnavailableError; `bake --backend` on the command line.
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brushbake.core.compile.lm_rays import ShadowRays, resolve_backend
+from brushbake.core.compile.light.lm_rays import ShadowRays, resolve_backend
 from brushbake.core.compile.pipeline import bake_scene, compile_scene
 from brushbake.core.errors import BackendUnavailableError
 from brushbake.core.formats.loaders import load_scene
@@ -156,9 +156,9 @@ def test_cli_bake_backend(lib, tmp_path):
                                   "maps/ericw-tools/qbspfeatures.map", "maps/librequake/lq_e1m6.map",
                                   "maps/id/e1m7.map"])
 def test_light_views_skip_only_blocked_rays(name, monkeypatch):
-    """core/compile/lm_views.py: the sample points outside the leaves the portal walk reaches from
+    """core/compile/light/lm_views.py: the sample points outside the leaves the portal walk reaches from
     a light get no shadow ray -- the same pages to the byte as without, with fewer direct rays."""
-    from brushbake.core.compile import lightmap
+    from brushbake.core.compile.light import lightmap
 
     with_views = _bake(REPO / name, "numpy", bounces=1)
     monkeypatch.setattr(lightmap, "light_views", lambda level, lights, far, backend: [None] * len(lights))

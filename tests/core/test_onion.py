@@ -146,7 +146,7 @@ def test_listing_4_fallback_finds_points_in_every_leaf(monkeypatch):
     ('NoneType' object has no attribute 'normals'); q1_mountain.map with the stand and crouch
     hulls hit it.  Here every probe is made to fail (step 0: on the face itself, no margin), so
     every leaf takes Listing 4; the onion must still match the brute force."""
-    import brushbake.core.compile.onion as onion
+    import brushbake.core.compile.trees.onion as onion
 
     monkeypatch.setattr(onion, "PROBE_STEPS", (0.0,))
     brushes = [box_brush((0, 0, 0), (4, 4, 1), "floor"), box_brush((1, 1, 1), (2, 2, 3), "pillar"),

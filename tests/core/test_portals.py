@@ -1,4 +1,4 @@
-"""Portals (core/compile/portals.py) against independent ground truth (tests/core/portal_truth.py):
+"""Portals (core/compile/vis/portals.py) against independent ground truth (tests/core/portal_truth.py):
 
 - areas: for every empty cell, its portals + its structural faces (+ what it shares with cells
   wholly inside detail) add up to the boundary area of its polytope (the world box cut by its
@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from brushbake.core.compile.pipeline import compile_scene
-from brushbake.core.compile.portals import build_portals, cell_portals
+from brushbake.core.compile.vis.portals import build_portals, cell_portals
 from brushbake.core.errors import CancelledError, DegenerateBrushError
 from brushbake.core.model.brushes import Contents, box_brush, brush_from_planes
 from brushbake.core.model.scene import Scene, Settings

@@ -1,4 +1,4 @@
-"""core/compile/probes.py: a probe point lies inside its leaf.
+"""core/compile/trees/probes.py: a probe point lies inside its leaf.
 
 The truth is the leaf's own cell, not point location: a leaf is the intersection of its
 ancestors' half-spaces (the splitter on the way to a front child, its flip on the way to a back
@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import onion_truth as ot
-from brushbake.core.compile.bsp import TreeBuilder, world_box
-from brushbake.core.compile.csg import FaceList, brush_plane_ids, union_faces
-from brushbake.core.compile.onion import _ancestors, _parents
+from brushbake.core.compile.trees.bsp import TreeBuilder, world_box
+from brushbake.core.compile.trees.csg import FaceList, brush_plane_ids, union_faces
+from brushbake.core.compile.trees.onion import _ancestors, _parents
 from brushbake.core.compile.pipeline import splitter_settings
-from brushbake.core.compile.probes import builder_leaves, leaf_probes, probe_point
+from brushbake.core.compile.trees.probes import builder_leaves, leaf_probes, probe_point
 from brushbake.core.formats.loaders import load_scene
 from brushbake.core.geometry import PlaneTable
 from brushbake.core.model.brushes import Contents, box_brush

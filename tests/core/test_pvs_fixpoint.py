@@ -1,4 +1,4 @@
-"""The full flow ends at a fixpoint (core/compile/pvs_merged.py): every state was last expanded with
+"""The full flow ends at a fixpoint (core/compile/vis/pvs_merged.py): every state was last expanded with
 its final pass polygon and might set, so expanding every state once more, with the final rows as
 the 'more' test's seen sets, finds no cluster its source's row lacks and grows no state.  A flow
 that forgets to expand a state again after it grows (its children then miss the lines through the
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from brushbake.core.compile.pipeline import compile_scene
-from brushbake.core.compile.portals import build_portals
-from brushbake.core.compile.pvs_flow import fast_vis
-from brushbake.core.compile.pvs_merged import STATE_BATCH, _Flow, _Wave
-from brushbake.core.compile.vis import inner_directed_portals, void_reachable
+from brushbake.core.compile.vis.portals import build_portals
+from brushbake.core.compile.vis.pvs_flow import fast_vis
+from brushbake.core.compile.vis.pvs_merged import STATE_BATCH, _Flow, _Wave
+from brushbake.core.compile.vis.vis import inner_directed_portals, void_reachable
 from brushbake.core.formats.loaders import load_scene
 
 MAPS = Path(__file__).resolve().parents[2] / "maps"

@@ -1,4 +1,4 @@
-"""Portal flow (core/compile/pvs_flow.py) on grid worlds, whose visibility has an exact ground truth
+"""Portal flow (core/compile/vis/pvs_flow.py) on grid worlds, whose visibility has an exact ground truth
 independent of portals and of the BSP (tests/core/vis_grid.py): zero misses for both conservative
 modes, the fast mode's rows contain the full mode's, symmetric, each cluster sees itself and its
 portal neighbours; the full mode's rows one way (before their AND with the other direction) hold
@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from vis_grid import grid_truth, make_grid
 
-from brushbake.core.compile.pvs_flow import directed_portals, fast_vis
-from brushbake.core.compile.pvs_merged import merged_flow
-from brushbake.core.compile.vis import inner_directed_portals, void_reachable
+from brushbake.core.compile.vis.pvs_flow import directed_portals, fast_vis
+from brushbake.core.compile.vis.pvs_merged import merged_flow
+from brushbake.core.compile.vis.vis import inner_directed_portals, void_reachable
 
 
 def both_modes(g):

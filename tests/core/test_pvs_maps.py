@@ -1,4 +1,4 @@
-"""The PVS of real scenes and maps against the ray ground truth (core/compile/vis_truth.py: random
+"""The PVS of real scenes and maps against the ray ground truth (core/truth/vis_truth.py: random
 segments between empty points that hit nothing, by the point tree's batch traces, independent of
 the portals): zero misses for both conservative modes, the fast mode's rows contain the full
 mode's, rows symmetric, every cluster sees itself and its portal neighbours; the sampled method's
@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from brushbake.core.compile.portals import build_portals
-from brushbake.core.compile.pvs_flow import directed_portals  # noqa: F401 (the contract the stage uses)
-from brushbake.core.compile.vis import compute_vis, inner_directed_portals, store_vis, void_reachable
-from brushbake.core.compile.vis_truth import compare, ray_truth
+from brushbake.core.compile.vis.portals import build_portals
+from brushbake.core.compile.vis.pvs_flow import directed_portals  # noqa: F401 (the contract the stage uses)
+from brushbake.core.compile.vis.vis import compute_vis, inner_directed_portals, store_vis, void_reachable
+from brushbake.core.truth.vis_truth import compare, ray_truth
 from brushbake.core.runtime.pvs import Visibility
 
 SMALL = ["two_rooms.json", "garage.json", "qbspfeatures.map", "q1_rocks.map", "lq_e1m6.map", "light_general.map"]

@@ -1,4 +1,4 @@
-"""The full flow with merged states (core/compile/pvs_merged.py): its pieces against brute force,
+"""The full flow with merged states (core/compile/vis/pvs_merged.py): its pieces against brute force,
 and the whole against the ray ground truth on hypothesis scenes of random brushes (zero misses,
 inside the fast mode's rows), plus a case where merging must not lose a line of sight: two chains
 of portals reaching the same portal through different parts of it."""
@@ -11,13 +11,13 @@ from hypothesis import strategies as st
 from test_portals import brush_specs, build
 
 from brushbake.core.compile.pipeline import compile_scene
-from brushbake.core.compile.portals import build_portals
-from brushbake.core.compile.pvs_flow import DirectedPortals, fast_vis
-from brushbake.core.compile.pvs_merged import (clip_by_cutting, extents, kdop_directions, merged_flow,
+from brushbake.core.compile.vis.portals import build_portals
+from brushbake.core.compile.vis.pvs_flow import DirectedPortals, fast_vis
+from brushbake.core.compile.vis.pvs_merged import (clip_by_cutting, extents, kdop_directions, merged_flow,
                                                pass_polygons, wait_keys)
-from brushbake.core.compile.pvs_winding import clip_front
-from brushbake.core.compile.vis import compute_vis, inner_directed_portals, void_reachable
-from brushbake.core.compile.vis_truth import compare, ray_truth
+from brushbake.core.compile.vis.pvs_winding import clip_front
+from brushbake.core.compile.vis.vis import compute_vis, inner_directed_portals, void_reachable
+from brushbake.core.truth.vis_truth import compare, ray_truth
 from brushbake.core.model.brushes import box_brush
 from brushbake.core.model.scene import Scene
 from brushbake.core.tolerances import FLOW_CLIP_MARGIN
@@ -172,7 +172,7 @@ def test_flow_rows_and_work_do_not_depend_on_the_number_of_jobs(monkeypatch):
     """Same rows, and the same states expanded, with 1, 2 or 3 workers, forked or threads, and
     waves of 8 sources (so that later waves read earlier ones' rows): the output never depends on
     the machine's cores."""
-    from brushbake.core.compile import pvs_merged, wave_jobs
+    from brushbake.core.compile.vis import pvs_merged, wave_jobs
 
     monkeypatch.setattr(pvs_merged, "WAVE_BYTES", 1)
     dp, flood = pillar_hall_portals()
@@ -207,7 +207,7 @@ def test_cancel_stops_the_forked_workers():
 def test_base_portal_vis_is_its_definition_pair_by_pair(specs):
     """BasePortalVis reads one table of (plane, portal) extremes for both directions of each portal;
     checked against its definition evaluated for every ordered pair of directed portals."""
-    from brushbake.core.compile.pvs_flow import base_portal_vis
+    from brushbake.core.compile.vis.pvs_flow import base_portal_vis
     from brushbake.core.tolerances import FLOW_PLANE_EPSILON as eps
     brushes = [b for b in (build(s, f"b{i}") for i, s in enumerate(specs)) if b is not None]
     brushes.append(box_brush((-4.0, -4.0, -4.0), (4.0, 4.0, -3.5), "floor"))

@@ -1,4 +1,4 @@
-"""The thesis's sampled PVS (core/compile/pvs_sample.py) on grid worlds compiled into real levels:
+"""The thesis's sampled PVS (core/compile/vis/pvs_sample.py) on grid worlds compiled into real levels:
 its pairs are backed by real clear rays, so they lie inside the conservative flow's rows and
 inside the exact grid truth's reach; it holds every cluster's neighbours; it is symmetric and
 seeded; and the misses it may have are counted, not hidden."""
@@ -10,9 +10,9 @@ import pytest
 from vis_grid import grid_truth, make_grid
 
 from brushbake.core.compile.pipeline import compile_scene
-from brushbake.core.compile.pvs_flow import directed_portals, fast_vis
-from brushbake.core.compile.pvs_merged import merged_flow
-from brushbake.core.compile.pvs_sample import sample_vis
+from brushbake.core.compile.vis.pvs_flow import directed_portals, fast_vis
+from brushbake.core.compile.vis.pvs_merged import merged_flow
+from brushbake.core.compile.vis.pvs_sample import sample_vis
 from brushbake.core.model.brushes import box_brush
 from brushbake.core.model.scene import Scene
 

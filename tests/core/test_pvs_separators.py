@@ -1,4 +1,4 @@
-"""The full flow's separating planes (core/compile/pvs_winding.py): tangent_planes (two candidates
+"""The full flow's separating planes (core/compile/vis/pvs_winding.py): tangent_planes (two candidates
 per edge, the angular extremes of the other polygon about the edge's line) against Quake's
 enumeration of every (edge, vertex) plane (separating_planes), on hypothesis pairs of convex
 polygons built to hit the awkward cases: vertices and edges the two polygons share (adjacent
@@ -24,8 +24,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from test_pvs_merged import padded as batch
-from brushbake.core.compile.pvs_merged import clip_by_cutting, separators_by_size
-from brushbake.core.compile.pvs_winding import packed_separators, separating_planes, tangent_planes
+from brushbake.core.compile.vis.pvs_merged import clip_by_cutting, separators_by_size
+from brushbake.core.compile.vis.pvs_winding import packed_separators, separating_planes, tangent_planes
 from brushbake.core.tolerances import FLOW_CLIP_MARGIN
 
 #: m: how far a left-out Quake plane may sit from its tangent near-duplicate at the polygons'

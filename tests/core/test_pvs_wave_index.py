@@ -1,5 +1,5 @@
 """A source's flow (states expanded, row) must not depend on its index in its wave, so not on
---jobs nor on the wave size (core/compile/pvs_merged.py orders each source's waiting states by
+--jobs nor on the wave size (core/compile/vis/pvs_merged.py orders each source's waiting states by
 integer keys, wait_keys).  On a real map, whose portal distances are not on any grid: the float
 key w * 1e7 + dist of 2878458 rounded dist to the ulp of w * 1e7 and failed this."""
 from pathlib import Path
@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 
 from brushbake.core.compile.pipeline import compile_scene
-from brushbake.core.compile.portals import build_portals
-from brushbake.core.compile.pvs_flow import fast_vis
-from brushbake.core.compile.pvs_merged import _Flow, _Wave
-from brushbake.core.compile.vis import inner_directed_portals, void_reachable
+from brushbake.core.compile.vis.portals import build_portals
+from brushbake.core.compile.vis.pvs_flow import fast_vis
+from brushbake.core.compile.vis.pvs_merged import _Flow, _Wave
+from brushbake.core.compile.vis.vis import inner_directed_portals, void_reachable
 from brushbake.core.formats.loaders import load_scene
 
 MAP = Path(__file__).resolve().parents[2] / "maps/librequake/lq_e0m3.map"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from brushbake.core.compile.bevel import bevel_tree
+from brushbake.core.compile.trees.bevel import bevel_tree
 from brushbake.core.model.brushes import Contents, box_brush
 from brushbake.core.compile.pipeline import compile_scene
 from brushbake.core.model.hulls import make_hull

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brushbake.core.compile.bevel import bevel_tree
+from brushbake.core.compile.trees.bevel import bevel_tree
 from brushbake.core.compile.pipeline import compile_scene
 from brushbake.core.formats.loaders import load_scene
 from brushbake.core.runtime.query import point_solid

@@ -1,4 +1,4 @@
-"""The qbsp seal rule (core/compile/sliver_seal.py): a seal that rests on a brush tip under 0.1
+"""The qbsp seal rule (core/compile/vis/sliver_seal.py): a seal that rests on a brush tip under 0.1
 unit, which qbsp's tree can cut, leaks as it does for ericw-tools.
 
 - a hand-built funnel (four tetrahedra plugging a hole in a room's floor, meeting along edges): sealed
@@ -28,10 +28,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from brushbake.core.compile.leaks import find_leaks, inside_points
+from brushbake.core.compile.vis.leaks import find_leaks, inside_points
 from brushbake.core.compile.pipeline import bake_scene, compile_scene
-from brushbake.core.compile.portals import build_portals
-from brushbake.core.compile.sliver_seal import qbsp_leak_report, qbsp_sites, tip_sites
+from brushbake.core.compile.vis.portals import build_portals
+from brushbake.core.compile.vis.sliver_seal import qbsp_leak_report, qbsp_sites, tip_sites
 from brushbake.core.errors import BrushbakeError, LeakError
 from brushbake.core.model.brushes import Contents, box_brush, brush_from_planes
 from brushbake.core.model.scene import Marker, Scene

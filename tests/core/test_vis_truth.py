@@ -1,4 +1,4 @@
-"""The ray ground truth of visibility (core/compile/vis_truth.py): seeded, symmetric, and the pairs
+"""The ray ground truth of visibility (core/truth/vis_truth.py): seeded, symmetric, and the pairs
 it reports are joined by segments that really hit nothing (checked again one by one)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from brushbake.core.compile.pipeline import compile_scene
-from brushbake.core.compile.vis_truth import compare, ray_truth
+from brushbake.core.truth.vis_truth import compare, ray_truth
 from brushbake.core.model.brushes import box_brush
 from brushbake.core.model.scene import Scene
 from brushbake.core.runtime.query import point_leaves

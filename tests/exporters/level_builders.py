@@ -111,7 +111,7 @@ def beveled_level() -> CompiledLevel:
     """A compiled level with a beveled tree that has bevel nodes of several kinds: a floor, a wedge
     whose slope meets its other faces at 135 degrees, a ridge 10 degrees off vertical and a tilted
     tetrahedron, one box hull, compiled and beveled as `bake` does."""
-    from brushbake.core.compile.bevel import add_bevels
+    from brushbake.core.compile.trees.bevel import add_bevels
     from brushbake.core.model.brushes import box_brush, brush_from_planes
     from brushbake.core.compile.pipeline import compile_scene
     from brushbake.core.model.hulls import make_hull

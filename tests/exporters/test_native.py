@@ -159,7 +159,7 @@ def test_beveled_tree_sections_round_trip_and_come_all_three_or_none():
 
 def test_beveled_tree_keeps_only_the_point_bit(box):
     """box_level's solid leaf carries the box hull's bit too; BVLS may hold bit 0 only."""
-    from brushbake.core.compile.bevel import add_bevels
+    from brushbake.core.compile.trees.bevel import add_bevels
 
     add_bevels(box)
     assert box.leaf_solid.max() == 3 and box.bevel_leaf_solid.max() == 1

@@ -1,0 +1,128 @@
+"""Light's rays through the point tree, by the NumPy walk or the C run-time on every core.
+
+ShadowRays(level, backend).transitions(starts, ends) answers as find_first_transitions
+(core/runtime/trace.py) does -- the kind (RAY_E: clear all along) and t of each segment -- by:
+
+- "numpy": the lock-step walk, the reference;
+- "c": the C run-time (core/runtime/cruntime.py, runtime_c/brushbake.c), whose answers are the
+  same to the bit (tests/core/test_lm_rays.py compares them, and the baked pages); a batch is cut
+  into one contiguous part per thread, each thread tracing its part through its own loaded copy
+  of the level (the C walk's scratch is the level's), the GIL released during the calls.  Each
+  answer lands at its own index, so the threads' timing never changes a bit;
+- "auto" (what a bake uses unless told): "c" where the C run-time builds (a C compiler is
+  present), "numpy" otherwise.
+
+ShadowRays.ordered(fn, items) is the other use of the cores: fn(item) for each item on the
+threads (NumPy releases the GIL inside its loops over large arrays), the answers handed back in
+the items' order, a few ahead, while the caller traces the rays of the ones before: light's
+per-light and per-block arithmetic runs beside the tracing, and every sum is still made by the
+caller in the same order.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ...runtime.trace import find_first_transitions
+
+LIGHT_BACKENDS = ("auto", "numpy", "c")
+#: segments per call of the batch walk (its rate rises up to ~40,000 a batch)
+RAY_BATCH = 1 << 16
+#: segments below which a C batch is not split between threads (the split costs more)
+MIN_THREAD_RAYS = 4096
+#: most threads a C batch is split between
+MAX_THREADS = 8
+
+#: thread pools by use ('trace': the C calls; 'work': ordered()), so neither waits behind the other
+_POOLS: dict = {}
+
+
+def default_threads() -> int:
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(n, MAX_THREADS))
+
+
+def resolve_backend(backend: str) -> str:
+    """'numpy' or 'c' for a requested light backend ('auto': C when it builds, else NumPy)."""
+    if backend not in LIGHT_BACKENDS:
+        raise ValueError(f"light backend must be one of {', '.join(LIGHT_BACKENDS)}, not {backend!r}")
+    if backend != "auto":
+        return backend
+    from ...runtime.cruntime import available
+
+    return "c" if available() else "numpy"
+
+
+def _pool(use: str, threads: int) -> ThreadPoolExecutor:
+    pool = _POOLS.get(use)
+    if pool is None or pool._max_workers < threads:
+        pool = _POOLS[use] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"brushbake-{use}")
+    return pool
+
+
+class ShadowRays:
+    """Segments through a level's point tree (hull 0): see the module docstring."""
+
+    def __init__(self, level, backend: str = "numpy", threads: int | None = None):
+        self.backend = resolve_backend(backend)
+        self.threads = default_threads() if threads is None else max(1, int(threads))
+        self.level = level
+        if self.backend == "c":
+            from ...runtime.cruntime import c_level
+
+            first = c_level(level)  # BackendUnavailableError where it cannot be built
+            self._handles = [first] + [first.copy() for _ in range(self.threads - 1)]
+        else:
+            self._tree = level.point_tree()
+
+    def transitions(self, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(kind (N,) int8, t (N,)) of the segments starts -> ends: find_first_transitions's."""
+        if self.backend == "numpy":
+            kind, t, _ = find_first_transitions(self._tree, starts, ends)
+            return kind, t
+        seg = np.empty((len(starts), 2, 3))
+        seg[:, 0], seg[:, 1] = starts, ends
+        return self.segments(seg)
+
+    def segments(self, seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """transitions() of (N, 2, 3) float64 C-contiguous segments (start, end), packed already."""
+        if self.backend == "numpy":
+            kind, t, _ = find_first_transitions(self._tree, seg[:, 0], seg[:, 1])
+            return kind, t
+        n = len(seg)
+        parts = 1 if n < MIN_THREAD_RAYS else min(self.threads, n // (MIN_THREAD_RAYS // 2))
+        if parts <= 1:
+            out = self._handles[0].transitions(seg)
+        else:
+            cuts = [n * k // parts for k in range(parts + 1)]
+            jobs = [_pool("trace", parts).submit(self._handles[k].transitions, seg[cuts[k] : cuts[k + 1]])
+                    for k in range(parts)]
+            out = np.concatenate([job.result() for job in jobs])
+        return out["kind"].astype(np.int8), out["t"]
+
+    def ordered(self, fn, items):
+        """fn(item) for each item, computed on the threads up to `threads` ahead, yielded in order.
+        A caller that stops early (a cancel) leaves at most that many computed for nothing."""
+        if self.threads <= 1:
+            for item in items:
+                yield fn(item)
+            return
+        pool = _pool("work", self.threads)
+        queue: deque = deque()
+        try:
+            for item in items:
+                queue.append(pool.submit(fn, item))
+                if len(queue) > self.threads:
+                    yield queue.popleft().result()
+            while queue:
+                yield queue.popleft().result()
+        finally:
+            for job in queue:
+                job.cancel()

@@ -1,0 +1,296 @@
+"""Leaks: can the void outside the world reach something that must be inside?
+
+The flood starts at the void portals (core/compile/vis/portals.py: portals to the outside of the world
+box) and crosses every portal; the clusters it reaches are `outside_clusters`.  Every point that
+must be inside (player starts, lights, markers, points the user names) is located in the point
+tree: one in an outside cluster means the map leaks.  The report then gives, for the leaking point
+nearest the void, the shortest chain from it through portal centres to the void (Dijkstra over
+the portals, by distance), the portal where the chain leaves the map (the hole) and the structural
+brush whose faces lie nearest that portal.
+
+Where the chain leaves the map: walking the chain from the entity, the first portal that is
+nearer (along portals) to the void than to any inside point.  On a closed map with one hole the
+cells beyond the hole are the thin shell between the walls and the world box (the box is the
+scene's bounds plus 1 m), so the crossing falls at the hole's portals.
+
+A sealed map (no inside point reachable) marks the clusters the void reaches as outside: later
+stages (the PVS) treat them as solid (`LeakReport.outside_mask`).  A leaking map marks nothing:
+it is treated as unsealed, every cluster kept.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...detmath import dot, norm
+from ...runtime.level import FACE_DETAIL, CompiledLevel
+from ...runtime.query import point_leaves
+from .portals import Portals, build_portals
+
+
+@dataclass
+class LeakReport:
+    """What the leak flood found.  Points and lengths in metres."""
+
+    leaks: bool
+    #: (C,) bool: clusters the void reaches through portals
+    outside_clusters: np.ndarray
+    #: the leaking point nearest the void (its name), and where it is
+    entity: str | None = None
+    entity_position: tuple[float, float, float] | None = None
+    #: every inside point the void reaches, by name
+    leaking: list[str] = field(default_factory=list)
+    #: (K, 3): the entity, the centres of the portals crossed, and the centre of the void portal
+    chain: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    #: (K - 1,) the portals the chain crosses, the last one a void portal
+    chain_portals: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    #: the portal where the chain leaves the map, its centre, the brush nearest it
+    hole_portal: int = -1
+    hole_position: tuple[float, float, float] | None = None
+    hole_brush: str | None = None
+    hole_brush_index: int = -1
+    hole_brush_distance: float = float("inf")
+    #: inside points that lie in solid (they cannot leak and say nothing of what is inside)
+    in_solid: list[str] = field(default_factory=list)
+    #: inside points in empty space (the points the verdict rests on)
+    judged: int = 0
+    #: 'exact' (the brushes as they are) or 'qbsp' (the tips under 0.1 unit qbsp's tree can cut are cut,
+    #: core/compile/vis/sliver_seal.py)
+    rule: str = "exact"
+    #: with rule 'qbsp': the tips cut (sliver sites)
+    sliver_sites: int = 0
+
+    @property
+    def chain_length(self) -> float:
+        return float(norm(np.diff(self.chain, axis=0), axis=1).sum()) if len(self.chain) > 1 else 0.0
+
+    @property
+    def outside_mask(self) -> np.ndarray:
+        """(C,) bool: clusters later stages treat as solid.  The void's clusters on a sealed map
+        with at least one inside point in empty space; none on a leaking or unjudged map."""
+        if self.leaks or not self.judged:
+            return np.zeros_like(self.outside_clusters)
+        return self.outside_clusters.copy()
+
+    def message(self) -> str:
+        """One line for the command line and the add-on's report."""
+        if not self.leaks:
+            return "sealed: no inside point is reachable from the void"
+        x, y, z = self.entity_position
+        more = f" (and {len(self.leaking) - 1} more)" if len(self.leaking) > 1 else ""
+        near = f"; the hole is next to brush {self.hole_brush}" if self.hole_brush else ""
+        hx = "" if self.hole_position is None else " at ({:.3f}, {:.3f}, {:.3f})".format(*self.hole_position)
+        rule = (f" (as qbsp judges it: {self.sliver_sites} brush tips under 0.1 unit that its tree can cut are cut; "
+                "sealed in exact geometry)" if self.rule == "qbsp" else "")
+        return (f"leak{rule}: {self.entity} at ({x:.3f}, {y:.3f}, {z:.3f}){more} is reachable from the void through "
+                f"a hole{hx}{near}; the chain crosses {len(self.chain_portals)} portals, {self.chain_length:.2f} m")
+
+
+def inside_points(scene, extra=()) -> tuple[np.ndarray, list[str]]:
+    """The points a scene says must be inside: markers (player starts, 'inside' markers, any
+    info_*), lights, then `extra` (points the user names, called 'point 1', 'point 2', ...)."""
+    pts, names = [], []
+    for m in scene.markers:
+        pts.append(m.position)
+        names.append(f"{m.name} ({m.kind})")
+    for light in scene.lights:
+        pts.append(light.position)
+        names.append(f"{light.name} (light)")
+    for i, p in enumerate(extra):
+        pts.append(tuple(float(v) for v in p))
+        names.append(f"point {i + 1}")
+    return np.array(pts, dtype=np.float64).reshape(-1, 3), names
+
+
+def check_scene(scene, level: CompiledLevel, extra_points=(), progress=None, cancel=None) -> tuple[Portals, LeakReport]:
+    """The portals of a baked scene and its leak verdict from its markers, lights and
+    `extra_points`; counts go to level.stats['leaks'], seconds to level.stats['times'] ('portals',
+    'leaks').  progress and cancel as for build_portals."""
+    t0 = time.perf_counter()
+    portals = build_portals(level, progress=progress, cancel=cancel)
+    t1 = time.perf_counter()
+    report = find_leaks(level, portals, *inside_points(scene, extra_points))
+    level.stats["leaks"] = {"clusters": portals.num_clusters, "portals": portals.num_inner,
+                            "void_portals": portals.num_portals - portals.num_inner, "leaks": report.leaks,
+                            "judged": report.judged, "outside_clusters": int(report.outside_clusters.sum())}
+    level.stats.setdefault("times", {}).update(portals=t1 - t0, leaks=time.perf_counter() - t1)
+    return portals, report
+
+
+def flood_from_void(clusters: np.ndarray, num_clusters: int) -> np.ndarray:
+    """(C,) bool: the clusters reachable from the outside (cluster id num_clusters) across the
+    links `clusters` (M, 2) (breadth first, all clusters of one step at a time)."""
+    c = num_clusters
+    reached = np.zeros(c + 1, dtype=bool)
+    reached[c] = True
+    cl = np.asarray(clusters, dtype=np.int64).reshape(-1, 2)
+    frontier = np.array([c])
+    while len(frontier):
+        mark = np.zeros(c + 1, dtype=bool)
+        mark[frontier] = True
+        touch = mark[cl[:, 0]] | mark[cl[:, 1]]
+        nxt = np.unique(cl[touch].ravel())
+        frontier = nxt[~reached[nxt]]
+        reached[frontier] = True
+    return reached[:c]
+
+
+@dataclass
+class Links:
+    """What the flood crosses, each a pair of clusters and a point on the way (the portals and
+    their centres; the outside is cluster num_clusters)."""
+
+    clusters: np.ndarray  # (M, 2) int64
+    points: np.ndarray  # (M, 3)
+    num_portals: int
+
+
+def find_leaks(level: CompiledLevel, portals: Portals, inside_points, names) -> LeakReport:
+    """Flood from the void; a typed LeakReport (see the module docstring)."""
+    pts = np.asarray(inside_points, dtype=np.float64).reshape(-1, 3)
+    names = list(names)
+    graph = Links(portals.clusters.astype(np.int64), portals.centres(), portals.num_portals)
+    outside = flood_from_void(graph.clusters, portals.num_clusters)
+    leaves = point_leaves(level, pts) if len(pts) else np.zeros(0, np.int64)
+    cluster = portals.cluster_of_leaf[leaves].astype(np.int64) if len(pts) else np.zeros(0, np.int64)
+    in_box = np.all((pts >= level.world_bounds[0]) & (pts <= level.world_bounds[1]), axis=1)
+    cluster[~in_box] = -1  # beyond the world box: in the void itself
+    solid = (cluster < 0) & in_box
+    report = LeakReport(leaks=False, outside_clusters=outside, in_solid=[names[i] for i in np.flatnonzero(solid)],
+                        judged=int(np.count_nonzero(~solid)))
+    leaking = np.flatnonzero(~in_box | ((cluster >= 0) & outside[np.maximum(cluster, 0)]))
+    if not len(leaking):
+        return report
+    report.leaks = True
+    report.leaking = [names[i] for i in leaking]
+    _shortest_chain(level, portals, graph, pts, cluster, leaking, names, report)
+    return report
+
+
+def _shortest_chain(level, portals, graph, pts, cluster, leaking, names, report) -> None:
+    """Fill the chain, the entity and the hole: Dijkstra from the void over the links' points
+    (and from the inside points, to find where the chain leaves the map)."""
+    centres = graph.points
+    by_cluster = _links_by_cluster(graph.clusters, portals.num_clusters)
+    void = np.flatnonzero(graph.clusters[:, 1] == portals.outside)
+    d_void, toward = _dijkstra(graph.clusters, portals.outside, centres, by_cluster, [(0.0, int(j)) for j in void])
+    # the entity: the leaking point with the shortest way out
+    # a point beyond the world box is in the void itself (its chain is the point alone): named
+    # only when no leaking point inside the box has a chain to show
+    best, entity, first = np.inf, int(leaking[0]), -1
+    for i in leaking.tolist():
+        c = int(cluster[i])
+        if c < 0:
+            continue
+        js = by_cluster[c]
+        if not len(js):
+            continue
+        d = norm(centres[js] - pts[i], axis=1) + d_void[js]
+        k = int(np.argmin(d))
+        if d[k] < best:
+            best, entity, first = float(d[k]), i, int(js[k])
+    report.entity = names[entity]
+    report.entity_position = tuple(float(v) for v in pts[entity])
+    chain = [first] if first >= 0 else []
+    while chain and toward[chain[-1]] >= 0:
+        chain.append(int(toward[chain[-1]]))
+    report.chain_portals = np.array(chain, dtype=np.int64)
+    report.chain = np.concatenate([pts[entity][None], centres[chain]]) if chain else pts[entity][None].copy()
+    if not chain:
+        return
+    inside = [i for i in range(len(pts)) if cluster[i] >= 0]
+    seeds = [(float(norm(centres[j] - pts[i])), int(j)) for i in inside for j in by_cluster[int(cluster[i])].tolist()]
+    d_in, _ = _dijkstra(graph.clusters, portals.outside, centres, by_cluster, seeds)
+    hole = next((j for j in chain if d_void[j] < d_in[j]), chain[-1])
+    report.hole_portal = int(hole)
+    report.hole_position = tuple(float(v) for v in centres[hole])
+    report.hole_brush_index, report.hole_brush_distance = nearest_brush(level, portals.winding(hole))
+    if report.hole_brush_index >= 0:
+        report.hole_brush = level.brush_names[report.hole_brush_index]
+
+
+def _links_by_cluster(clusters: np.ndarray, num_clusters: int) -> list[np.ndarray]:
+    """Per cluster (the outside included, last), the links touching it."""
+    c = num_clusters + 1
+    owner = clusters.astype(np.int64).ravel()
+    ids = np.repeat(np.arange(len(clusters)), 2)
+    order = np.argsort(owner, kind="stable")
+    bounds = np.searchsorted(owner[order], np.arange(c + 1))
+    return [ids[order[bounds[k]:bounds[k + 1]]] for k in range(c)]
+
+
+def _dijkstra(clusters, outside, centres, by_cluster, seeds) -> tuple[np.ndarray, np.ndarray]:
+    """Shortest distances over link points (a step joins two links of one cluster, the outside
+    excluded: its links are only ever seeds).  Returns (distance per link, the next link on the
+    way back to the nearest seed, -1 at a seed)."""
+    n = len(clusters)
+    dist = np.full(n, np.inf)
+    toward = np.full(n, -1, dtype=np.int64)
+    heap = []
+    for d, j in seeds:
+        if d < dist[j]:
+            dist[j] = d
+            heapq.heappush(heap, (d, j, -1))
+    done = np.zeros(n, dtype=bool)
+    cl = np.asarray(clusters).tolist()
+    while heap:
+        d, j, prev = heapq.heappop(heap)
+        if done[j]:
+            continue
+        done[j] = True
+        toward[j] = prev
+        for c in cl[j]:
+            if c == outside:
+                continue
+            ks = by_cluster[c]
+            nd = d + norm(centres[ks] - centres[j], axis=1)
+            better = nd < dist[ks]
+            for k, v in zip(ks[better].tolist(), nd[better].tolist()):
+                dist[k] = v
+                heapq.heappush(heap, (v, k, j))
+    return dist, toward
+
+
+def nearest_brush(level: CompiledLevel, polygon: np.ndarray) -> tuple[int, float]:
+    """The brush whose structural faces come nearest a portal (distance between the face and the
+    portal's vertices and centre, exact per point), and that distance; (-1, inf) with no faces."""
+    faces = np.flatnonzero((level.face_flags & FACE_DETAIL) == 0)
+    if not len(faces):
+        return -1, float("inf")
+    probes = np.concatenate([polygon, polygon.mean(axis=0, keepdims=True)])
+    best = np.full(len(faces), np.inf)
+    for p in probes:
+        best = np.minimum(best, _point_face_distances(level, faces, p))
+    k = int(np.argmin(best))
+    return int(level.face_brush[faces[k]]), float(best[k])
+
+
+def _point_face_distances(level: CompiledLevel, faces: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Exact distance from p to each convex face: to its plane where p projects inside it, else to
+    its nearest edge."""
+    first = level.face_first_vertex[faces].astype(np.int64)
+    count = level.face_num_vertices[faces].astype(np.int64)
+    width = int(count.max())
+    slot = np.arange(width)
+    valid = slot < count[:, None]
+    idx = first[:, None] + np.minimum(slot, count[:, None] - 1)
+    a = level.vertices[idx]
+    b = level.vertices[first[:, None] + np.where(slot + 1 < count[:, None], slot + 1, 0)]
+    ab = b - a
+    ap = p[None, None, :] - a
+    t = np.clip(dot(ap, ab) / np.maximum(dot(ab, ab), 1e-300), 0.0, 1.0)
+    edge = norm(ap - t[..., None] * ab, axis=2)
+    edge = np.where(valid, edge, np.inf).min(axis=1)
+    n = level.plane_normals[level.face_plane[faces]]
+    d = level.plane_dists[level.face_plane[faces]]
+    h = dot(n, p[None, :]) - d
+    foot = p[None, :] - h[:, None] * n
+    # inside: the foot is on the same side of every edge (whichever way the face turns)
+    side = dot(np.cross(ab, foot[:, None, :] - a), n[:, None, :])
+    inside = np.all(np.where(valid, side >= -1e-12, True), axis=1) | np.all(np.where(valid, side <= 1e-12, True), axis=1)
+    return np.where(inside, np.abs(h), edge)
+
