@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from brushbake.core.compile import slices as sl
+from brushbake.core.compile.crowds import slices as sl
 from brushbake.core.truth.crowd_truth import check_crowd, exact_legal
 from brushbake.core.compile.pipeline import bake_scene
 from brushbake.core.errors import CancelledError, InvalidSettingError, LevelFormatError
