@@ -3,6 +3,9 @@
 - a closed room with one wall brush missing leaks, and its chain passes through the hole, whose
   nearest brush is one of the hole's neighbours; the same room closed is sealed and marks only
   the outside;
+- hypothesis rooms with one gap through a wall, floor or ceiling (lights anywhere inside, a far
+  pillar making the world box bigger): the hole the message names lies in the gap, and its brush
+  is one beside the gap;
 - hypothesis scenes of boxes on a 0.25 m grid: each point's verdict (reachable from the void)
   equals a voxel flood (scipy.ndimage.label over voxels classified by brute force against the
   boxes, face-connected, the world box's border layer outside), which never touches the tree;
@@ -26,7 +29,7 @@ from brushbake.core.compile.vis.leaks import find_leaks, inside_points
 from brushbake.core.compile.pipeline import compile_scene
 from brushbake.core.compile.vis.portals import build_portals
 from brushbake.core.model.brushes import Contents, box_brush
-from brushbake.core.model.scene import Marker, Scene
+from brushbake.core.model.scene import Light, Marker, Scene
 from brushbake.core.runtime.query import point_leaves
 
 #: the exact rule's verdict for every map in maps/ (docs/VISIBILITY.md has the table and the
@@ -278,3 +281,83 @@ def test_q1_mountain_seal_hangs_on_a_tenth_of_a_unit_where_qbsp_splits(map_named
     assert report.leaks and report.entity.endswith("(player_start)")
     assert not check_chain(level, portals, report), check_chain(level, portals, report)
     assert np.min(np.linalg.norm(report.chain * 32 - np.array(nearest.vertex), axis=1)) < 0.1
+
+
+# --------------------------------------------------------------------------------------------
+# Where the message says the hole is: rooms with one gap of known place
+
+
+def box_minus(lo, hi, glo, ghi):
+    """Boxes tiling the box lo..hi less the box glo..ghi (which lies within it on two axes and
+    crosses it on the third): cut along each axis in turn, the gap's slab kept for the next."""
+    out, lo, hi = [], np.array(lo, float), np.array(hi, float)
+    for k in range(3):
+        if glo[k] > lo[k]:
+            a, b = lo.copy(), hi.copy()
+            b[k] = glo[k]
+            out.append((a, b))
+            lo[k] = glo[k]
+        if ghi[k] < hi[k]:
+            a, b = lo.copy(), hi.copy()
+            a[k] = ghi[k]
+            out.append((a, b))
+            hi[k] = ghi[k]
+    return out
+
+
+@st.composite
+def gap_rooms(draw):
+    """A closed room (walls, floor and ceiling of one thickness) with one rectangular gap through
+    one of its six sides, a player start and lights inside, sometimes a far pillar that makes
+    the world box bigger; (scene, gap box, names of the brushes beside the gap)."""
+    q = lambda lo, hi: draw(st.integers(lo, hi)) * STEP  # noqa: E731
+    size = np.array([q(8, 24), q(8, 24), q(8, 16)])
+    t = q(1, 3)
+    side = draw(st.integers(0, 5))
+    axis, high = side % 3, side >= 3
+    slabs = []
+    for k in range(3):
+        for up in (False, True):
+            lo, hi = np.full(3, -t), size + t
+            if up:
+                lo[k] = size[k]
+            else:
+                hi[k] = 0.0
+            slabs.append((k, up, lo, hi))
+    glo, ghi = np.zeros(3), np.zeros(3)
+    for k in range(3):
+        if k == axis:
+            glo[k], ghi[k] = (size[k], size[k] + t) if high else (-t, 0.0)
+        else:
+            a = draw(st.integers(1, int(size[k] / STEP) - 2))
+            b = draw(st.integers(a + 1, int(size[k] / STEP) - 1))
+            glo[k], ghi[k] = a * STEP, b * STEP
+    boxes = []
+    for k, up, lo, hi in slabs:
+        boxes += box_minus(lo, hi, glo, ghi) if (k, up) == (axis, high) else [(lo, hi)]
+    if draw(st.booleans()):
+        far = np.array([q(60, 120), q(-40, 40), 0.0])
+        boxes.append((far, far + 1.0))
+    inside = lambda: tuple(float(draw(st.integers(1, int(s / STEP) - 1)) * STEP) for s in size)  # noqa: E731
+    brushes = [box_brush(a, b, f"b{i}") for i, (a, b) in enumerate(boxes)]
+    beside = {f"b{i}" for i, (a, b) in enumerate(boxes) if np.all(a <= ghi + 1e-9) and np.all(b >= glo - 1e-9)}
+    scene = Scene("gap", brushes=brushes, markers=[Marker("start", "player_start", inside())],
+                  lights=[Light(f"lamp{i}", inside()) for i in range(draw(st.integers(0, 3)))])
+    return scene, (glo, ghi), beside
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, report_multiple_bugs=False,
+          phases=[Phase.explicit, Phase.generate, Phase.shrink], suppress_health_check=[HealthCheck.too_slow])
+@given(case=gap_rooms())
+def test_the_hole_named_is_in_the_gap_beside_its_brushes(case):
+    """The message's hole lies in the gap (on its closed box) and the brush it names is one of the
+    brushes beside the gap, wherever the gap, the start, the lights (a light by the gap made the
+    earlier rule name the chain's end on the world box) and the world box's size."""
+    scene, (glo, ghi), beside = case
+    level = compile_scene(scene)
+    portals = build_portals(level)
+    report = find_leaks(level, portals, *inside_points(scene))
+    assert report.leaks and not check_chain(level, portals, report)
+    hole = np.array(report.hole_position)
+    assert np.all(hole >= glo - 1e-9) and np.all(hole <= ghi + 1e-9), (hole, glo, ghi, report.chain)
+    assert report.hole_brush in beside and report.hole_brush_distance < 1e-9, (report.hole_brush, beside)

@@ -8,10 +8,14 @@ nearest the void, the shortest chain from it through portal centres to the void 
 the portals, by distance), the portal where the chain leaves the map (the hole) and the structural
 brush whose faces lie nearest that portal.
 
-Where the chain leaves the map: walking the chain from the entity, the first portal that is
-nearer (along portals) to the void than to any inside point.  On a closed map with one hole the
-cells beyond the hole are the thin shell between the walls and the world box (the box is the
-scene's bounds plus 1 m), so the crossing falls at the hole's portals.
+Where the chain leaves the map (the opening): the world box is the scene's bounds plus 1 m, so
+the cells beyond a hole in a closed map's walls touch it (they have void portals), and no cell of
+the map's inside does.  The markers' side is every cell an inside point reaches without entering
+a cell on the world box; the opening is where the chain leaves the last of the chain's cells on
+that side: the portal in the gap, not the chain's end on the world box.  (Distances along portal
+centres, which an earlier rule compared, mislead there: a void portal is a piece of a face of
+the world box, its centre metres from the gap.)  When the entity's own cell reaches the world box
+(open sky), the chain's first portal is named.
 
 A sealed map (no inside point reachable) marks the clusters the void reaches as outside: later
 stages (the PVS) treat them as solid (`LeakReport.outside_mask`).  A leaking map marks nothing:
@@ -202,15 +206,38 @@ def _shortest_chain(level, portals, graph, pts, cluster, leaking, names, report)
     report.chain = np.concatenate([pts[entity][None], centres[chain]]) if chain else pts[entity][None].copy()
     if not chain:
         return
-    inside = [i for i in range(len(pts)) if cluster[i] >= 0]
-    seeds = [(float(norm(centres[j] - pts[i])), int(j)) for i in inside for j in by_cluster[int(cluster[i])].tolist()]
-    d_in, _ = _dijkstra(graph.clusters, portals.outside, centres, by_cluster, seeds)
-    hole = next((j for j in chain if d_void[j] < d_in[j]), chain[-1])
+    hole = _opening(graph.clusters, portals, cluster, int(cluster[entity]), chain)
     report.hole_portal = int(hole)
     report.hole_position = tuple(float(v) for v in centres[hole])
     report.hole_brush_index, report.hole_brush_distance = nearest_brush(level, portals.winding(hole))
     if report.hole_brush_index >= 0:
         report.hole_brush = level.brush_names[report.hole_brush_index]
+
+
+def _opening(clusters: np.ndarray, portals: Portals, cluster: np.ndarray, start: int, chain: list[int]) -> int:
+    """The chain's portal where it leaves the last of its cells on the markers' side: the cells the
+    inside points (their clusters `cluster`, -1 for none) reach without entering a cell that
+    touches the world box (see the module docstring).  The chain starts in cluster `start`."""
+    c = portals.num_clusters
+    on_box = np.zeros(c + 1, dtype=bool)
+    on_box[clusters[portals.num_inner:].ravel()] = True  # the void portals' clusters and the outside
+    side = np.zeros(c + 1, dtype=bool)
+    seeds = np.unique(cluster[cluster >= 0])
+    side[seeds[~on_box[seeds]]] = True
+    inner = clusters[: portals.num_inner]
+    inner = inner[~on_box[inner[:, 0]] & ~on_box[inner[:, 1]]]
+    while True:  # flood across portals between cells off the box
+        grow = side[inner[:, 0]] != side[inner[:, 1]]
+        if not grow.any():
+            break
+        side[inner[grow].ravel()] = True
+    hole, cell = chain[0], start
+    for j in chain:
+        if side[cell]:
+            hole = j
+        a, b = (int(v) for v in clusters[j])
+        cell = b if a == cell else a
+    return hole
 
 
 def _links_by_cluster(clusters: np.ndarray, num_clusters: int) -> list[np.ndarray]:
