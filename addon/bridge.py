@@ -33,7 +33,7 @@ from ..core.model.hulls import make_hull
 from ..core.model.light_units import light_power
 from ..core.model.scene import DetailMesh, Hull, Marker, Scene, Settings
 from ..core.tolerances import PLANES_MATCH_TOLERANCE
-from .properties import CONTENTS_ROLE, ROLE_CONTENTS
+from .roles import CONTENTS_ROLE, ROLE_CONTENTS
 
 PLANES_KEY = "brushbake_planes"
 NAME_KEY = "brushbake_name"

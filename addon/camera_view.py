@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .overlays import OverlayGeometry, _fan
+from .overlay_geometry import OverlayGeometry, fan
 
 MODES = ("pvs", "frustum", "portal")
 #: the colours of the faces drawn per mode (the overlay), and of the frustum's edges
@@ -146,7 +146,7 @@ def camera_overlay(level, camera, mode: str) -> OverlayGeometry:
     line_colors = np.tile(FRUSTUM_COLOR, (len(lines), 1)).astype(np.float32)
     if not polys:
         return OverlayGeometry(line_positions=lines, line_colors=line_colors)
-    t = _fan(polys)
+    t = fan(polys)
     return OverlayGeometry(t.reshape(-1, 3).astype(np.float32),
                            np.tile(MODE_COLORS[mode], (3 * len(t), 1)).astype(np.float32), np.array(leaves),
                            lines, line_colors)

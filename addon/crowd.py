@@ -17,7 +17,7 @@ import numpy as np
 from bpy.app.handlers import persistent
 
 from ..core.runtime.crowd import DIRECTIONS, Crowd, legal_steps, standing_spots
-from .overlays import OverlayGeometry
+from .overlay_geometry import OverlayGeometry
 
 #: the point cloud object a spawned crowd plays on
 CROWD_OBJECT = "brushbake crowd"

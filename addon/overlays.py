@@ -20,13 +20,16 @@ properties.OVERLAYS; :func:`geometry_for` picks by that item.  The draw handler 
 imported inside the drawing functions: the geometry functions run anywhere, even without a GPU.
 """
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from ..core.compile.trees.cells import tree_cells
 from ..core.geometry import base_polygon, polygon_normal_area, split_polygon
 from ..core.tolerances import OVERLAY_MIN_AREA, ON_EPSILON
+from . import storage
+from .camera_view import camera_overlay, current_camera
+from .crowd import slices_overlay
+from .overlay_geometry import OverlayGeometry, fan
+from .visibility import visible_cells_overlay
 
 SOLID_COLOR = (0.9, 0.25, 0.15, 0.55)
 EMPTY_COLOR = (0.2, 0.8, 0.35, 0.12)
@@ -35,24 +38,6 @@ TRACE_COLOR = (1.0, 0.85, 0.1, 1.0)
 TRACE_REST_COLOR = (0.6, 0.6, 0.6, 1.0)
 NORMAL_COLOR = (0.1, 1.0, 1.0, 1.0)
 BEVEL_COLOR = (1.0, 0.65, 0.1, 0.7)
-
-@dataclass
-class OverlayGeometry:
-    """Triangles (T*3 vertices) and line segments (S*2 vertices), float32, colours RGBA per vertex.
-
-    ``tri_leaf`` names the leaf each triangle came from (-1 when not from a leaf), for checking.
-    """
-
-    tri_positions: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.float32))
-    tri_colors: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.float32))
-    tri_leaf: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    line_positions: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.float32))
-    line_colors: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.float32))
-
-    @property
-    def num_triangles(self) -> int:
-        return len(self.tri_positions) // 3
-
 
 # ------------------------------------------------------------------------------------------------
 # leaf cells
@@ -88,12 +73,6 @@ def cell_volume(cell: list[np.ndarray]) -> float:
     return total
 
 
-def _fan(polys: list[np.ndarray]) -> np.ndarray:
-    """(T, 3, 3) triangles of convex polygons, fanned from each first vertex."""
-    tris = [np.stack([p[0], p[i], p[i + 1]]) for p in polys for i in range(1, len(p) - 1)]
-    return np.array(tris, dtype=np.float64).reshape(-1, 3, 3)
-
-
 def hull_index(level, hull) -> int:
     """A hull given by name or index, as the level's index.  Raises KeyError naming the hulls."""
     if isinstance(hull, int):
@@ -121,7 +100,7 @@ def leaf_overlay(level, hull=0, include_empty: bool = False) -> OverlayGeometry:
     for leaf, cell in enumerate(cells):
         if not cell or not (solid[leaf] or include_empty):
             continue
-        t = _fan(cell)
+        t = fan(cell)
         tris.append(t)
         leaves.append(np.full(len(t), leaf))
         colors.append(np.tile(SOLID_COLOR if solid[leaf] else EMPTY_COLOR, (3 * len(t), 1)))
@@ -174,7 +153,7 @@ def hull_surface_overlay(level, hull=0) -> OverlayGeometry:
     if not keep:
         return OverlayGeometry()
     counts = [len(p) - 2 for p in keep]
-    t = _fan(keep)
+    t = fan(keep)
     return OverlayGeometry(t.reshape(-1, 3).astype(np.float32),
                            np.tile(SURFACE_COLOR, (3 * len(t), 1)).astype(np.float32),
                            np.repeat(owner, counts))
@@ -209,7 +188,7 @@ def bevel_overlay(level, margin: float = 0.15) -> OverlayGeometry:
     if not patches:
         return OverlayGeometry()
     counts = [len(p) - 2 for p in patches]
-    t = _fan(patches)
+    t = fan(patches)
     return OverlayGeometry(t.reshape(-1, 3).astype(np.float32),
                            np.tile(BEVEL_COLOR, (3 * len(t), 1)).astype(np.float32),
                            np.repeat(owners, counts))
@@ -247,8 +226,6 @@ _geometry_cache: dict[tuple, OverlayGeometry] = {}
 
 def geometry_for(scene) -> OverlayGeometry:
     """The overlay the scene's settings choose, built from its stored bake (cached)."""
-    from . import storage
-
     settings = scene.brushbake
     if settings.overlay == "TRACE":
         trace = last_trace(settings)
@@ -256,8 +233,6 @@ def geometry_for(scene) -> OverlayGeometry:
     camera = None
     if settings.overlay == "CAMERA":
         import bpy
-
-        from .camera_view import current_camera  # camera_view imports this module
 
         camera, _ = current_camera(bpy.context, settings.cull_use_view)
         if camera is None:
@@ -277,16 +252,10 @@ def geometry_for(scene) -> OverlayGeometry:
         elif settings.overlay == "BEVELS":
             geom = bevel_overlay(level)
         elif settings.overlay == "SLICES":
-            from .crowd import slices_overlay  # crowd imports this module
-
             geom = slices_overlay(level)
         elif settings.overlay == "CAMERA":
-            from .camera_view import camera_overlay
-
             geom = camera_overlay(level, np.array(camera), settings.cull_mode)
         elif settings.overlay == "VISIBLE":
-            from .visibility import visible_cells_overlay  # visibility imports this module
-
             geom = visible_cells_overlay(level, tuple(scene.cursor.location))
         else:
             geom = leaf_overlay(level, hull, settings.overlay_empty)

@@ -9,7 +9,7 @@ colouring and in Cycles and EEVEE renders alike.  Making the same preview again 
 import bpy
 import numpy as np
 
-from .overlays import OverlayGeometry
+from .overlay_geometry import OverlayGeometry
 
 COLLECTION = "brushbake preview"
 MATERIAL = "brushbake preview"

@@ -22,10 +22,10 @@ from bpy.props import (
 )
 from bpy.types import PropertyGroup
 
-from ..core.model.brushes import Contents
 from ..core.model.hulls import PRESETS
 from ..core.model.scene import SETTING_RANGES as _RANGES
 from ..core.units import QUAKE_UNIT
+from . import overlays
 
 # Blender 4.5 marks a '//' (blend-relative) path as invalid unless the property opts in, and older
 # versions reject the option by name: ask for it only where it exists.
@@ -44,14 +44,6 @@ ROLES = (
     ("IGNORE", "Ignored", "Not part of the level: never baked (preview objects, references)"),
 )
 
-#: role -> brush contents, for the roles that are brushes compiled into the level
-ROLE_CONTENTS = {
-    "STRUCTURAL": Contents.SOLID,
-    "DETAIL": Contents.DETAIL,
-    "CLIP": Contents.CLIP,
-    "NONSOLID": Contents.NONSOLID,
-}
-CONTENTS_ROLE = {contents: role for role, contents in ROLE_CONTENTS.items()}
 
 #: hull presets offered by the Add Hull button, in a fixed order (the aliases stand/crouch left out)
 PRESET_ITEMS = tuple(
@@ -80,8 +72,6 @@ CULL_MODES = (
 
 
 def _redraw_overlay(self, context) -> None:
-    from . import overlays  # imported late: overlays imports gpu, only needed once something draws
-
     overlays.settings_changed(context)
 
 

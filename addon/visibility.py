@@ -11,7 +11,7 @@ import bpy
 import numpy as np
 
 from . import bridge
-from .overlays import OverlayGeometry, _fan
+from .overlay_geometry import OverlayGeometry, fan
 
 #: the curve object drawing the leak chain (replaced at every bake, removed when sealed)
 LEAK_OBJECT = "brushbake leak"
@@ -91,7 +91,7 @@ def visible_cells_overlay(level, point) -> OverlayGeometry:
     here = int(level.point_tree().locate(p)[0][0])
     tris, colors, leaves = [], [], []
     for leaf in seen.tolist():
-        t = _fan(box_faces(level.leaf_bounds[leaf]))
+        t = fan(box_faces(level.leaf_bounds[leaf]))
         tris.append(t)
         leaves.append(np.full(len(t), leaf))
         colors.append(np.tile(HERE_COLOR if leaf == here else SEEN_COLOR, (3 * len(t), 1)))

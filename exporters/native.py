@@ -24,7 +24,7 @@ from ..core.errors import LevelFormatError
 from ..core.runtime.level import CompiledLevel
 from ..core.model.scene import SETTING_RANGES
 from ..core.runtime.crowd import CrowdSlices
-from ..core.runtime.pvs import decompress_rows
+from ..core.runtime.pvs_rows import decompress_rows
 from ..core.detmath import dot
 from ..core.tolerances import (CULL_PORTAL_ON_PLANE, MAX_COORDINATE, MAX_SLICE_CELLS, NORMAL_LENGTH_TOLERANCE,
                                SLICE_FINEST_UNIT)

@@ -379,7 +379,7 @@ def test_shape_query_without_bevels_warns(scene, tmp_path):
 def test_info_counts_the_visibility_clusters(level, tmp_path):
     """A level with a PVS (added here through the library: every empty structural cluster one
     visibility cluster, all seeing all) shows its visibility clusters."""
-    from brushbake.core.runtime.pvs import compress_rows, pack_bits
+    from brushbake.core.runtime.pvs_rows import compress_rows, pack_bits
     from brushbake.exporters.native import write_level
 
     lv = read_level(level)

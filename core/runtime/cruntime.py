@@ -30,8 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ...exporters.native import (
+    level_to_bytes,  # the one writer of the .bbk bytes the C loader reads
+)
 from ..errors import BackendUnavailableError, LevelFormatError, UnknownHullError
-from .results import Hits
+from .results import Hits, MoveBatch
 
 #: where the C sources live: runtime_c/ at the top of the package (the repository's root)
 SOURCE_DIR = Path(__file__).resolve().parents[2] / "runtime_c"
@@ -295,8 +298,6 @@ class CLevel:
 
     def move(self, hull: int, positions, velocities, dt, settings, ground_normals=None, step: bool = False):
         """slide_move_batch / step_slide_move_batch (core/runtime/move.py) in C: a MoveBatch."""
-        from .move import MoveBatch
-
         pos = self._rows(positions, (3,))
         vel = np.ascontiguousarray(np.broadcast_to(self._rows(velocities, (3,)), pos.shape))
         dts = np.ascontiguousarray(np.broadcast_to(np.asarray(dt, dtype=np.float64).ravel(), (len(pos),)))
@@ -380,8 +381,6 @@ def c_level(level) -> CLevel:
     one place that writes the format; imported here, lazily, only for the C backend)."""
     if isinstance(level, CLevel):
         return level
-    from ...exporters.native import level_to_bytes  # the .bbk bytes the C loader reads
-
     fields = [v for k, v in vars(level).items() if isinstance(v, np.ndarray)]
     return level.cached("c_level", lambda: CLevel(level_to_bytes(level), "level", level.hull_names), *fields)
 

@@ -25,6 +25,7 @@ import numpy as np
 from ..detmath import dot
 from ..errors import BrushbakeError
 from .camera import as_cameras, boxes_inside_planes, boxes_meet_frustums, frustum_planes
+from .cruntime import c_level, check_backend
 from .portal_walk import portal_walk
 from .pvs import has_vis, visibility
 from .query import point_leaves
@@ -222,8 +223,6 @@ def cull(level, cameras, mode: str = "portal", backend: str = "numpy") -> CullRe
         raise BrushbakeError("the level has no portals for the 'portal' mode (it was baked before they were "
                              "stored).", subject="level", hint="Rebake it with visibility (bake --vis fast).")
     if backend != "numpy":
-        from .cruntime import c_level, check_backend
-
         check_backend(backend)
         clevel = c_level(level)
         t0 = time.perf_counter()
@@ -280,8 +279,6 @@ def cull_camera(level, camera, mode: str = "portal", back_to_front: bool = False
     """One camera (8 numbers): (leaves, faces) it draws in `mode`, back to front when asked.
     backend "c": runtime_c's bbk_cull (leaves, faces and their order from C)."""
     if backend != "numpy":
-        from .cruntime import c_level, check_backend
-
         check_backend(backend)
         cull(level, np.asarray(camera, dtype=np.float64).reshape(1, 8)[:0], mode)  # the same checks and errors
         return c_level(level).cull_camera(as_cameras(camera), mode, back_to_front)

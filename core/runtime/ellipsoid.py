@@ -73,9 +73,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..detmath import matmul, norm
-from ..tolerances import COLLISION_SKIN, ELLIPSOID_MIN_EDGE, GATHER_MARGIN, MIN_EDGE_LENGTH
-
-
+from ..tolerances import (
+    COLLISION_SKIN,
+    ELLIPSOID_MIN_EDGE,
+    GATHER_MARGIN,
+    MIN_EDGE_LENGTH,
+)
 
 #: the thesis's MAXITERATIONS
 MAX_ITERATIONS = 5

@@ -56,11 +56,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..tolerances import (CREASE_EPSILON, GROUND_PROBE, INTO_EPSILON, NUDGE_SPEED, SAME_PLANE_DOT,
-                          STEP_GAIN_EPSILON, SURFACE_GAP)
+from ..tolerances import (
+    CREASE_EPSILON,
+    GROUND_PROBE,
+    INTO_EPSILON,
+    NUDGE_SPEED,
+    SAME_PLANE_DOT,
+    STEP_GAIN_EPSILON,
+    SURFACE_GAP,
+)
 from ..units import QUAKE_UNIT
-from .trace import trace_hull, trace_hulls
+from .cruntime import c_level, check_backend
 from .query import point_solid
+from .results import MoveBatch, MoveResult
+from .trace import trace_hull, trace_hulls
 from .tree import Tree, as_tree
 
 # --------------------------------------------------------------------------------------------
@@ -107,42 +116,6 @@ class MoveSettings:
 
 
 DEFAULT_SETTINGS = MoveSettings()
-
-
-@dataclass
-class MoveResult:
-    position: np.ndarray  # (3,) where the reference point ends
-    velocity: np.ndarray  # (3,) velocity after clipping
-    on_ground: bool  # the ground check at the end found walkable ground
-    ground_normal: np.ndarray  # (3,) its normal, zero when not on ground
-    clip_planes: int  # planes hit during the move (the seed planes not counted)
-    stepped: bool  # step_slide_move took the stepped path
-    blocked: bool  # hit a plane too steep to stand on, or stopped dead at a crease / plane limit
-    start_solid: bool = False  # a trace started in solid: the character did not move
-    reverted: bool = False  # the end was solid (a trace bug) and the move was undone
-
-
-@dataclass
-class MoveBatch:
-    """The results of a batch move, one row per character (the fields of MoveResult)."""
-
-    position: np.ndarray  # (N, 3)
-    velocity: np.ndarray  # (N, 3)
-    on_ground: np.ndarray  # (N,) bool
-    ground_normal: np.ndarray  # (N, 3)
-    clip_planes: np.ndarray  # (N,) int64
-    stepped: np.ndarray  # (N,) bool
-    blocked: np.ndarray  # (N,) bool
-    start_solid: np.ndarray  # (N,) bool
-    reverted: np.ndarray  # (N,) bool
-
-    def __len__(self) -> int:
-        return len(self.position)
-
-    def row(self, i: int) -> MoveResult:
-        return MoveResult(self.position[i].copy(), self.velocity[i].copy(), bool(self.on_ground[i]),
-                          self.ground_normal[i].copy(), int(self.clip_planes[i]), bool(self.stepped[i]),
-                          bool(self.blocked[i]), bool(self.start_solid[i]), bool(self.reverted[i]))
 
 
 # --------------------------------------------------------------------------------------------
@@ -552,8 +525,6 @@ def slide_move_batch(level, hull: int, positions, velocities, dt, settings: Move
 
 
 def _c_move(level, hull, positions, velocities, dt, s, ground_normals, step: bool, backend: str) -> MoveBatch:
-    from .cruntime import c_level, check_backend
-
     check_backend(backend)
     level.collision_tree(hull)  # the typed UnknownHullError, as the NumPy path gives
     if s.max_clip_planes > 64:

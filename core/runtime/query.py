@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cruntime import c_level
 from .level import CompiledLevel
 from .trace import solid_open_batch, trace_hulls
 from .tree import as_tree
@@ -25,8 +26,6 @@ def point_leaves(level, points, backend: str = "numpy") -> np.ndarray:
     """(N,) int64 leaf of the point tree holding each point (a point on a plane goes to the
     front side): Tree.locate.  backend "c": the C run-time (core/runtime/cruntime.py), same answers."""
     if _c(backend):
-        from .cruntime import c_level
-
         return c_level(level).point_leaves(points)
     return as_tree(level).locate(points)[0]
 
@@ -43,8 +42,6 @@ def point_solid(level, points, hull: int = 0, backend: str = "numpy") -> np.ndar
     the point is the character's reference point.  A point on a plane is solid only if it is
     solid on both sides (open solids, see the module docstring).  backend "c": the C run-time."""
     if _c(backend):
-        from .cruntime import c_level
-
         return c_level(level).point_solid(points, hull)
     tree = as_tree(level, hull)
     bit = 1 << int(hull)

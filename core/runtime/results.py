@@ -62,3 +62,39 @@ class Hits:
                 raise ValueError("these hits have no impact points (only shapes have them)")
             cols.append(self.impact)
         return np.concatenate(cols, axis=1)
+
+
+@dataclass
+class MoveResult:
+    position: np.ndarray  # (3,) where the reference point ends
+    velocity: np.ndarray  # (3,) velocity after clipping
+    on_ground: bool  # the ground check at the end found walkable ground
+    ground_normal: np.ndarray  # (3,) its normal, zero when not on ground
+    clip_planes: int  # planes hit during the move (the seed planes not counted)
+    stepped: bool  # step_slide_move took the stepped path
+    blocked: bool  # hit a plane too steep to stand on, or stopped dead at a crease / plane limit
+    start_solid: bool = False  # a trace started in solid: the character did not move
+    reverted: bool = False  # the end was solid (a trace bug) and the move was undone
+
+
+@dataclass
+class MoveBatch:
+    """The results of a batch move, one row per character (the fields of MoveResult)."""
+
+    position: np.ndarray  # (N, 3)
+    velocity: np.ndarray  # (N, 3)
+    on_ground: np.ndarray  # (N,) bool
+    ground_normal: np.ndarray  # (N, 3)
+    clip_planes: np.ndarray  # (N,) int64
+    stepped: np.ndarray  # (N,) bool
+    blocked: np.ndarray  # (N,) bool
+    start_solid: np.ndarray  # (N,) bool
+    reverted: np.ndarray  # (N,) bool
+
+    def __len__(self) -> int:
+        return len(self.position)
+
+    def row(self, i: int) -> MoveResult:
+        return MoveResult(self.position[i].copy(), self.velocity[i].copy(), bool(self.on_ground[i]),
+                          self.ground_normal[i].copy(), int(self.clip_planes[i]), bool(self.stepped[i]),
+                          bool(self.blocked[i]), bool(self.start_solid[i]), bool(self.reverted[i]))

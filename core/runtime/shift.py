@@ -34,10 +34,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..detmath import matmul, norm
-from ..tolerances import CYLINDER_HORIZONTAL_EPSILON, SHIFT_CONTACT_EPSILON, SUPPORT_MIN_LENGTH
+from ..tolerances import (
+    CYLINDER_HORIZONTAL_EPSILON,
+    SHIFT_CONTACT_EPSILON,
+    SUPPORT_MIN_LENGTH,
+)
+from .cruntime import c_level, check_backend
 from .results import Hit, Hits
 from .tree import Tree, as_tree
-
 
 # --------------------------------------------------------------------------------------------
 # Shapes
@@ -282,8 +286,6 @@ def hit_checks(tree, shape: Shape, starts, ends, offsets: np.ndarray | None = No
     spheres, cylinders, boxes and convex hulls; the same answers.
     """
     if backend != "numpy":
-        from .cruntime import c_level, check_backend
-
         check_backend(backend)
         if isinstance(tree, Tree) or offsets is not None:
             raise ValueError("the C backend sweeps through a level's beveled tree: pass the level, no offsets")

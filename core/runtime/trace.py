@@ -36,6 +36,7 @@ import numpy as np
 
 from ..detmath import norm
 from ..tolerances import RETRY_BACKOFF, RETRY_SLACK, RETRY_SLACK_ABS, TOUCH_EPSILON
+from .cruntime import c_level, check_backend
 from .heap import keep_freed_pages
 from .results import Hit, Hits
 from .tree import Tree, TreeLists, as_tree
@@ -514,8 +515,6 @@ def trace_hulls(level, starts, ends, hull: int = 0, retry: bool = True, backend:
     solid gets the robustness retry (module docstring).  backend "c": the C run-time
     (core/runtime/cruntime.py; a level, not a Tree), the same answers."""
     if backend != "numpy":
-        from .cruntime import c_level, check_backend
-
         check_backend(backend)
         if isinstance(level, Tree):
             raise ValueError("the C backend traces a level (CompiledLevel), not a Tree")

@@ -293,7 +293,7 @@ def scenario_map(args) -> dict:
     for obj in meshes:
         roles[obj.brushbake.role] = roles.get(obj.brushbake.role, 0) + 1
     out["roles"] = roles
-    from brushbake.addon.properties import CONTENTS_ROLE
+    from brushbake.addon.roles import CONTENTS_ROLE
 
     expected: dict = {"MOVER": len(core_scene.movers)} if core_scene.movers else {}
     for b in core_scene.brushes:

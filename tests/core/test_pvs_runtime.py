@@ -10,7 +10,8 @@ from brushbake.core.model.brushes import box_brush
 from brushbake.core.model.scene import Scene
 from brushbake.core.compile.pipeline import compile_scene
 from brushbake.core.runtime.interest import UPDATE_BYTES, bandwidth, relevant_entities
-from brushbake.core.runtime.pvs import Visibility, compress_rows, pack_bits
+from brushbake.core.runtime.pvs import Visibility
+from brushbake.core.runtime.pvs_rows import compress_rows, pack_bits
 from brushbake.core.runtime.query import point_leaves
 
 

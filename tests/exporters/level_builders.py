@@ -298,7 +298,7 @@ def with_random_light(level: CompiledLevel, seed: int) -> CompiledLevel:
 
 def with_random_vis(level: CompiledLevel, seed: int) -> CompiledLevel:
     """`level` with a random symmetric PVS over random clusters of its leaves (some -1)."""
-    from brushbake.core.runtime.pvs import compress_rows, pack_bits
+    from brushbake.core.runtime.pvs_rows import compress_rows, pack_bits
 
     rng = np.random.default_rng(seed)
     leaves = level.num_leaves

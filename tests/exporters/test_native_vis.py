@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from level_builders import assert_levels_equal, box_level, build_bbk, random_level, split_bbk, with_random_vis
 
 from brushbake.core.errors import LevelFormatError
-from brushbake.core.runtime.pvs import compress_row, compress_rows, decompress_rows, pack_bits, unpack_bits
+from brushbake.core.runtime.pvs_rows import compress_row, compress_rows, decompress_rows, pack_bits, unpack_bits
 from brushbake.exporters import level_from_bytes, level_to_bytes
 from brushbake.exporters.json_dump import level_from_json, level_to_json
 

@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ...runtime.cruntime import available, c_level
 from ...runtime.trace import find_first_transitions
 
 LIGHT_BACKENDS = ("auto", "numpy", "c")
@@ -55,8 +56,6 @@ def resolve_backend(backend: str) -> str:
         raise ValueError(f"light backend must be one of {', '.join(LIGHT_BACKENDS)}, not {backend!r}")
     if backend != "auto":
         return backend
-    from ...runtime.cruntime import available
-
     return "c" if available() else "numpy"
 
 
@@ -75,8 +74,6 @@ class ShadowRays:
         self.threads = default_threads() if threads is None else max(1, int(threads))
         self.level = level
         if self.backend == "c":
-            from ...runtime.cruntime import c_level
-
             first = c_level(level)  # BackendUnavailableError where it cannot be built
             self._handles = [first] + [first.copy() for _ in range(self.threads - 1)]
         else:

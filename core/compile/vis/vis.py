@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...runtime.pvs import compress_rows, pack_bits
+from ...runtime.pvs_rows import compress_rows, pack_bits
 from .portals import build_portals
 from .pvs_flow import DirectedPortals, directed_portals, fast_vis
 from .pvs_merged import merged_flow
