@@ -224,13 +224,19 @@ def _opening(clusters: np.ndarray, portals: Portals, cluster: np.ndarray, start:
     side = np.zeros(c + 1, dtype=bool)
     seeds = np.unique(cluster[cluster >= 0])
     side[seeds[~on_box[seeds]]] = True
-    inner = clusters[: portals.num_inner]
+    inner = clusters[: portals.num_inner].astype(np.int64)
     inner = inner[~on_box[inner[:, 0]] & ~on_box[inner[:, 1]]]
-    while True:  # flood across portals between cells off the box
-        grow = side[inner[:, 0]] != side[inner[:, 1]]
-        if not grow.any():
-            break
-        side[inner[grow].ravel()] = True
+    # breadth-first across portals between cells off the box: each cell's portals read once
+    ends = np.concatenate([inner, inner[:, ::-1]])
+    ends = ends[np.argsort(ends[:, 0], kind="stable")]
+    first = np.searchsorted(ends[:, 0], np.arange(c + 2))
+    frontier = np.flatnonzero(side)
+    while len(frontier):
+        counts = first[frontier + 1] - first[frontier]
+        rows = np.repeat(first[frontier] - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+        reached = np.unique(ends[rows, 1])
+        frontier = reached[~side[reached]]
+        side[frontier] = True
     hole, cell = chain[0], start
     for j in chain:
         if side[cell]:
