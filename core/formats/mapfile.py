@@ -22,7 +22,8 @@ half-spaces ``n.x <= d``.  tests/core/test_mapfile.py checks it on ericw-tools' 
 
 Two stages, each a plain function:
 
-* :func:`parse_map_text` (syntax only, fast, regex per line) -> :class:`MapFile`
+* :func:`parse_map_text` (syntax only, fast, linear in the file: map_lines reads the data lines)
+  -> :class:`MapFile`
 * :func:`scene_from_mapfile` (scale, contents rules, brush building) -> :class:`Scene`
 
 :func:`load_map` reads a file and does both.
@@ -62,6 +63,7 @@ from ..errors import (
 from ..model.scene import Light, Marker, Scene, Settings
 from ..tolerances import COLLINEAR_SINE, DIST_EPSILON, MAX_COORDINATE, NORMAL_EPSILON
 from ..units import QUAKE_UNIT
+from .map_lines import key_fields, plane_fields
 
 __all__ = [
     "DEFAULT_SCALE",
@@ -241,19 +243,16 @@ class MapFile:
 # --------------------------------------------------------------------------------------------
 # Decoding and parsing
 
-_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-_POINT = rf"\(\s*({_NUM})\s+({_NUM})\s+({_NUM})\s*\)\s*"
-_TEX_PARAMS = (
-    rf"(?:\[\s*{_NUM}(?:\s+{_NUM}){{3}}\s*\]\s*\[\s*{_NUM}(?:\s+{_NUM}){{3}}\s*\]\s*{_NUM}(?:\s+{_NUM}){{2,}}"  # Valve 220
-    rf"|{_NUM}(?:\s+{_NUM}){{4,}})"  # standard (+ Quake 2/3 flags)
-)
-_PLANE_RE = re.compile(rf"{_POINT}{_POINT}{_POINT}(\"[^\"]*\"|[^\s\"\[\]()]+)\s+{_TEX_PARAMS}\s*(?://.*)?$")
-_KEY_RE = re.compile(r'"([^"]*)"\s*"(.*)"\s*(?://[^"]*)?$')
 _BINARY_RE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
-_BRACES_ONLY_RE = re.compile(r"[{}\s]+$")
+_BRACES = re.compile(r"[{}\s]*")  # a greedy class with nothing after it: never backtracks
 
 _SYNTAX_HINT = "Fix that line in a text editor, or open and re-save the map in your editor (TrenchBroom, J.A.C.K., NetRadiant)."
 _TRUNCATED_HINT = "The file looks truncated or has an unbalanced '{'; re-save it from the editor, or restore it from a backup."
+
+
+def _braces_only(line: str) -> bool:
+    """The line is braces and whitespace only (and not empty)."""
+    return bool(line) and _BRACES.match(line).end() == len(line)
 
 
 def _snippet(line: str, limit: int = 60) -> str:
@@ -403,8 +402,8 @@ class _MapParser:
         return False
 
     def plane(self, lineno: int, line: str) -> None:
-        m = _PLANE_RE.match(line)
-        if m is None:
+        fields = plane_fields(line)
+        if fields is None:
             raise _syntax_error(
                 self.source,
                 lineno,
@@ -412,9 +411,9 @@ class _MapParser:
                 "xoff yoff rot xscale yscale' or the Valve 220 form "
                 "'... TEXTURE [ ux uy uz uoff ] [ vx vy vz voff ] rot xscale yscale'.",
             )
-        g = m.groups()
-        self.coords.append(g[:9])
-        self.textures.append(g[9].strip('"'))
+        coords, texture = fields
+        self.coords.append(coords)
+        self.textures.append(texture)
         self.plane_lines.append(lineno)
 
     def close_brush(self) -> None:
@@ -428,9 +427,9 @@ class _MapParser:
 
     def braces(self, lineno: int, line: str) -> None:
         """A line of braces only (a trailing comment allowed): open or close entities and brushes."""
-        if not _BRACES_ONLY_RE.match(line):
+        if not _braces_only(line):
             i = line.find("//")
-            if i < 0 or not _BRACES_ONLY_RE.match(line[:i]):
+            if i < 0 or not _braces_only(line[:i]):
                 raise _syntax_error(self.source, lineno, f"unexpected text after a brace: {_snippet(line)}.")
             line = line[:i]
         for ch in line:
@@ -461,11 +460,11 @@ class _MapParser:
                     raise _syntax_error(self.source, lineno, "'}' without a matching '{'.", _TRUNCATED_HINT)
 
     def key(self, lineno: int, line: str) -> None:
-        m = _KEY_RE.match(line)
-        if m is None:
+        fields = key_fields(line)
+        if fields is None:
             raise _syntax_error(self.source, lineno, f"malformed key line {_snippet(line)}: expected '\"key\" \"value\"'.")
         assert self.entity is not None
-        key, value = m.group(1), m.group(2)
+        key, value = fields
         self.entity.properties[key] = value
         self.entity.key_lines[key] = lineno
 
@@ -489,7 +488,7 @@ class _MapParser:
                 hint="Check that this is the right file; an empty or truncated file cannot be loaded.",
             )
         if self.coords:
-            # regex-validated decimal numbers: float() cannot fail (a huge exponent gives inf, caught later)
+            # numbers checked by plane_fields: float() cannot fail (a huge exponent gives inf, caught later)
             points = np.array([float(v) for g in self.coords for v in g], dtype=np.float64).reshape(-1, 3, 3)
         else:
             points = np.zeros((0, 3, 3))
