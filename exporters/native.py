@@ -764,10 +764,14 @@ def _decode_sections(sections: dict, subject: str) -> dict:
     for index_tag, text_tag, field in NAME_SECTIONS:
         _, index_bytes = _known_section(sections, index_tag, NAME_INDEX.itemsize, field, subject)
         _, text = _known_section(sections, text_tag, 1, field + " text", subject)
-        names = []
+        names, total = [], 0
         for i, (offset, length) in enumerate(np.frombuffer(index_bytes, dtype=NAME_INDEX).tolist()):
             if offset + length > len(text):
                 raise _fail(f"{field}[{i}] lies outside its text section {text_tag.decode()}.", subject)
+            total += length  # names overlapping again and again would cost (and hold) names x text bytes
+            if total > len(text):
+                raise _fail(f"{field}[{i}] brings the names to {total} bytes, more than their text section "
+                            f"{text_tag.decode()} holds ({len(text)}): names overlap.", subject)
             try:
                 names.append(text[offset : offset + length].decode("utf-8"))
             except UnicodeDecodeError:

@@ -521,11 +521,15 @@ static int check_vis(const checker *ck, uint64_t leaves) {
 static int check_names(const checker *ck, int index_k, int text_k) {
     const uint32_t *index = (const uint32_t *)AT(ck, index_k);
     const uint8_t *text = (const uint8_t *)AT(ck, text_k);
-    uint64_t size = ck->sec[text_k].count;
+    uint64_t size = ck->sec[text_k].count, total = 0;
     for (uint64_t i = 0; i < ck->sec[index_k].count; i++) {
         uint64_t off = index[2 * i], len = index[2 * i + 1];
         if (off + len > size)
             return fail(ck->msg, ck->msg_size, BBK_ERR_NAME, "%s[%llu] lies outside its text section",
+                        KNOWN[index_k].tag, (unsigned long long)i);
+        total += len; /* overlapping names would cost names x text bytes to check */
+        if (total > size)
+            return fail(ck->msg, ck->msg_size, BBK_ERR_NAME, "%s[%llu] brings the names past their text section's size",
                         KNOWN[index_k].tag, (unsigned long long)i);
         if (!valid_utf8(text + off, len))
             return fail(ck->msg, ck->msg_size, BBK_ERR_NAME, "%s[%llu] is not valid UTF-8", KNOWN[index_k].tag,

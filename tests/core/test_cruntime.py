@@ -449,6 +449,22 @@ def run_fuzz(driver, tmp_path, seeds) -> tuple[int, int]:
     return sum(verdicts), len(verdicts) - sum(verdicts)
 
 
+def test_overlapping_names_are_refused_by_both_readers(sanitized, tmp_path):
+    """Names each spanning the whole text section would cost names x text bytes to check (and, in
+    Python, to hold): both readers refuse names that add up past their text (docs/FORMAT.md)."""
+    sections = cf.split(cf.c_sections_only(cf.hf.pack_unchecked(cf.hf.base_fields())))
+    text = next(s for s in sections if s[0] == b"BRST")[3]
+    index = next(s for s in sections if s[0] == b"BRSN")
+    index[3] = np.array([[0, len(text)]] * index[2], "<u4").tobytes()
+    data = cf.pack(sections)
+    assert index[2] >= 2 and not cf.python_accepts(data)
+    cf.write_cases(tmp_path / "cases.bin", [data])
+    run = subprocess.run([str(sanitized), "fuzz", "cases.bin"], cwd=tmp_path, capture_output=True, text=True,
+                         env=SANITIZER_ENV, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert int(run.stdout.split()[0]) != 0
+
+
 def test_fuzz_loader_under_sanitizers(sanitized, tmp_path):
     accepted, rejected = run_fuzz(sanitized, tmp_path, list(range(1000)))
     assert rejected > 500 and accepted > 20  # both sides of the line are exercised

@@ -284,6 +284,7 @@ SEMANTIC_CASES = [
     ("WBND", lambda b: b.world_bounds[::-1], "<f8", "mins exceed its maxs"),
     ("FCFL", lambda b: [0] * 7, "<u4", "face_flags has 7 entries but face_plane has 6"),
     ("HULN", lambda b: [[0, 5], [5, 7]], "<u4", "hull_names[1] lies outside"),
+    ("HULN", lambda b: [[0, len("".join(b.hull_names).encode())], [0, 1]], "<u4", "hull_names[1] brings the names to"),
     ("HULT", lambda b: np.frombuffer(b"point\xffplaye", np.uint8), "u1", "hull_names[1] is not valid UTF-8"),
 ]
 
