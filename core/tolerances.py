@@ -119,6 +119,13 @@ MESH_NORMAL_MERGE = 1e-5
 #: direction made up from rounding noise.
 MIN_NORMAL_LENGTH = 1e-6
 
+#: Most planes one brush may have (a .map brush's plane lines, a .json brush's "planes" entries
+#: or the distinct face planes of its "mesh").  Building a brush intersects every triple of its
+#: planes, so the cost grows with the cube of this (a 2,000-plane .map brush, 190 KB, took 33 s);
+#: 128 is far beyond what editors make (a 64-sided cylinder has 66 planes; the maps in maps/
+#: have at most 31).
+MAX_BRUSH_PLANES = 128
+
 #: m^2. A mesh face whose (doubled) vector area is at most this has no plane: it is skipped when
 #: counting a mesh's distinct face planes (the count only guards MAX_BRUSH_PLANES).
 DEGENERATE_FACE_AREA = 1e-12

@@ -32,8 +32,8 @@ Errors
 ------
 A file that is not a well-formed .map (unexpected end of file, unbalanced braces, binary bytes,
 a malformed plane or key line) raises :class:`SceneFormatError` naming the file and line, always.
-A brush that is well-formed text but not a valid solid (fewer than 4 planes, three collinear
-points, no volume, open) is, by default, skipped with a line in ``scene.warnings`` naming the
+A brush that is well-formed text but not a valid solid (fewer than 4 planes, more than
+MAX_BRUSH_PLANES, three collinear points, no volume, open) is, by default, skipped with a line in ``scene.warnings`` naming the
 brush, as qbsp does; ``strict=True`` raises the typed error (a :class:`BrushError` subclass or
 :class:`InvalidCoordinatesError`) instead.  Exact duplicate planes in a brush are dropped (the
 first is kept) with a warning in both modes, as qbsp does, so one repeated face never costs a
@@ -61,7 +61,7 @@ from ..errors import (
     SceneFormatError,
 )
 from ..model.scene import Light, Marker, Scene, Settings
-from ..tolerances import COLLINEAR_SINE, DIST_EPSILON, MAX_COORDINATE, NORMAL_EPSILON
+from ..tolerances import COLLINEAR_SINE, DIST_EPSILON, MAX_BRUSH_PLANES, MAX_COORDINATE, NORMAL_EPSILON
 from ..units import QUAKE_UNIT
 from .map_lines import key_fields, plane_fields
 
@@ -782,6 +782,12 @@ def _check_brush(mapfile: MapFile, planes: _Planes, mb: MapBrush, bname: str, ro
             f"has only {mb.plane_count} planes; a closed convex brush needs at least 4.",
             subject=bname,
             hint="Delete it or give it the missing faces.",
+        )
+    elif mb.plane_count > MAX_BRUSH_PLANES:  # building costs the cube of the planes: refused before any work
+        err = DegenerateBrushError(
+            f"has {mb.plane_count} planes; brushbake takes at most {MAX_BRUSH_PLANES} per brush.",
+            subject=bname,
+            hint="Split it into simpler brushes in the editor.",
         )
     elif planes.collinear[sl].any():
         bad = int(mapfile.plane_lines[mb.first_plane + int(np.argmax(planes.collinear[sl]))])

@@ -48,15 +48,16 @@ from ..errors import (
 from ..model.hulls import MAX_HULL_EXTENT
 from ..model.light_units import AREA_SHAPES, LIGHT_KINDS
 from ..model.scene import DetailMesh, Hull, Light, Marker, Scene, Settings, setting_error
-from ..tolerances import DEGENERATE_FACE_AREA, MAX_COORDINATE, MIN_NORMAL_LENGTH, PLANE_COUNT_DECIMALS
+from ..tolerances import (  # noqa: F401 -- MAX_BRUSH_PLANES is this reader's limit too (tests import it here)
+    DEGENERATE_FACE_AREA,
+    MAX_BRUSH_PLANES,
+    MAX_COORDINATE,
+    MIN_NORMAL_LENGTH,
+    PLANE_COUNT_DECIMALS,
+)
 
 FORMAT_NAME = "brushbake-scene"
 FORMAT_VERSION = 1
-
-#: Most planes one brush may have ("planes" entries, or distinct face planes of a "mesh").
-#: Building a brush intersects every triple of its planes, so the cost grows with the cube of
-#: this; 128 is far beyond what editors make (a 64-sided cylinder has 66 planes).
-MAX_BRUSH_PLANES = 128
 
 #: Largest |value| accepted for numbers that are not coordinates (settings, angles, intensity).
 _MAX_NUMBER = 1.0e15

@@ -108,3 +108,18 @@ def test_extra_numbers_after_texture_still_parse():
     text = '{\n"classname" "worldspawn"\n{\n%s\n}\n}\n' % (VALVE + " 1234" * 2000)
     mapfile = parse_map_text(text, "flags.map")
     assert mapfile.textures == ["tex"] and mapfile.points.shape == (1, 3, 3)
+
+
+def test_brush_with_too_many_planes_is_refused_before_building():
+    """Building a brush costs the cube of its planes (2,000 plane lines, 190 KB: 33 s): over
+    MAX_BRUSH_PLANES the brush is skipped with a warning, or refused in strict mode, at once."""
+    from brushbake.core.errors import DegenerateBrushError
+    from brushbake.core.formats.mapfile import load_map_text
+    from brushbake.core.tolerances import MAX_BRUSH_PLANES
+
+    side = "( -64 -64 -16 ) ( -64 -63 -16 ) ( -64 -64 -15 ) wall 0 0 0 1 1"
+    text = '{\n"classname" "worldspawn"\n{\n%s\n}\n}\n' % "\n".join([side] * 5000)
+    scene = load_map_text(text, "many.map")
+    assert not scene.brushes and f"has 5000 planes; brushbake takes at most {MAX_BRUSH_PLANES}" in scene.warnings[0]
+    with pytest.raises(DegenerateBrushError, match="many.map:entity0:brush0: has 5000 planes"):
+        load_map_text(text, "many.map", strict=True)
