@@ -1,5 +1,9 @@
 """A seeded mutator for issue 20 ("hostile input"): level files that are not trees, huge
-coordinates, bad options, degenerate brushes, queries for hulls a level lacks.
+coordinates, bad options, degenerate brushes, queries for hulls a level lacks; issue 29 adds
+'junk' (a .map line of 100 B to 1 MB with junk after its texture parameters, and other long
+lines: the reader must stay linear) and 'settings' (the settings objects' fields set to hostile
+values through the Python API: a value the range table refuses must end in the typed error naming
+the setting).
 
 Each case is made from (kind, seed) alone, so any case can be replayed.  run_case() feeds it
 through the public API (and, for levels that pass the reader, through `info` and the queries)
@@ -45,6 +49,9 @@ KINDS = {
     "options": 0.20,    # class 4: bake settings from the command line and .json scenes
     "degenerate": 0.02,  # class 5: tiny brushes with repeated planes, baked with box hulls
     "crowd": 0.05,      # issue 13: .bbk / .json dumps whose crowd slices (CRGD, CRSZ, CRSH, CRSD) are forged
+    "junk": 0.10,       # issue 29: a .map line of 100 B to 1 MB with junk after its texture (and the like)
+    "settings": 0.10,   # issue 29: Settings, SplitterSettings, BevelSettings, SliceSettings and the light
+                        # settings with hostile values through the Python API
 }
 
 TREES = ("", "onion_", "bevel_")
@@ -52,7 +59,7 @@ TREES = ("", "onion_", "bevel_")
 # --------------------------------------------------------------------------------------------
 # Measuring the code under test
 
-_MEASURE = {"cpu_s": 0.0, "wall_s": 0.0, "peak_rss_kib": 0}
+_MEASURE = {"cpu_s": 0.0, "wall_s": 0.0, "peak_rss_kib": 0, "bytes": 0}  # bytes: the input's size, where it matters
 _MEMORY = {"on": False}
 _CLEAR_REFS = "/proc/self/clear_refs"
 
@@ -509,8 +516,288 @@ def case_crowd(rng: np.random.Generator) -> str:
     return what
 
 
+# --------------------------------------------------------------------------------------------
+# Issue 29: long hostile lines in a .map (junk after the texture parameters, and the like)
+
+VALVE_PLANE = "( -64 -64 -16 ) ( -64 -63 -16 ) ( -64 -64 -15 ) wall [ 0 1 0 0 ] [ 0 0 -1 0 ] 0 1 1"
+STANDARD_PLANE = "( -64 -64 -16 ) ( -64 -63 -16 ) ( -64 -64 -15 ) wall 0 0 0 1 1"
+#: the line sizes of the junk class (bytes), 100 B to 1 MB
+JUNK_SIZES = (100, 1_000, 10_000, 100_000, 1_000_000)
+#: what kind of long line: (text before, the repeated unit, text after, where it goes)
+JUNK_LINES = {
+    "numbers": (VALVE_PLANE, " 1234", " (", "plane"),  # the issue's line: exponential before
+    "numbers_standard": (STANDARD_PLANE, " 1234", " (", "plane"),
+    "digits": (STANDARD_PLANE + " ", "1", "x", "plane"),
+    "dots": (STANDARD_PLANE, " 1.", "e", "plane"),
+    "exponent": (STANDARD_PLANE + " 1e", "1", "e", "plane"),
+    "brackets": (VALVE_PLANE, " [ 1 0 0 0 ]", "", "plane"),
+    "parens": (VALVE_PLANE, " ( 1 2 3 )", "", "plane"),
+    "spaces": (VALVE_PLANE, " ", "(", "plane"),
+    "open_points": ("(", " ( 1", "", "plane"),
+    "quote": ('( -64 -64 -16 ) ( -64 -63 -16 ) ( -64 -64 -15 ) "', "t", "", "plane"),
+    "random": (VALVE_PLANE, None, "", "plane"),  # random characters of the .map alphabet
+    "braces": ("{", " {", " x", "plane"),
+    "key_quotes": ('"message" "', '" ', "x", "key"),
+    "key_spaces": ('"message" "a"', " ", "x", "key"),
+    # accepted: a result, not an error
+    "flags": (VALVE_PLANE, " 0", "", "plane"),  # Quake 2 / 3 extra numbers
+    "comment": (VALVE_PLANE + " //", " 1234 (", "", "plane"),
+    "texture": ("( -64 -64 -16 ) ( -64 -63 -16 ) ( -64 -64 -15 ) ", "t", " 0 0 0 1 1", "plane"),
+    "key_value": ('"message" "', "a ", '"', "key"),
+    "coordinate": ("( -64 -64 -1", "6", " ) ( -64 -63 -16 ) ( -64 -64 -15 ) wall 0 0 0 1 1", "plane"),  # beyond the world
+    "many_planes": (STANDARD_PLANE, "\n" + STANDARD_PLANE, "", "plane"),  # one brush of many plane lines
+}
+_JUNK_ALPHABET = np.array(list(" \t0123456789.eE+-()[]\"/{}wall_*"))
+
+
+def junk_line(what: str, size: int, rng: np.random.Generator | None = None) -> str:
+    """A line of `size` bytes (about) of kind `what` (JUNK_LINES; 'many_planes': lines)."""
+    before, unit, after, _ = JUNK_LINES[what]
+    room = max(1, size - len(before) - len(after))
+    if unit is None:
+        rng = rng if rng is not None else np.random.default_rng(size)
+        middle = "".join(rng.choice(_JUNK_ALPHABET, room))
+    else:
+        middle = unit * max(1, room // len(unit))
+    return before + middle + after
+
+
+def junk_map(what: str, size: int, rng: np.random.Generator | None = None) -> bytes:
+    """The small room's .map with one long line: a plane line of its first brush replaced, or a
+    key line added to worldspawn."""
+    line = junk_line(what, size, rng)
+    if JUNK_LINES[what][3] == "key":
+        text = BASE_MAP_TEXT.replace('"classname" "worldspawn"\n', '"classname" "worldspawn"\n' + line + "\n", 1)
+    else:
+        first = BASE_MAP_TEXT.index("\n(", BASE_MAP_TEXT.index("{\n(")) + 1
+        end = BASE_MAP_TEXT.index("\n", first)
+        text = BASE_MAP_TEXT[:first] + line + BASE_MAP_TEXT[end:]
+    return text.encode("utf-8")
+
+
+def read_junk(data: bytes, source: str = "junk.map"):
+    """What a reader does with the file: decode, parse, build (the code under test)."""
+    from brushbake.core.formats.mapfile import decode_map_bytes, load_map_text
+
+    return load_map_text(decode_map_bytes(data, source), source)
+
+
+def parse_junk(data: bytes, source: str = "junk.map"):
+    """The syntax stage alone (decode and parse_map_text): what is linear in the line."""
+    from brushbake.core.formats.mapfile import decode_map_bytes, parse_map_text
+
+    return parse_map_text(decode_map_bytes(data, source), source)
+
+
+def case_junk(rng: np.random.Generator) -> str:
+    """One long line (100 B to 1 MB, log-uniform) of a JUNK_LINES kind in the room's .map."""
+    what = str(rng.choice(list(JUNK_LINES)))
+    size = int(10 ** rng.uniform(2, 6))
+    data = junk_map(what, size, rng)
+    _MEASURE["bytes"] = len(data)
+    with under_test():
+        read_junk(data)
+    return f"{what} 1e{int(math.log10(size))}"
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 29: settings objects given through the Python API (not the command line, not .json)
+
+#: a floor and a block (2 m): every stage on it is quick, even with extreme valid settings
+SMALL_MAP_TEXT = BASE_MAP % "\n".join(_box(lo, hi) for lo, hi in [((-32, -32, -16), (32, 32, 0)), ((0, 0, 0), (16, 16, 16))])
+SMALL_MAP_TEXT += '{\n"classname" "light"\n"origin" "-16 -16 32"\n"light" "200"\n}\n'
+#: valid but slow settings are cut short: cancel() turns True after this much CPU (then 'result')
+SETTINGS_DEADLINE_S = 0.5
+#: the settings objects and where their fields meet SETTING_RANGES (None: no range in the table)
+SETTINGS_CLASSES = ("Settings", "SplitterSettings", "BevelSettings", "SliceSettings")
+_RANGE_NAME = {"BevelSettings": {"angle": "bevel_angle", "vertex_angle": None},
+               "SliceSettings": {"width": "slice_width", "height": "slice_height", "step": "slice_step",
+                                 "cell": "slice_cell", "resolution": "slice_resolution"}}
+
+
+def _settings_specials() -> list:
+    from decimal import Decimal
+    from fractions import Fraction
+
+    return [math.nan, math.inf, -math.inf, -1, -1.0, -1e-300, 0, -0.0, 1e308, 10**400, -10**400, 2**63,
+            np.float32("nan"), np.float64("inf"), np.float64(-1e300), np.int64(-1), np.int64(2**62), np.uint64(2**64 - 1),
+            np.bool_(True), "8", "", "nan", None, [], [1.0], {}, 1j, True, False, b"1", Decimal("sNaN"),
+            Decimal("1e999999"), Fraction(1, 3), "onion", "fast"]
+
+
+def hostile_setting(rng: np.random.Generator, range_name: str | None):
+    """A value for one setting: a special (NaN, inf, negative, huge, wrong type), a number near or
+    beyond its range's ends, or a random number of any size."""
+    from brushbake.core.model.scene import SETTING_RANGES
+
+    r = SETTING_RANGES.get(range_name) if range_name else None
+    roll = rng.random()
+    if roll < 0.5 or r is None and roll < 0.75:
+        specials = _settings_specials()
+        return specials[int(rng.integers(0, len(specials)))]
+    if roll < 0.8 and r is not None:
+        end = float(rng.choice([r.low, r.high]))
+        value = end + float(rng.choice([-1, 1])) * float(rng.choice([0.0, 1e-9, 0.5, 1.0])) * max(abs(end), 1.0)
+        return int(round(value)) if r.integer and rng.random() < 0.8 else value
+    value = float(rng.normal() * 10.0 ** rng.integers(-3, 10))
+    return int(value) if rng.random() < 0.4 else value
+
+
+def _setting_problem(cls: str, name: str, value) -> str | None | bool:
+    """The table's verdict on the value: a reason (bad), None (good), False (no table entry)."""
+    from brushbake.core.model.scene import BOOL_SETTINGS, SETTING_RANGES, setting_error
+
+    table_name = _RANGE_NAME.get(cls, {}).get(name, name)
+    if table_name is None:
+        return False
+    if table_name in SETTING_RANGES or table_name in BOOL_SETTINGS or table_name in ("splitter", "vis", "seal"):
+        try:
+            return setting_error(table_name, value)
+        except Exception as err:  # noqa: BLE001 -- the table's own check crashing is a verdict too
+            return f"{type(err).__name__}"
+    if cls == "BevelSettings" and name in ("vertices", "axial", "flat_top"):
+        return None if isinstance(value, bool) else "not true or false"
+    return False
+
+
+@lru_cache(maxsize=1)
+def small_level_bytes() -> bytes:
+    from brushbake.core.compile.pipeline import compile_scene
+    from brushbake.core.formats.mapfile import load_map_text
+
+    return native.level_to_bytes(compile_scene(load_map_text(SMALL_MAP_TEXT, "small.map", strict=True)))
+
+
+def _deadline_cancel():
+    t0 = time.process_time()
+    return lambda: time.process_time() - t0 > SETTINGS_DEADLINE_S
+
+
+class SettingAccepted(Exception):
+    """A value the range table refuses went through the API without the typed error."""
+
+
+class SettingMessageUnclear(Exception):
+    """The typed error does not name the setting."""
+
+
+def _run_setting(cls: str, name: str, value, via: str) -> None:
+    """Make the settings object with `name` = `value` and pass it through the API `via`."""
+    from dataclasses import replace
+
+    from brushbake.core.compile.crowds.slices import SliceSettings, slice_world
+    from brushbake.core.compile.light.lightmap import bake_light
+    from brushbake.core.compile.pipeline import bake_scene, compile_scene, slices_stage
+    from brushbake.core.compile.trees.bevel import add_bevels
+    from brushbake.core.compile.trees.bevel_cell import BevelSettings
+    from brushbake.core.compile.trees.bsp import SplitterSettings, TreeBuilder, world_box
+    from brushbake.core.compile.trees.csg import FaceList, brush_plane_ids, union_faces
+    from brushbake.core.formats.mapfile import load_map_text
+    from brushbake.core.geometry import PlaneTable
+    from brushbake.core.model.brushes import Contents
+
+    cancel = _deadline_cancel()
+    if via == "load_map_text":  # map_scale as the loader's scale
+        load_map_text(SMALL_MAP_TEXT, "small.map", scale=value)
+        return
+    scene = load_map_text(SMALL_MAP_TEXT, "small.map", strict=True)
+    scene.settings.vis, scene.settings.allow_leak = "none", True
+    if cls == "Settings":
+        setattr(scene.settings, name, value)
+    if via == "compile_scene":
+        compile_scene(scene, cancel=cancel)
+    elif via == "bake_scene":
+        bake_scene(scene, cancel=cancel)
+    elif via == "bake_light":
+        level = native.level_from_bytes(small_level_bytes())
+        bake_light(level, scene, cancel=cancel, backend="numpy")
+    elif via == "slices_stage":
+        slices_stage(scene, native.level_from_bytes(small_level_bytes()), cancel=cancel)
+    elif via == "TreeBuilder":
+        brushes = scene.brushes_with(Contents.SOLID)
+        planes, faces = PlaneTable(), FaceList()
+        union_faces(brushes, brush_plane_ids(brushes, planes), planes, out=faces)
+        builder = TreeBuilder(planes, faces, replace(SplitterSettings(), **{name: value}), cancel=cancel)
+        n = len(faces)
+        builder.build(np.arange(n), np.ones(n, bool), np.ones(n, bool), world_box(scene.bounds))
+    elif via == "add_bevels":
+        add_bevels(native.level_from_bytes(small_level_bytes()), BevelSettings(**{name: value}), cancel=cancel)
+    elif via == "slice_world":
+        b = np.array([br.bounds for br in scene.brushes])
+        bounds = np.array([b[:, 0].min(axis=0), b[:, 1].max(axis=0)])
+        slice_world(scene.brushes, bounds, SliceSettings(**{name: value}), cancel=cancel)
+    else:
+        raise AssertionError(via)
+
+
+#: where each Settings field is first used through the API (besides bake_scene, which checks all)
+_SETTINGS_VIA = {**{k: "compile_scene" for k in ("splitter", "split_weight", "min_relation", "relation_scale",
+                                                 "max_candidates", "max_score_faces", "onion_map_trees")},
+                 **{k: "slices_stage" for k in ("slice_width", "slice_height", "slice_step", "slice_cell",
+                                                "slice_resolution")},
+                 **{k: "bake_light" for k in ("luxel", "patch", "bounces", "light_threshold", "reflectance",
+                                              "light_samples", "luxel_samples", "shoot_fraction")},
+                 "map_scale": "load_map_text"}
+_CLASS_VIA = {"SplitterSettings": "TreeBuilder", "BevelSettings": "add_bevels", "SliceSettings": "slice_world"}
+
+
+def _fields_of(cls: str) -> list[str]:
+    from dataclasses import fields
+
+    from brushbake.core.compile.crowds.slices import SliceSettings
+    from brushbake.core.compile.trees.bevel_cell import BevelSettings
+    from brushbake.core.compile.trees.bsp import SplitterSettings
+    from brushbake.core.model.scene import Settings
+
+    return [f.name for f in fields({"Settings": Settings, "SplitterSettings": SplitterSettings,
+                                    "BevelSettings": BevelSettings, "SliceSettings": SliceSettings}[cls])]
+
+
+def _names_setting(message: str, cls: str, name: str) -> bool:
+    table = _RANGE_NAME.get(cls, {}).get(name) or name
+    text = message.lower()
+    names = {name, table} | ({"scale"} if name == "map_scale" else set())  # the loader's argument
+    return any(v in text for n in names for v in (n, n.replace("_", " "), n.replace("_", "-")))
+
+
+def case_settings(rng: np.random.Generator) -> str:
+    """One field of one settings object (Settings, SplitterSettings, BevelSettings, SliceSettings;
+    the light settings are Settings fields) set to a hostile value and passed through the Python
+    API that uses it.  A value the range table refuses must end in a typed error naming the
+    setting; a value it accepts must give a result (long work is cancelled at
+    SETTINGS_DEADLINE_S of CPU and counts as a result)."""
+    from brushbake.core.errors import CancelledError
+
+    cls = SETTINGS_CLASSES[int(rng.integers(0, len(SETTINGS_CLASSES)))]
+    names = _fields_of(cls)
+    name = names[int(rng.integers(0, len(names)))]
+    range_name = _RANGE_NAME.get(cls, {}).get(name, name)
+    value = hostile_setting(rng, range_name)
+    if cls == "Settings":
+        via = "bake_scene" if rng.random() < 0.25 or name not in _SETTINGS_VIA else _SETTINGS_VIA[name]
+    else:
+        via = _CLASS_VIA[cls]
+    problem = _setting_problem(cls, name, value)
+    what = f"{cls}.{name} via {via}"
+    try:
+        with under_test():
+            _run_setting(cls, name, value, via)
+    except CancelledError:
+        if problem:
+            raise SettingAccepted(f"{what} = {value!r} ran until cancelled; the table says it {problem}") from None
+        return what + " (cut at the deadline)"
+    except BrushbakeError as err:
+        if problem and not _names_setting(str(err), cls, name):
+            raise SettingMessageUnclear(f"{what} = {value!r}: {str(err)[:160]}") from None
+        raise
+    if problem:
+        raise SettingAccepted(f"{what} = {value!r} gave a result; the table says it {problem}")
+    return what
+
+
 CASES = {"tree": case_tree, "hull": case_hull, "coords": case_coords, "options": case_options,
-         "degenerate": case_degenerate, "crowd": case_crowd}
+         "degenerate": case_degenerate, "crowd": case_crowd, "junk": case_junk,
+         "settings": case_settings}
 
 
 def run_case(kind: str, seed: int) -> tuple[str, str]:
@@ -521,7 +808,7 @@ def run_case(kind: str, seed: int) -> tuple[str, str]:
 def run_case_measured(kind: str, seed: int) -> tuple[str, str, dict]:
     """(outcome, detail, measure) of case (kind, seed): measure holds the code under test's
     'cpu_s' and 'wall_s' and, when track_memory is on, its 'peak_rss_kib' (0 otherwise)."""
-    _MEASURE.update(cpu_s=0.0, wall_s=0.0, peak_rss_kib=0)
+    _MEASURE.update(cpu_s=0.0, wall_s=0.0, peak_rss_kib=0, bytes=0)
     outcome, detail = _run(kind, seed)
     return outcome, detail, dict(_MEASURE)
 
