@@ -5,14 +5,13 @@ cut one run of digits in several ways.  On a line with junk after its texture pa
 220 line followed by ``1234 1234 ... 1234 (``) the matcher tried every cut of every number before
 failing, four times more work per extra number (issue 29: minutes for a 130-byte line).
 
-Here a line is cut into words once, left to right, and each word is checked alone.  The
-patterns left cannot choose between two ways to read the same characters: the head of a plane
-line (points and texture, _HEAD) forces where each of its repeats ends, the parameters are split
-with str.split, and the number pattern, applied to one word at a time, is written so that a run
-of digits has one cut only (``\\d+(?:\\.\\d*)?``, the same language as ``\\d+\\.?\\d*``): a failed
-match gives back each digit once, each give-back failing at once.  So every character is looked
-at a bounded number of times, whatever the bytes (bench/fuzz_hostile.py's 'junk' class measures
-it on lines up to 1 MB).
+Here no pattern can read the same characters two ways: the head of a plane line (points and
+texture, _HEAD) and its parameters (_STANDARD, _VALVE) force where each of their repeats ends, and
+the number pattern is written so that a run of digits has one cut only (``\\d+(?:\\.\\d*)?``, the
+same language as ``\\d+\\.?\\d*``): a failed match gives back each character once, each give-back
+failing at once.  Long parameters are split with str.split and checked a word at a time.  So every
+character is looked at a bounded number of times, whatever the bytes (bench/fuzz_hostile.py's
+'junk' class measures it on lines up to 1 MB).
 
 The accepted syntax is exactly the old patterns' (``\\s`` and ``\\d`` in their Unicode sense, as
 before: str.isspace and decimal digits, which float() reads):
@@ -44,6 +43,16 @@ _POINT = rf"\(\s*({_NUMBER.pattern})\s+({_NUMBER.pattern})\s+({_NUMBER.pattern})
 #: character (a number cut short is followed by the rest of its word, never by what may come
 #: after a number).  At most a constant number of steps per character.
 _HEAD = re.compile(rf'{_POINT}{_POINT}{_POINT}(?:"([^"]*)"|({_WORD}))\s+')
+_N = _NUMBER.pattern
+#: the parameters after the texture's whitespace, up to a comment: the standard form (with Quake
+#: 2 / 3 flags) and Valve 220's.  Ends forced as in _HEAD (numbers are separated by whitespace,
+#: which no number holds).
+_STANDARD = re.compile(rf"{_N}(?:\s+{_N}){{4,}}\s*")
+_VALVE = re.compile(rf"\[\s*{_N}(?:\s+{_N}){{3}}\s*\]\s*\[\s*{_N}(?:\s+{_N}){{3}}\s*\]\s*{_N}(?:\s+{_N}){{2,}}\s*")
+#: parameters at most this long are matched whole (linear, one call); longer ones are split and
+#: checked word by word (a long whole match keeps a stack entry per number: 2-3x the CPU per
+#: byte at 1 MB).  The same language either way: tests/core/test_map_lines.py checks both.
+SHORT_TAIL = 512
 
 
 def _skip_space(line: str, pos: int) -> int:
@@ -67,12 +76,15 @@ def plane_fields(line: str) -> tuple[list[str], str] | None:
     cut = tail.find("//")  # the parameters hold no '/': the first '//' starts the comment
     if cut >= 0:
         tail = tail[:cut]
-    words = tail.replace("[", " [ ").replace("]", " ] ").split()  # whitespace by brackets is optional
-    if words[:1] == ["["]:  # Valve 220
-        ok = (len(words) >= 15 and words[5] == "]" and words[6] == "[" and words[11] == "]"
-              and _all_numbers(words[1:5] + words[7:11] + words[12:]))
-    else:  # standard, with Quake 2 / 3 flags
-        ok = len(words) >= 5 and _all_numbers(words)
+    if len(tail) <= SHORT_TAIL:  # every line an editor writes: one match
+        ok = (_VALVE if tail.startswith("[") else _STANDARD).fullmatch(tail) is not None
+    else:  # long: word by word (one long match keeps a backtracking stack entry per number)
+        words = tail.replace("[", " [ ").replace("]", " ] ").split()  # whitespace by brackets is optional
+        if words[:1] == ["["]:  # Valve 220
+            ok = (len(words) >= 15 and words[5] == "]" and words[6] == "[" and words[11] == "]"
+                  and _all_numbers(words[1:5] + words[7:11] + words[12:]))
+        else:  # standard, with Quake 2 / 3 flags
+            ok = len(words) >= 5 and _all_numbers(words)
     return (coords, texture) if ok else None
 
 

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from brushbake.core.errors import SceneFormatError
-from brushbake.core.formats.map_lines import key_fields, plane_fields
+from brushbake.core.formats import map_lines
+from brushbake.core.formats.map_lines import key_fields
 from brushbake.core.formats.mapfile import parse_map_text
 
 # The replaced patterns, kept as the oracle (fed only short lines: they backtrack exponentially).
@@ -28,6 +29,18 @@ OLD_KEY = re.compile(r'"([^"]*)"\s*"(.*)"\s*(?://[^"]*)?$')
 VALVE = "( 0 0 0 ) ( 0 1 0 ) ( 1 0 0 ) tex [ 1 0 0 0 ] [ 0 1 0 0 ] 0 1 1"
 STANDARD = "( 0 0 0 ) ( 0 1 0 ) ( 1 0 0 ) tex 0 0 0 1 1"
 JUNK = " 1234 1234 1234 1234 1234 1234 1234 1234 1234 1234 ("
+
+
+def plane_fields(line: str):
+    """map_lines.plane_fields, after checking that its two ways (a whole match for short
+    parameters, word by word for long ones) agree."""
+    whole = map_lines.plane_fields(line)
+    saved, map_lines.SHORT_TAIL = map_lines.SHORT_TAIL, -1
+    try:
+        assert map_lines.plane_fields(line) == whole, line
+    finally:
+        map_lines.SHORT_TAIL = saved
+    return whole
 
 
 def old_plane(line: str):
