@@ -154,6 +154,13 @@ def bake_table(stats: dict, times: dict, roles: dict | None = None) -> str:
         ]
         if "sliver_sites" in lk:
             rows.append(("  seal as qbsp: brush tips cut", f"{lk['sliver_sites']}", f"{times.get('seal', 0):.2f}"))
+    if s.get("fill"):
+        fl = s["fill"]
+        per_hull = " / ".join(str(v) for v in fl.get("onion_filled", []))
+        rows.append(("outside fill: point leaves (onion, per hull)",
+                     f"{fl['point_filled']}" + (f" ({per_hull})" if per_hull else ""), f"{times.get('fill', 0):.2f}"))
+        if fl.get("onion_leaking"):
+            rows.append(("  hulls not filled (their void reaches an entity)", ", ".join(fl["onion_leaking"]), ""))
     if s.get("vis"):
         vs = s["vis"]
         rows += [
@@ -346,6 +353,10 @@ def cmd_bake(args) -> int:
         scene.settings.bevel_angle = args.bevel_angle
     if args.no_hulls:
         scene.hulls = []
+    elif not args.hull and scene_path.suffix.lower() == ".map" and not scene.hulls:
+        from .core.model.hulls import quake_map_hulls
+
+        scene.hulls = quake_map_hulls(scene.settings.map_scale)  # qbsp's hulls 1 and 2, as qbsp builds them
     elif args.hull:
         from .core.model.hulls import parse_hull
 
@@ -362,6 +373,8 @@ def cmd_bake(args) -> int:
         scene.settings.vis = args.vis
     if args.allow_leak:
         scene.settings.allow_leak = True
+    if args.no_fill:
+        scene.settings.fill = False
     if args.seal is not None:
         scene.settings.seal = args.seal
     if args.slices is not None:
@@ -557,7 +570,10 @@ def cmd_query(args) -> int:
     if args.hull:
         if args.hull not in level.hull_names:
             raise BrushbakeError(f"has no hull named '{args.hull}'.", subject=args.level,
-                                 hint=f"Hulls in this level: {', '.join(level.hull_names)}.")
+                                 hint=f"Hulls in this level: {', '.join(level.hull_names)}. Bake again with "
+                                 f"--hull {args.hull}=MINX,MINY,MINZ,MAXX,MAXY,MAXZ (metres) or a preset "
+                                 "(--hull stand, --hull q1_player, ...); a .map bake without --hull or --no-hulls "
+                                 "builds Quake's 'stand' and 'large'.")
         hull = level.hull_names.index(args.hull)
     if args.shape:
         from .core.runtime.shift import parse_shape, shift_hits
@@ -741,8 +757,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"splitter planes scored per node ({_range('max_candidates')}; 0 = all)")
     b.add_argument("--hull", action="append", metavar="NAME=MINX,MINY,MINZ,MAXX,MAXY,MAXZ",
                    help="a box hull for the onion tree (metres), or a preset name such as stand, crouch, "
-                        "q1_player; repeatable; replaces the scene's own hulls")
+                        "q1_player; repeatable; replaces the scene's own hulls.  Without it a .json scene "
+                        "builds the hulls it declares and a .map builds Quake's, as qbsp does: 'stand' (the "
+                        "player, 32 x 32 x 56 units) and 'large' (64 x 64 x 88), at the map's --scale")
     b.add_argument("--no-hulls", action="store_true", help="build only the point tree")
+    b.add_argument("--no-fill", action="store_true",
+                   help="keep the void outside a sealed map empty; by default it is made solid in the point "
+                        "tree and every hull's tree, as qbsp's fill makes it (queries there answer solid).  "
+                        "A leaking map, or a bake with --vis none, is never filled")
     b.add_argument("--map-trees", action="store_true",
                    help="also build each hull's separate map tree: leaf solidity by Listing 3 verbatim, and "
                         "the onion tree's size against the separate trees in the table")
@@ -806,7 +828,8 @@ def build_parser() -> argparse.ArgumentParser:
     q = sub.add_parser("query", help="answer point or segment queries from .npy arrays")
     q.add_argument("level")
     g = q.add_mutually_exclusive_group(required=True)
-    g.add_argument("--points", help="(N,3) array: answers (N,) uint8, 1 = solid")
+    g.add_argument("--points", help="(N,3) array: answers (N,) uint8, 1 = solid (the void outside a sealed map "
+                                    "is solid unless it was baked with --no-fill)")
     g.add_argument("--segments", help="(N,2,3) array: answers (N,7) [fraction, point xyz, normal xyz]")
     g.add_argument("--see", help="(N,2,3) point pairs: answers (N,) uint8, 1 = the PVS lets the first point's "
                                  "leaf see the second's")

@@ -3,8 +3,9 @@
 :func:`bake_scene` is the one entry the command line and the add-on call; everything it does is
 decided by ``scene.settings``.  Stages: brushes -> plane table -> CSG union of faces (structural,
 then detail) -> structural tree -> detail faces pushed and split into the empty leaves -> flat
-arrays (:func:`compile_scene`) -> onion tree for the scene's box hulls -> bevels for plane
-shifting -> visibility -> crowd slices (settings.slices).  Each stage is timed and counted in level.stats for the command line's table.
+arrays (:func:`compile_scene`) -> onion tree for the scene's box hulls -> visibility (portals,
+leak check, PVS) and the outside fill of a sealed map (settings.fill) -> bevels for plane shifting
+-> crowd slices (settings.slices) -> light.  Each stage is timed and counted in level.stats for the command line's table.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from .light.lightmap import bake_light
 from .stage_progress import StageProgress
 from .trees.bevel import BevelSettings, add_bevels
 from .trees.build import compile_scene, splitter_settings  # noqa: F401 -- the first stage, named here for callers
-from .vis.leaks import check_scene
+from .vis.leaks import check_scene, inside_points
+from .vis.outside_fill import fill_outside
 from .vis.sliver_seal import qbsp_leak_report
 from .vis.vis import bake_vis
 
@@ -42,24 +44,24 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
     settings = scene.settings
     check_settings(settings, where=f"scene {scene.name!r}")
     weights = {"compile": 3.0}
-    if settings.bevels:
-        weights["bevel"] = 1.0  # reports per solid cell
     if settings.vis != "none":
         weights["vis"] = 2.0
+    if settings.bevels:
+        weights["bevel"] = 1.0  # reports per solid cell
     if settings.slices:
         weights["slices"] = 1.0
     if settings.light:
         weights["light"] = 6.0
     bar = StageProgress(progress, weights)
     level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel)
+    if settings.vis != "none":  # before the bevels: the outside fill changes the point tree they bevel
+        visibility_stage(scene, level, extra_points, bar.stage("vis") if progress else None, cancel, jobs=jobs)
     if settings.bevels:
         t0 = time.perf_counter()
         report = bar.stage("bevel")
         add_bevels(level, BevelSettings(angle=settings.bevel_angle), cancel=cancel, progress=report)
         level.stats.setdefault("times", {})["bevel"] = time.perf_counter() - t0
         report(1.0, "done")
-    if settings.vis != "none":
-        visibility_stage(scene, level, extra_points, bar.stage("vis") if progress else None, cancel, jobs=jobs)
     if settings.slices:
         slices_stage(scene, level, bar.stage("slices") if progress else None, cancel)
     if settings.light:
@@ -119,3 +121,5 @@ def visibility_stage(scene: Scene, level: CompiledLevel, extra_points=(), progre
         raise LeakError(report, hint="Fix the hole (the chain shows where), or bake with --allow-leak.")
     bake_vis(level, scene.settings.vis, portals=portals, outside=outside,
              progress=split.stage("pvs") if progress else None, cancel=cancel, jobs=jobs)
+    if scene.settings.fill and outside is not None and outside.any():
+        fill_outside(level, portals, outside, inside_points(scene, extra_points)[0], cancel=cancel)

@@ -33,6 +33,18 @@ PRESETS["crouch"] = PRESETS["q3_crouch"]
 
 DEFAULT_HULLS = ("stand", "crouch")
 
+#: what a .map bake builds when no --hull is given: qbsp's hulls 1 and 2, in .map units (Quake
+#: unit boxes: the player 32 x 32 x 56, the large monsters' 64 x 64 x 88), named for what the
+#: queries ask of them.  'stand' here is Quake's player box (the preset q1_player), not the
+#: preset 'stand' (Quake III's, 30 units wide), so that a Quake map answers as Quake does.
+QUAKE_MAP_HULLS = (("stand", (-16, -16, -24), (16, 16, 32)), ("large", (-32, -32, -24), (32, 32, 64)))
+
+
+def quake_map_hulls(scale: float) -> list[Hull]:
+    """The hulls a .map bake builds by default (QUAKE_MAP_HULLS), at the map's scale (metres per
+    .map unit), so they stay the size of the map's own player."""
+    return [make_hull(name, [v * scale for v in mins], [v * scale for v in maxs]) for name, mins, maxs in QUAKE_MAP_HULLS]
+
 #: m. Largest distance of a hull's box from its reference point: brushes grown by it must stay
 #: within the world limit (MAX_COORDINATE, docs/USER_GUIDE.md), so it is a small share of that.
 MAX_HULL_EXTENT = 1000.0

@@ -90,6 +90,7 @@ class Settings:
     bevel_angle: float = 90.0  # degrees: edge bevels where a solid cell's adjacent planes differ by more
     vis: str = "fast"  # visibility: 'fast' (conservative portal flood), 'flow', 'sample' or 'none'
     allow_leak: bool = False  # bake a leaking map anyway, treated as unsealed
+    fill: bool = True  # a sealed map's void made solid in every tree, as qbsp's fill (core/compile/vis/outside_fill.py)
     seal: str = "qbsp"  # leak check: 'qbsp' (also tips under 0.1 unit qbsp's tree could cut), or 'exact' brushes
     # crowd slices (core/compile/crowds/slices.py; the command line's --slices W,H,STEP[,CELL])
     slices: bool = False  # slice the world for crowds (multi-level height maps)
@@ -154,7 +155,7 @@ SETTING_RANGES: dict[str, SettingRange] = {
 SPLITTERS = ("onion", "thesis")
 VIS_MODES = ("flow", "fast", "sample", "none")
 SEAL_RULES = ("exact", "qbsp")
-BOOL_SETTINGS = ("onion_map_trees", "bevels", "allow_leak", "slices", "light")
+BOOL_SETTINGS = ("onion_map_trees", "bevels", "allow_leak", "fill", "slices", "light")
 
 
 def setting_error(name: str, value, where: str | None = None) -> str | None:

@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...detmath import dot, norm
-from ...runtime.level import FACE_DETAIL, CompiledLevel
-from ...runtime.query import point_leaves
+from ...runtime.level import FACE_DETAIL, POINT_HULL_BIT, CompiledLevel
+from ...runtime.tree import Tree
+from ...tolerances import TOUCH_EPSILON
 from .portals import Portals, build_portals
 
 
@@ -110,6 +111,39 @@ def inside_points(scene, extra=()) -> tuple[np.ndarray, list[str]]:
     return np.array(pts, dtype=np.float64).reshape(-1, 3), names
 
 
+def sealing_leaves(tree: Tree, points, bit: int) -> np.ndarray:
+    """(N,) int64: the leaf of each point as qbsp places an entity (PointInLeaf, 'prefer the
+    opaque one'): a point on a node's plane (within TOUCH_EPSILON) goes down both sides and
+    takes the first solid leaf (for `bit`) it reaches, else its front leaf (Tree.locate).  So an
+    entity whose origin lies exactly on a brush face is in the brush: it is not a flood start
+    and cannot leak, and qbsp compiles such a map sealed."""
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    leaves, touched = tree.locate(pts)
+    leaves = leaves.astype(np.int64)
+    if not touched.any():
+        return leaves
+    normals, dists = tree.plane_normals.tolist(), tree.plane_dists.tolist()
+    planes, children = tree.node_plane.tolist(), tree.node_children.tolist()
+    solid = ((tree.leaf_solid & np.uint32(bit)) != 0).tolist()
+    for i in np.flatnonzero(touched).tolist():
+        x, y, z = pts[i].tolist()
+        todo = [tree.root]
+        while todo:
+            code = todo.pop()
+            while code >= 0:
+                nx, ny, nz = normals[planes[code]]
+                d = nx * x + ny * y + nz * z - dists[planes[code]]
+                if abs(d) <= TOUCH_EPSILON:  # on the plane: the back side later, the front now
+                    todo.append(children[code][1])
+                    code = children[code][0]
+                else:
+                    code = children[code][1 if d < 0 else 0]
+            if solid[-1 - code]:
+                leaves[i] = -1 - code
+                break
+    return leaves
+
+
 def check_scene(scene, level: CompiledLevel, extra_points=(), progress=None, cancel=None) -> tuple[Portals, LeakReport]:
     """The portals of a baked scene and its leak verdict from its markers, lights and
     `extra_points`; counts go to level.stats['leaks'], seconds to level.stats['times'] ('portals',
@@ -159,7 +193,7 @@ def find_leaks(level: CompiledLevel, portals: Portals, inside_points, names) -> 
     names = list(names)
     graph = Links(portals.clusters.astype(np.int64), portals.centres(), portals.num_portals)
     outside = flood_from_void(graph.clusters, portals.num_clusters)
-    leaves = point_leaves(level, pts) if len(pts) else np.zeros(0, np.int64)
+    leaves = sealing_leaves(level.point_tree(), pts, POINT_HULL_BIT) if len(pts) else np.zeros(0, np.int64)
     cluster = portals.cluster_of_leaf[leaves].astype(np.int64) if len(pts) else np.zeros(0, np.int64)
     in_box = np.all((pts >= level.world_bounds[0]) & (pts <= level.world_bounds[1]), axis=1)
     cluster[~in_box] = -1  # beyond the world box: in the void itself
