@@ -361,3 +361,41 @@ def test_the_hole_named_is_in_the_gap_beside_its_brushes(case):
     hole = np.array(report.hole_position)
     assert np.all(hole >= glo - 1e-9) and np.all(hole <= ghi + 1e-9), (hole, glo, ghi, report.chain)
     assert report.hole_brush in beside and report.hole_brush_distance < 1e-9, (report.hole_brush, beside)
+
+
+@pytest.mark.parametrize("start", [(1.0, 3.0, 1.0), (3.9, 0.2, 2.9)])
+def test_a_room_without_a_wall_names_the_missing_wall(start):
+    """With the whole +x wall missing, the hole lies in the wall's place (x 4..4.5), beside the
+    floor, ceiling or side walls it met."""
+    scene = room(hole=True)
+    scene.brushes = [b for b in scene.brushes if not b.name.startswith("east")]
+    scene.markers = [Marker("start", "player_start", start)]
+    level = compile_scene(scene)
+    portals = build_portals(level)
+    report = find_leaks(level, portals, *inside_points(scene))
+    assert report.leaks and not check_chain(level, portals, report)
+    assert 4.0 - 1e-9 <= report.hole_position[0] <= 4.5 + 1e-9, report.hole_position
+    assert report.hole_brush in {"floor", "ceiling", "south", "north"} and report.hole_brush_distance < 1e-9
+
+
+@pytest.mark.parametrize("brush", ["brush2", "brush9", "brush15", "brush18"])
+def test_lq_e1m6_without_one_wall_brush_names_its_place(map_named, brush):
+    """lq_e1m6 with one structural brush of its walls removed (18 of its 23 solid structural
+    brushes open it; the hole lies in the removed brush's box for 15, 12 by the earlier rule):
+    four of them, two where the entity's own cell reaches the world box (brush2, brush15: the hole
+    is where the chain leaves the brushes' bounds)."""
+    import dataclasses
+
+    from brushbake.core.formats.loaders import load_scene
+
+    scene = load_scene(map_named("lq_e1m6.map"))
+    scene = dataclasses.replace(scene, hulls=[], settings=dataclasses.replace(scene.settings, bevels=False))
+    gone = next(b for b in scene.brushes if b.name.endswith(":" + brush))
+    scene = dataclasses.replace(scene, brushes=[b for b in scene.brushes if b is not gone])
+    level = compile_scene(scene)
+    portals = build_portals(level)
+    report = find_leaks(level, portals, *inside_points(scene))
+    assert report.leaks and not check_chain(level, portals, report)
+    v = np.asarray(gone.vertices)
+    hole = np.array(report.hole_position)
+    assert np.all(hole >= v.min(axis=0) - 1e-9) and np.all(hole <= v.max(axis=0) + 1e-9), (hole, v.min(0), v.max(0))

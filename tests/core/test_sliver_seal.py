@@ -8,7 +8,7 @@ unit, which qbsp's tree can cut, leaks as it does for ericw-tools.
   vertex and that face (the mid split), and a shelf in between keeps it sealed: four exact
   verdicts, one per condition of the rule;
 - every map in maps/ gets ericw-tools' verdict by default (q1_mountain leaks, with a chain
-  through a cut tip; e3m4 -- marked slow -- and lq_e0m3 stay sealed with their tips cut), with
+  through a cut tip, and the hole the message names lies in a cut tip's box; e3m4 -- marked slow -- and lq_e0m3 stay sealed with their tips cut), with
   and without the bake's shortcut (no second compile when no cut tip touches both the void's
   clusters and the others: e3m4 and lq_e0m3 skip it);
 - hypothesis scenes (a room, maybe with a hole, random boxes, slanted half-cubes whose face passes
@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from brushbake.core.compile.vis.leaks import find_leaks, inside_points
 from brushbake.core.compile.pipeline import bake_scene, compile_scene
 from brushbake.core.compile.vis.portals import build_portals
-from brushbake.core.compile.vis.sliver_seal import qbsp_leak_report, qbsp_sites, tip_sites
+from brushbake.core.compile.vis.sliver_seal import qbsp_leak_report, qbsp_sites, tip_boxes, tip_sites
 from brushbake.core.errors import BrushbakeError, LeakError
 from brushbake.core.model.brushes import Contents, box_brush, brush_from_planes
 from brushbake.core.model.scene import Marker, Scene
@@ -176,6 +176,13 @@ def test_every_map_gets_ericw_tools_verdict(path, levels):
         assert len(sites) == 39 and sum(s.way == "small" for s in sites) == 6
         near = min(float(np.min(np.linalg.norm(report.chain - np.array(s.vertex), axis=1))) for s in sites)
         assert near < REACH  # the chain passes through a cut tip
+        # the hole named is the opening: in a cut tip's box (not where the chain reaches the
+        # world box, nor where it leaves the space under the terrain), beside the brush named
+        boxes = tip_boxes(scene.brushes, sites)
+        hole = np.array(report.hole_position)
+        assert np.any(np.all((hole >= boxes[:, 0]) & (hole <= boxes[:, 1]), axis=1)), hole
+        assert report.hole_brush_distance < 1e-6 and report.hole_brush in report.message()
+        assert "({:.3f}, {:.3f}, {:.3f})".format(*hole) in report.message()
     counts = {"lq_e0m3.map": 1, "e3m4.map": 7}  # the sites cut there (none opens the map)
     assert len(sites) == counts.get(path.name, 39 if path.name == "q1_mountain.map" else 0)
 

@@ -15,7 +15,7 @@ a cell on the world box; the opening is where the chain leaves the last of the c
 that side: the portal in the gap, not the chain's end on the world box.  (Distances along portal
 centres, which an earlier rule compared, mislead there: a void portal is a piece of a face of
 the world box, its centre metres from the gap.)  When the entity's own cell reaches the world box
-(open sky), the chain's first portal is named.
+(a whole wall missing), the hole is where the chain first leaves the brushes' bounds.
 
 A sealed map (no inside point reachable) marks the clusters the void reaches as outside: later
 stages (the PVS) treat them as solid (`LeakReport.outside_mask`).  A leaking map marks nothing:
@@ -241,17 +241,29 @@ def _shortest_chain(level, portals, graph, pts, cluster, leaking, names, report)
     if not chain:
         return
     hole = _opening(graph.clusters, portals, cluster, int(cluster[entity]), chain)
-    report.hole_portal = int(hole)
-    report.hole_position = tuple(float(v) for v in centres[hole])
-    report.hole_brush_index, report.hole_brush_distance = nearest_brush(level, portals.winding(hole))
-    if report.hole_brush_index >= 0:
-        report.hole_brush = level.brush_names[report.hole_brush_index]
+    if hole >= 0:
+        set_hole(report, level, portals, hole)
+    else:  # the entity's own cell reaches the world box: where the chain leaves the brushes' bounds
+        k, point = _leaves_bounds(level, report.chain)
+        set_hole(report, level, portals, chain[k], point)
+
+
+def set_hole(report: LeakReport, level: CompiledLevel, portals: Portals, portal: int, point=None) -> None:
+    """Name the hole: chain portal `portal`, at `point` (default its centre), and the structural
+    brush nearest it (to the portal's winding, or to `point` when given)."""
+    report.hole_portal = int(portal)
+    where = portals.centres()[portal] if point is None else np.asarray(point, dtype=np.float64)
+    report.hole_position = tuple(float(v) for v in where)
+    report.hole_brush_index, report.hole_brush_distance = nearest_brush(
+        level, portals.winding(portal) if point is None else where[None])
+    report.hole_brush = level.brush_names[report.hole_brush_index] if report.hole_brush_index >= 0 else None
 
 
 def _opening(clusters: np.ndarray, portals: Portals, cluster: np.ndarray, start: int, chain: list[int]) -> int:
     """The chain's portal where it leaves the last of its cells on the markers' side: the cells the
     inside points (their clusters `cluster`, -1 for none) reach without entering a cell that
-    touches the world box (see the module docstring).  The chain starts in cluster `start`."""
+    touches the world box (see the module docstring).  The chain starts in cluster `start`; -1 when
+    that cell itself touches the world box."""
     c = portals.num_clusters
     on_box = np.zeros(c + 1, dtype=bool)
     on_box[clusters[portals.num_inner:].ravel()] = True  # the void portals' clusters and the outside
@@ -271,13 +283,31 @@ def _opening(clusters: np.ndarray, portals: Portals, cluster: np.ndarray, start:
         reached = np.unique(ends[rows, 1])
         frontier = reached[~side[reached]]
         side[frontier] = True
-    hole, cell = chain[0], start
+    hole, cell = -1, start
     for j in chain:
         if side[cell]:
             hole = j
         a, b = (int(v) for v in clusters[j])
         cell = b if a == cell else a
     return hole
+
+
+def _leaves_bounds(level: CompiledLevel, chain: np.ndarray) -> tuple[int, np.ndarray]:
+    """(k, point): the first point where the polyline `chain` leaves the bounds of the level's
+    vertices (its brushes), on its segment k; the chain's second point when it never does."""
+    if not len(level.vertices):
+        return 0, chain[1]
+    lo, hi = level.vertices.min(axis=0), level.vertices.max(axis=0)
+    for k, (a, b) in enumerate(zip(chain[:-1], chain[1:])):
+        if np.all(b >= lo) and np.all(b <= hi):
+            continue
+        if not (np.all(a >= lo) and np.all(a <= hi)):
+            return k, a
+        d = b - a
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(d > 0, (hi - a) / d, np.where(d < 0, (lo - a) / d, np.inf))
+        return k, a + min(float(t.min()), 1.0) * d
+    return 0, chain[1]
 
 
 def _links_by_cluster(clusters: np.ndarray, num_clusters: int) -> list[np.ndarray]:

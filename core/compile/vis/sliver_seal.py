@@ -50,7 +50,7 @@ from ...model.brushes import Contents, brush_from_planes
 from ...tolerances import QBSP_MAX_NODE_SIZE, SLIVER_ON_PLANE, SLIVER_REACH
 from ...units import QUAKE_UNIT
 from ..trees.build import compile_scene
-from .leaks import find_leaks, inside_points
+from .leaks import find_leaks, inside_points, set_hole
 from .portals import build_portals
 
 #: entries of the vertex-by-plane distance table computed at once (bounds its memory)
@@ -467,4 +467,18 @@ def qbsp_leak_report(scene, extra_points=(), progress=None, cancel=None, exact=N
         progress(1.0, "Leaks with the tips cut: " + ("found" if report.leaks else "none"))
     report.rule = "qbsp"
     report.sliver_sites = len(sites)
+    _hole_at_a_tip(report, level, portals, tip_boxes(scene.brushes, sites))
     return report, sites
+
+
+def _hole_at_a_tip(report, level, portals, boxes) -> None:
+    """A map sealed in exact geometry leaks here only through cut tips, so the first portal of the
+    chain whose centre lies in a cut tip's box is the opening: it names the hole (the rule for any
+    map, leaks._opening, can name a later portal when the space beyond the tip is closed to the
+    world box, as under q1_mountain's terrain)."""
+    if not report.leaks or not len(report.chain_portals) or not len(boxes):
+        return
+    centres = portals.centres()[report.chain_portals]
+    inside = np.all((centres[:, None] >= boxes[None, :, 0]) & (centres[:, None] <= boxes[None, :, 1]), axis=2).any(axis=1)
+    if inside.any():
+        set_hole(report, level, portals, int(report.chain_portals[int(np.argmax(inside))]))
