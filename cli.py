@@ -776,7 +776,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="visibility: portals, the leak check and the PVS by this method: fast (conservative "
                         "portal flood, seconds; the default unless the scene's settings say otherwise), flow "
                         "(conservative portal flow with separating planes, chains merged: tight, about a minute on big maps), sample "
-                        "(the thesis's rays: may miss); 'none' skips all three")
+                        "(Ranta-Eskola's sample rays: may miss); 'none' skips all three")
     b.add_argument("--jobs", type=_jobs, default=None, metavar="N",
                    help="cores the full vis (--vis flow) may use (default: all; the output is the same for any N)")
     b.add_argument("--seal", choices=("exact", "qbsp"), default=None,
