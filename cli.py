@@ -168,6 +168,10 @@ def bake_table(stats: dict, times: dict, roles: dict | None = None) -> str:
             ("  avg clusters / leaves visible", f"{vs['avg_clusters_visible']:.1f} / {vs['avg_leaves_visible']:.1f}", ""),
             ("  compressed rows (bytes)", f"{vs['compressed_bytes']}", ""),
         ]
+    if s.get("png"):
+        pg = s["png"]
+        rows.append(("png: exposure (lit texels clipped)",
+                     f"{pg['exposure']:.4g}{' auto' if pg['auto'] else ''} ({100 * pg['clipped']:.2f}%)", ""))
     if s.get("slices_taken"):
         rows += [
             ("slices: taken / kept", f"{s['slices_taken']} / {s['slices_kept']}", f"{times.get('slices', 0):.2f}"),
@@ -375,6 +379,8 @@ def cmd_bake(args) -> int:
         scene.settings.allow_leak = True
     if args.no_fill:
         scene.settings.fill = False
+    if args.exposure is not None:
+        scene.settings.png_exposure = args.exposure
     if args.seal is not None:
         scene.settings.seal = args.seal
     if args.slices is not None:
@@ -414,7 +420,7 @@ def cmd_bake(args) -> int:
     if args.png and level.has_light:
         from .exporters.png import lightmap_png_files
 
-        files[1 + bool(args.json):1 + bool(args.json)] = lightmap_png_files(level, out)
+        files[1 + bool(args.json):1 + bool(args.json)] = lightmap_png_files(level, out, scene.settings.png_exposure)
     write_outputs(files)  # all or none: nothing is written when anything fails
     if report is not None and not report.leaks and pointfile.is_file():
         pointfile.unlink()  # a chain left by an earlier, leaking bake would point at a hole now closed
@@ -714,6 +720,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {self.prog}: {message} (see --help)\n")
 
 
+def _exposure(text: str) -> float:
+    """--exposure: 'auto' (0, settings.png_exposure's 'pick one') or a positive number."""
+    if text.strip().lower() == "auto":
+        return 0.0
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 1e6:
+        raise argparse.ArgumentTypeError(f"is {text!r}; give a factor above 0 (at most 1000000; 1: as baked), or auto")
+    return value
+
+
 def _setting(name: str):
     """An argparse type for Settings field `name`: parsed and checked against SETTING_RANGES when
     the command line is read, before any work."""
@@ -818,6 +837,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "it, else NumPy), numpy or c; the same lightmaps to the byte either way")
     b.add_argument("--png", action="store_true",
                    help="also write each lightmap page as LEVEL.lmK.png (8-bit sRGB; implies --light)")
+    b.add_argument("--exposure", type=_exposure, default=None, metavar="X|auto",
+                   help="the PNG pages' values times X (1: as baked); auto (the default) picks the one that "
+                        "clips at most 1%% of the lit texels, never above 1")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress and no table")
     b.set_defaults(func=cmd_bake)
 

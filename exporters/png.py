@@ -1,10 +1,18 @@
 """PNG export of lightmap pages (8-bit sRGB), for inspection: the standard library only.
 
 A page is linear float RGB (core/compile/light/lightmap.py; 1 = the texture as painted).  Each value is
-clamped to [0, 1], encoded with the sRGB transfer function and rounded to 8 bits; rows are written
+multiplied by the exposure, clamped to [0, 1], encoded with the sRGB transfer function and rounded
+to 8 bits; rows are written
 top first, so the page's row y = 0 (V = 0, Blender's bottom) is the image's last row.  The file is
 a plain PNG: signature, IHDR (8-bit RGB, no interlace), one IDAT (zlib level 9, filter 0 on every
 row), IEND, each chunk with its CRC-32.  Same page, same bytes.
+
+Exposure: by default (settings.png_exposure 0, `bake --exposure auto`) the one that leaves at most
+CLIPPED_SHARE of the lit texels (those with any light) saturated, and never brightens: min(1,
+SRGB8_TOP / q), q the brightest channel of the texel that many from the top, SRGB8_TOP the
+largest linear value that rounds below 255.  Quake lights, which reach several times white near
+the lamp, are thus seen rather than clipped (e1m7: 34% of its lit texels are over 1).  A number
+sets it (1: the values as they are).
 """
 
 from __future__ import annotations
@@ -39,9 +47,25 @@ def png_bytes(rgb8: np.ndarray) -> bytes:
     return PNG_SIGNATURE + _chunk(b"IHDR", ihdr) + _chunk(b"IDAT", zlib.compress(raw.tobytes(), 9)) + _chunk(b"IEND", b"")
 
 
-def page_png(pages: np.ndarray, k: int) -> bytes:
-    """Page k of (K, S, S, 3) linear pages as PNG bytes (row y = 0 at the bottom)."""
-    return png_bytes(srgb8(pages[k])[::-1])
+#: the share of lit texels the automatic exposure may saturate
+CLIPPED_SHARE = 0.01
+#: the largest linear value whose sRGB code rounds below 255 (a hair under it)
+SRGB8_TOP = ((254.5 / 255.0 + 0.055) / 1.055) ** 2.4 * (1.0 - 1e-9)
+
+
+def auto_exposure(pages: np.ndarray, share: float = CLIPPED_SHARE) -> float:
+    """The exposure that saturates at most `share` of the lit texels of all pages, at most 1."""
+    bright = np.asarray(pages, dtype=np.float64).max(axis=-1).ravel()
+    bright = np.sort(bright[bright > 0])
+    if not len(bright):
+        return 1.0
+    q = float(bright[len(bright) - 1 - int(np.floor(share * len(bright)))])
+    return min(1.0, SRGB8_TOP / q)
+
+
+def page_png(pages: np.ndarray, k: int, exposure: float = 1.0) -> bytes:
+    """Page k of (K, S, S, 3) linear pages as PNG bytes (row y = 0 at the bottom), times the exposure."""
+    return png_bytes(srgb8(np.asarray(pages[k], dtype=np.float64) * exposure)[::-1])
 
 
 def read_png_rgb8(data: bytes) -> np.ndarray:
@@ -66,7 +90,14 @@ def read_png_rgb8(data: bytes) -> np.ndarray:
     return raw[:, 1:].reshape(h, w, 3)
 
 
-def lightmap_png_files(level, base: str | Path) -> list[tuple[Path, bytes]]:
-    """(path, bytes) of every page: BASE.lm0.png, BASE.lm1.png, ..."""
+def lightmap_png_files(level, base: str | Path, exposure: float = 0.0) -> list[tuple[Path, bytes]]:
+    """(path, bytes) of every page: BASE.lm0.png, BASE.lm1.png, ...; `exposure` 0 picks it
+    (auto_exposure).  The exposure used and the share of lit texels it saturates go to
+    level.stats['png'] for the bake's table."""
     base = Path(base)
-    return [(base.with_suffix(f".lm{k}.png"), page_png(level.lm_pages, k)) for k in range(len(level.lm_pages))]
+    e = auto_exposure(level.lm_pages) if exposure <= 0 else float(exposure)
+    bright = np.asarray(level.lm_pages, dtype=np.float64).max(axis=-1)
+    lit = bright[bright > 0]
+    level.stats["png"] = {"exposure": e, "auto": exposure <= 0,
+                          "clipped": float(np.mean(lit * e > SRGB8_TOP)) if len(lit) else 0.0}
+    return [(base.with_suffix(f".lm{k}.png"), page_png(level.lm_pages, k, e)) for k in range(len(level.lm_pages))]

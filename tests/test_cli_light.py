@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from brushbake.exporters import read_level
-from brushbake.exporters.png import read_png_rgb8, srgb8
+from brushbake.exporters.png import auto_exposure, read_png_rgb8, srgb8
 
 SCENE = Path(__file__).resolve().parents[1] / "sample_scenes" / "cornell_box.json"
 
@@ -30,8 +30,13 @@ def test_bake_light_png_and_table(tmp_path):
     assert level.has_light and level.lm_luxel == 0.5
     png = tmp_path / "cb.lm0.png"
     assert png.is_file() and str(png.name) in r.stdout
-    img = read_png_rgb8(png.read_bytes())
-    assert np.array_equal(img, srgb8(level.lm_pages[0])[::-1])
+    img = read_png_rgb8(png.read_bytes())  # the automatic exposure, never above 1, in the table
+    e = auto_exposure(level.lm_pages)
+    assert np.array_equal(img, srgb8(level.lm_pages[0].astype(np.float64) * e)[::-1]) and f"{e:.4g} auto" in r.stdout
+    r = run("bake", SCENE, "-o", out, "--png", "--bounces", "2", "--no-hulls", "--exposure", "1", "-q")
+    assert r.returncode == 0 and np.array_equal(read_png_rgb8(png.read_bytes()), srgb8(level.lm_pages[0])[::-1])
+    r = run("bake", SCENE, "-o", out, "--png", "--exposure", "-1")
+    assert r.returncode == 2 and "--exposure" in r.stderr and "auto" in r.stderr
     r2 = run("info", out)
     assert "lightmap" in r2.stdout
 

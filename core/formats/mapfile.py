@@ -580,7 +580,64 @@ class _Builder:
             color = c
         light = Light(name=name, position=self.origin(entity), color=tuple(float(v) for v in color), intensity=float(intensity))
         self.light_kind(entity, light)
+        self.falloff_keys(entity, light)
+        light.quake = True
         return light
+
+    def number(self, entity: MapEntity, keys: tuple[str, ...], low: float, high: float, default: float,
+               expected: str) -> float:
+        """The first of `keys` the entity has, as one number in [low, high] (a warning and the
+        default otherwise, or an error with strict)."""
+        key = next((k for k in keys if k in entity.properties), None)
+        if key is None:
+            return default
+        values = _floats(entity.properties[key])
+        if values is None or len(values) != 1 or not low <= values[0] <= high:
+            self.bad_value(entity, key, expected, f"{default:g}")
+            return default
+        return values[0]
+
+    def falloff_keys(self, entity: MapEntity, light: Light) -> None:
+        """ericw-tools' falloff keys (core/model/light_units.py): 'delay' 0-5, 'wait' (> 0),
+        '_falloff' (units, linear lights), '_anglescale' / '_anglesense' (0 to 1)."""
+        delay = self.number(entity, ("delay",), 0, 5, 0, "a falloff formula 0 to 5")
+        if delay != int(delay):
+            self.bad_value(entity, "delay", "a falloff formula 0 to 5", "0")
+            delay = 0
+        light.delay = int(delay)
+        light.wait = self.number(entity, ("wait",), 1e-6, 1e6, 1.0, "a positive distance scale")
+        light.falloff = self.number(entity, ("_falloff",), 0.0, 1e9, 0.0, "a distance in units, 0 or more")
+        light.anglescale = self.number(entity, ("_anglescale", "_anglesense"), 0.0, 1.0, 0.5, "a number from 0 to 1")
+
+    def colour(self, entity: MapEntity, keys: tuple[str, ...]) -> tuple[float, float, float]:
+        """An 'r g b' key, 0-255 or 0-1, as 0-1 (white when absent)."""
+        key = next((k for k in keys if k in entity.properties), None)
+        if key is None:
+            return (1.0, 1.0, 1.0)
+        c = self.vector(entity, key, 3, (1.0, 1.0, 1.0))
+        if min(c) < 0:
+            self.bad_value(entity, key, "three numbers 0 to 255", "255 255 255")
+            return (1.0, 1.0, 1.0)
+        return tuple(float(v) / 255.0 for v in c) if max(c) > 1.0 else tuple(float(v) for v in c)
+
+    def worldspawn(self, entity: MapEntity, scene: Scene, name: str) -> None:
+        """ericw-tools' worldspawn light keys: 'light' / '_minlight' n with '_minlight_color' /
+        '_mincolor' (every luxel at least n / 255 of it), and '_sunlight' n, shining along
+        '_sun_mangle' / '_sunlight_mangle' in '_sunlight_color', '_sunlight_penumbra' degrees
+        wide, weighed by '_anglescale' (a sun that is no entity: the leak check skips it)."""
+        minlight = self.number(entity, ("_minlight", "light"), 0.0, 1e6, 0.0, "a light level, 0 or more")
+        if minlight > 0:
+            c = self.colour(entity, ("_minlight_color", "_mincolor"))
+            scene.minlight = tuple(minlight / 255.0 * v for v in c)
+        sun = self.number(entity, ("_sunlight",), -1e6, 1e6, 0.0, "a light level")
+        if sun > 0:
+            mangle = ("_sun_mangle" if "_sun_mangle" in entity.properties else "_sunlight_mangle")
+            scene.lights.append(Light(
+                name=f"{name} sun", position=(0.0, 0.0, 0.0), color=self.colour(entity, ("_sunlight_color",)),
+                intensity=sun, kind="sun", direction=_mangle_direction(self.vector(entity, mangle, 3, (0.0, -90.0, 0.0))),
+                radius=self.number(entity, ("_sunlight_penumbra",), 0.0, 179.0, 0.0, "degrees, 0 to 179"),
+                anglescale=self.number(entity, ("_anglescale", "_anglesense"), 0.0, 1.0, 0.5, "a number from 0 to 1"),
+                entity=False, quake=True))
 
     def light_kind(self, entity: MapEntity, light: Light) -> None:
         """ericw-tools' keys (docs/USER_GUIDE.md, 'Light'): '_surface' TEX makes the faces with
@@ -739,6 +796,8 @@ def _sort_entities(mapfile: MapFile, planes: _Planes, builder: _Builder, scene: 
         ename = f"{source}:entity{entity.index}"
         if classname.lower() == "worldspawn":
             worldspawns += 1
+            if worldspawns == 1:
+                builder.worldspawn(entity, scene, ename)
         if entity.properties.get("_tb_layer") in omitted_layers or (
             entity.properties.get("_tb_type") == "_tb_layer" and entity.properties.get("_tb_id") in omitted_layers
         ):

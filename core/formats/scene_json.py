@@ -69,7 +69,7 @@ _BRUSH_SHAPES = ("box", "planes", "mesh")
 _CONTENTS_NAMES = tuple(c.label for c in Contents)
 _TOP_KEYS = {
     "format", "version", "name", "settings", "hulls", "brushes", "detail_meshes", "lights",
-    "markers", "movers",
+    "markers", "movers", "minlight",
 }
 
 
@@ -330,6 +330,11 @@ def _scene_from_dict(data: Any, source: str, progress, cancel) -> Scene:
     _read_detail_meshes(r, data, scene)
     _read_lights(r, data, scene)
     _read_markers(r, data, scene)
+    if "minlight" in data:
+        minlight = r.vec3(data["minlight"], "minlight", coordinate=False)
+        if min(minlight) < 0.0:
+            raise r.fail("minlight", "has a negative component.", "Give linear RGB, each 0 or more (1 is full).")
+        scene.minlight = minlight
     if progress:
         progress(1.0, f"Loaded {name}")
     return scene
@@ -409,7 +414,7 @@ def _read_lights(r: "_Reader", data: Any, scene: Scene) -> None:
         where = _label(item, f"lights[{i}]", "light")
         r.obj(item, where, ("position",), ("name", "color", "intensity", "type", "power", "direction", "spot_size",
                                            "spot_blend", "radius", "texture", "shape", "size", "size_y", "spread",
-                                           "axis"))
+                                           "axis", "quake", "delay", "wait", "falloff", "anglescale", "entity"))
         lname = r.string(item["name"], f"{where}.name") if "name" in item else f"light{i}"
         where = f"light {lname!r}"
         light = Light(lname, r.vec3(item["position"], f"{where}.position"))
@@ -445,6 +450,7 @@ def _read_light_kind(r: "_Reader", item: dict, where: str, light: Light) -> None
             raise r.fail(f"{where}.direction", "is the zero vector.", "Give the direction the light shines in.")
         light.direction = d
     _read_area_fields(r, item, where, light)
+    _read_quake_fields(r, item, where, light)
     if "texture" in item:
         light.texture = r.string(item["texture"], f"{where}.texture")
     if light.kind == "surface" and not light.texture:
@@ -458,6 +464,23 @@ def _read_choice(r: "_Reader", value, where: str, choices, hint: str) -> str:
     if text not in choices:
         raise r.fail(where, f"is {text!r}; it must be one of {', '.join(choices)}.", hint)
     return text
+
+
+def _read_quake_fields(r: "_Reader", item: dict, where: str, light: Light) -> None:
+    """A Quake light's falloff keys (core/model/light_units.py) and whether it is an entity."""
+    for key, low, high, unit in (("delay", 0, 5, "a falloff formula"), ("wait", 1e-6, 1e6, "a distance scale"),
+                                 ("falloff", 0.0, 1e9, "units"), ("anglescale", 0.0, 1.0, "0 to 1")):
+        if key in item:
+            value = r.number(item[key], f"{where}.{key}")
+            if not low <= value <= high or (key == "delay" and value != int(value)):
+                raise r.fail(f"{where}.{key}", f"is {value!r}; it must be from {low:g} to {high:g} ({unit}).",
+                             "docs/SCENE_FORMAT.md lists the light fields.")
+            setattr(light, key, int(value) if key == "delay" else float(value))
+    for key in ("quake", "entity"):
+        if key in item:
+            if not isinstance(item[key], bool):
+                raise r.fail(f"{where}.{key}", "must be true or false.", "docs/SCENE_FORMAT.md lists the light fields.")
+            setattr(light, key, item[key])
 
 
 def _read_area_fields(r: "_Reader", item: dict, where: str, light: Light) -> None:
@@ -734,6 +757,7 @@ def scene_to_dict(scene: Scene) -> dict:
             }
             for mk in scene.markers
         ],
+        **({"minlight": _v(scene.minlight, "minlight")} if any(scene.minlight) else {}),
     }
 
 
@@ -793,9 +817,9 @@ def _light_kind_dict(li: Light) -> dict:
     if li.power is not None:
         out["power"] = _f(li.power, f"light {li.name!r}")
     for key in ("direction", "spot_size", "spot_blend", "radius", "texture", "shape", "size", "size_y", "spread",
-                "axis"):
+                "axis", "quake", "delay", "wait", "falloff", "anglescale", "entity"):
         value = getattr(li, key)
         if value != getattr(default, key):
             out[key] = _v(value, f"light {li.name!r}") if key in ("direction", "axis") else (
-                value if key in ("texture", "shape") else _f(value, f"light {li.name!r}"))
+                value if key in ("texture", "shape", "delay", "entity", "quake") else _f(value, f"light {li.name!r}"))
     return out

@@ -32,12 +32,21 @@ Color off bake the same quantity).  Each kind of light gives it as Blender (Cycl
   material emits (Principled BSDF Emission Color x Strength, or an Emission shader) is such a
   surface light (addon/lightmap.py).
 
-A Quake light (the 'light' key, 300 by default, linear falloff to zero at that many units) has no
-watts.  The rule: the point light whose value on a face square to it at 128 units (4 m at the
-default 1/32 m per unit) is V / 255 (so 'light 255' is full white there), falling off with the
-inverse square like every Blender light (a Quake sun, '_sun 1', gives V / 255 on a face square to
-it, S = pi V / 255; a surface light radiance V / 255):  P = 4 pi^2 (128 * map_scale)^2 V / 255  watts (a
-'light 300' is 743 W).
+A Quake light (a .map's point, spot or sun light, Light.quake, with no power) has no watts; it lights as
+ericw-tools' light documents it (quake_light_value).  At d units from the light (d at least 0.1)
+a face gets  value = V(d) * A / 255 * colour,  V the 'light' value's falloff by 'delay':
+0 linear  max(L - wait d, 0)  (zero at L / wait units; with '_falloff' F:  L (1 - d / F)  up to F),
+1 inverse  L / (wait d / 128),  2 inverse square  L / (wait d / 128)^2,  3 none  L,
+4 local minlight  L (raises a luxel that sees the light to it, adds nothing),
+5 inverse square from 128 units on  L / ((wait d + 128) / 128)^2;
+and A = (1 - a) + a cos(theta) the angle of incidence scaled by '_anglescale' a (0.5; 0 where the
+face looks away).  So 'light 300' is 300 / 255 of white at the light, 172 / 255 at 128 units and
+nothing past 300 units.  A Quake sun ('_sun 1', or worldspawn '_sunlight') gives L A / 255
+where its ray reaches the sky; worldspawn 'light' / '_minlight' n raises every luxel to n / 255 of
+'_minlight_color'.  Units are .map units (metres / map_scale).  Quake area and surface lights
+keep the older rule: the area light of P = 4 pi^2 (128 * map_scale)^2 V / 255 watts, a surface
+radiance V / 255; so does a .json light with no power (Light.quake False): the point light of those
+watts, V / 255 at 128 units by the inverse square, and a sun of S = pi V / 255.
 """
 
 from __future__ import annotations
@@ -103,3 +112,41 @@ def light_power(light, map_scale: float) -> float:
     if light.kind == "sun":  # V / 255 of full white on a face square to it
         return math.pi * float(light.intensity) / QUAKE_FULL
     return float(light.intensity) / QUAKE_FULL  # surface: radiance V / 255
+
+
+#: ericw-tools' LF_SCALE: the inverse formulas give L at this many units
+QUAKE_FALLOFF_SCALE = 128.0
+#: 'delay' values: the falloff formulas of a Quake light
+QUAKE_FALLOFFS = {0: "linear", 1: "inverse", 2: "inverse square", 3: "none", 4: "local minlight",
+                  5: "inverse square from 128 units"}
+#: units: distances below this count as this (the formulas' pole at the light)
+QUAKE_NEAREST = 0.1
+
+
+def quake_light_value(delay: int, light: float, wait: float, falloff: float, dist_units):
+    """V(d): a Quake light's value at `dist_units` (array) before the angle and the colour (the
+    module docstring; 0..255 is dark to full white)."""
+    d = np.maximum(np.asarray(dist_units, dtype=np.float64), QUAKE_NEAREST)
+    if delay in (3, 4):
+        return np.full_like(d, float(light))
+    if delay == 0 and falloff > 0:
+        return np.where(d < falloff, float(light) * (1.0 - d / falloff), 0.0)
+    x = float(wait) * d
+    if delay == 1:
+        return float(light) * QUAKE_FALLOFF_SCALE / x
+    if delay == 2:
+        return float(light) * (QUAKE_FALLOFF_SCALE / x) ** 2
+    if delay == 5:
+        return float(light) * (QUAKE_FALLOFF_SCALE / (x + QUAKE_FALLOFF_SCALE)) ** 2
+    return np.maximum(float(light) - x, 0.0)  # 0: linear
+
+
+def quake_angle(anglescale: float, cos_theta):
+    """A = (1 - a) + a cos(theta) where the face looks toward the light, 0 elsewhere."""
+    c = np.asarray(cos_theta, dtype=np.float64)
+    return np.where(c > 0, (1.0 - float(anglescale)) + float(anglescale) * c, 0.0)
+
+
+def is_quake_light(light) -> bool:
+    """Lit by the Quake formulas: a .map's point, spot or sun light (light.quake) with no power given."""
+    return bool(getattr(light, "quake", False)) and light.power is None and light.kind in ("point", "spot", "sun")

@@ -53,6 +53,23 @@ class Light:
     size_y: float = 1.0  # m
     spread: float = 180.0  # degrees: Blender's Spread (180 = a Lambertian emitter)
     axis: tuple[float, float, float] = (1.0, 0.0, 0.0)  # area: the light's local X (unit, across `direction`)
+    #: lit as Quake's light tools light it (a .map's lights; point, spot and sun with `power`
+    #: None): the keys below.  False (a .json light with no power): the older Quake rule, an
+    #: inverse-square light of light_units.quake_light_watts
+    quake: bool = False
+    #: ericw-tools' keys of a Quake light (`quake` True; see
+    #: core/model/light_units.py quake_light_value): 'delay', the falloff formula (QUAKE_FALLOFFS:
+    #: 0 linear, reaching zero at intensity / wait units; 1 inverse; 2 inverse square; 3 none;
+    #: 4 local minlight; 5 inverse square from 128 units on); 'wait', the falloff distance scale;
+    #: '_falloff', the distance in units where a linear light reaches zero (0: not given);
+    #: '_anglescale', how much the angle of incidence counts, 0 to 1
+    delay: int = 0
+    wait: float = 1.0
+    falloff: float = 0.0
+    anglescale: float = 0.5
+    #: a light the map places at a point (the leak check counts it as inside); False for a
+    #: .map worldspawn's '_sunlight', which has no place
+    entity: bool = True
 
 
 @dataclass
@@ -108,6 +125,7 @@ class Settings:
     light_samples: int = 8  # shadow rays per luxel for lights with a radius (soft shadows)
     luxel_samples: int = 1  # n: direct light at n x n points a luxel, averaged (antialiased edges)
     shoot_fraction: float = 0.95  # a bounce shoots its brightest patches holding this much of its power
+    png_exposure: float = 0.0  # lightmap PNGs (bake --png): times this; 0 = auto, at most 1% of lit texels clipped
 
 
 @dataclass(frozen=True)
@@ -151,6 +169,7 @@ SETTING_RANGES: dict[str, SettingRange] = {
     "light_samples": SettingRange(1, 256, integer=True, why="shadow rays per luxel"),
     "luxel_samples": SettingRange(1, 16, integer=True, why="points a luxel side"),
     "shoot_fraction": SettingRange(0.0625, 1.0, why="a fraction of a bounce's unshot power"),
+    "png_exposure": SettingRange(0.0, 1.0e6, why="a factor on the PNG pages' values; 0 picks one"),
 }
 SPLITTERS = ("onion", "thesis")
 VIS_MODES = ("flow", "fast", "sample", "none")
@@ -199,6 +218,9 @@ class Scene:
     settings: Settings = field(default_factory=Settings)
     #: brushes of moving entities (doors, platforms): kept for later issues, not compiled
     movers: list[Brush] = field(default_factory=list)
+    #: the light no luxel falls below, linear RGB (a .map's worldspawn 'light' or '_minlight' n
+    #: with '_minlight_color': n / 255 of that colour); applied after the bounces
+    minlight: tuple[float, float, float] = (0.0, 0.0, 0.0)
     #: non-fatal remarks from loading (skipped entities, dropped planes), shown to the user
     warnings: list[str] = field(default_factory=list)
 

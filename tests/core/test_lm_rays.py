@@ -166,5 +166,5 @@ def test_light_views_skip_only_blocked_rays(name, monkeypatch):
     assert with_views.lm_pages.max() > 0
     assert with_views.lm_pages.tobytes() == without.lm_pages.tobytes()
     assert with_views.stats["light"]["direct_rays"] <= without.stats["light"]["direct_rays"]
-    if "e1m7" in name:
-        assert with_views.stats["light"]["direct_rays"] < 0.8 * without.stats["light"]["direct_rays"]
+    if "e1m7" in name:  # its lights are Quake's linear ones: beyond their reach no ray is cast either way
+        assert with_views.stats["light"]["direct_rays"] < 0.97 * without.stats["light"]["direct_rays"]

@@ -13,7 +13,8 @@ light_threshold, reflectance, light_samples):
    PVS of its cluster when the level has visibility;
 4. bounces (lm_radiosity.radiosity): surface lights shot first, then progressive refinement;
    each luxel adds its face's patch light, bilinearly interpolated over the patch grid;
-5. pages: linear float32 RGB, each chart's padding ring repeating its edge luxels.
+5. a scene's minlight (a Quake worldspawn's) raises every luxel to it;
+6. pages: linear float32 RGB, each chart's padding ring repeating its edge luxels.
 
 A cancel during bounces keeps the light so far (level.stats['light']['cancelled']).
 """
@@ -244,6 +245,8 @@ def bake_light(level, scene, progress=None, cancel=None, backend: str = "auto") 
                        progress=bar.second, cancel=cancel, counters=stats, clock=clock, shoot_fraction=s.shoot_fraction,
                        rays=rays)
     values = direct_lux + interpolate_patches(charts, patches, result.received)
+    if any(scene.minlight):  # a Quake worldspawn's minlight: no luxel darker (core/model/light_units.py)
+        values = np.maximum(values, np.asarray(scene.minlight, dtype=np.float64)[None, :])
     store_light(level, charts, fill_pages(charts, values))
     stats.update(bounce_rounds=result.rounds, unshot_left=result.unshot_left, bounces_done=sum(1 for r in result.rounds if r["round"] > 0),
                  cancelled=result.cancelled, seconds=clock() - t0)

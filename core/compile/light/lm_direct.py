@@ -10,6 +10,9 @@ arithmetic runs on the threads too (ShadowRays.ordered), the rays added in light
 sun with an angle) cast `samples` rays per point to a fixed spiral of points on the light's disk
 seen from the point: soft shadow edges.  Area lights are sampled over their surface by
 core/compile/light/lm_area.py through the same batches.  Values are in lightmap units (core/model/light_units.py).
+A Quake light (a .map's, no power given) falls off and weighs the angle by ericw-tools' formulas
+(light_units.quake_light_value); its 'delay 4' (local minlight) raises the points it reaches to
+its value after every other light has added its own.
 
 Sums are np.add.at in the order the rays were made: the same scene gives the same bits.
 """
@@ -24,7 +27,8 @@ import numpy as np
 from ...detmath import arctan2_upper, dot, matmul, norm
 from ...errors import check_cancel
 from ...geometry import cross3
-from ...model.light_units import POINT_VALUE_PER_WATT, light_power
+from ...model.light_units import (POINT_VALUE_PER_WATT, QUAKE_FULL, is_quake_light, light_power, quake_angle,
+                                   quake_light_value)
 from ...runtime.trace import RAY_E, RAY_E2S
 from ...tolerances import FORM_FACTOR_NEAR, LIGHT_CUTOFF
 from .lm_area import area_direct, area_source
@@ -47,6 +51,14 @@ class SourceLight:
     smooth: float = 0.0  # spot: blend * (1 - cos_half)
     radius: float = 0.0  # m (point, spot); sun: tan of half its angle
     cluster: int = -1  # PVS cluster of its position (-1: sees everything)
+    #: a Quake light (light_units.quake_light_value): (delay, light, wait, falloff, anglescale,
+    #: metres per unit); rgb is then its colour alone
+    quake: tuple | None = None
+
+    @property
+    def local_min(self) -> bool:
+        """A Quake 'delay 4' light: it raises what it sees to its value instead of adding."""
+        return self.quake is not None and self.quake[0] == 4
 
 
 def source_lights(scene, map_scale: float, samples: int = 8) -> list:
@@ -59,11 +71,14 @@ def source_lights(scene, map_scale: float, samples: int = 8) -> list:
         if light.kind == "area":
             out.append(area_source(light, map_scale, samples))
             continue
-        power = light_power(light, map_scale)
         color = np.asarray(light.color, dtype=np.float64)
         d = np.asarray(light.direction, dtype=np.float64)
         length = float(norm(d))
         d = d / length if length > 0 else np.array([0.0, 0.0, -1.0])
+        if is_quake_light(light):
+            out.append(_quake_source(light, color, d, map_scale))
+            continue
+        power = light_power(light, map_scale)
         if light.kind == "sun":
             radius = math.tan(math.radians(min(max(light.radius, 0.0), 179.0)) / 2.0)
             out.append(SourceLight(light.name, "sun", np.asarray(light.position, float), color * power / math.pi, d,
@@ -76,6 +91,22 @@ def source_lights(scene, map_scale: float, samples: int = 8) -> list:
             src.smooth = min(max(light.spot_blend, 0.0), 1.0) * (1.0 - src.cos_half)
         out.append(src)
     return out
+
+
+def _quake_source(light, color: np.ndarray, direction: np.ndarray, map_scale: float) -> SourceLight:
+    """A Quake light (no power) as it shines: its colour, its keys, its cone or sun angle."""
+    quake = (int(light.delay), float(light.intensity), float(light.wait), float(light.falloff),
+             float(light.anglescale), float(map_scale))
+    if light.kind == "sun":
+        radius = math.tan(math.radians(min(max(light.radius, 0.0), 179.0)) / 2.0)
+        return SourceLight(light.name, "sun", np.asarray(light.position, float), color, direction, radius=radius,
+                           quake=quake)
+    src = SourceLight(light.name, light.kind, np.asarray(light.position, float), color, direction,
+                      radius=max(float(light.radius), 0.0), quake=quake)
+    if light.kind == "spot":
+        src.cos_half = math.cos(math.radians(min(max(light.spot_size, 0.0), 180.0)) / 2.0)
+        src.smooth = min(max(light.spot_blend, 0.0), 1.0) * (1.0 - src.cos_half)
+    return src
 
 
 def disk_offsets(samples: int) -> np.ndarray:
@@ -194,14 +225,23 @@ def direct_light(level, lights: list[SourceLight], points: np.ndarray, normals: 
             return parts
         return _point(light, points, normals, candidates, offsets, patches)
 
+    local = None  # Quake 'delay 4' lights: the most any of them gives each point
     for k, parts in enumerate(shadow.ordered(light_rays, range(len(lights)))):  # each light's rays in light order
         check_cancel(cancel)
-        for part in parts:
-            batcher.add(*part)
+        if getattr(lights[k], "local_min", False):  # area lights are never Quake lights
+            own = np.zeros_like(out)
+            alone = RayBatcher(level, own, sky, counters, shadow)
+            for part in parts:
+                alone.add(*part)
+            alone.flush()
+            local = own if local is None else np.maximum(local, own)
+        else:
+            for part in parts:
+                batcher.add(*part)
         if progress is not None:
             progress((k + 1) / max(len(lights), 1), f"light {k + 1}/{len(lights)}")
     batcher.flush()
-    return out
+    return out if local is None else np.maximum(out, local)
 
 
 class _Parts(list):
@@ -251,7 +291,12 @@ def _point(light: SourceLight, points, normals, candidates, offsets, patches=Non
     d = np.sqrt(d2)
     w = to_light / d[:, None]
     cos_r = dot(w, normals[candidates])
-    factor = cos_r / d2
+    if light.quake is not None:  # Quake's falloff and angle, in .map units (light_units.quake_light_value)
+        delay, value, wait, falloff, anglescale, scale = light.quake
+        factor = quake_light_value(delay, value, wait, falloff, d / scale) * quake_angle(anglescale, cos_r) / QUAKE_FULL
+        patches = None  # not an emitter of power: a patch takes its centre's value
+    else:
+        factor = cos_r / d2
     if patches is not None:
         first, verts, count, area = patches
         sel = np.flatnonzero((candidates >= first) & (cos_r > 0))
@@ -294,7 +339,10 @@ def _sun(light: SourceLight, points, normals, candidates, offsets, far: float) -
     """The sun's shadow rays, as RayBatcher.add's arguments."""
     w = -light.direction
     cos_r = dot(normals[candidates], w[None, :])
-    value = cos_r[:, None] * light.rgb[None, :]
+    if light.quake is not None:  # Quake's sun: L A / 255 (light_units)
+        value = (quake_angle(light.quake[4], cos_r) * (light.quake[1] / QUAKE_FULL))[:, None] * light.rgb[None, :]
+    else:
+        value = cos_r[:, None] * light.rgb[None, :]
     keep = (cos_r > 0) & (value.max(axis=1) >= LIGHT_CUTOFF)
     idx, value = candidates[keep], value[keep]
     out = []

@@ -11,7 +11,9 @@ another leaf would only cast a blocked shadow ray, and gets none (lm_direct; a p
 TOUCH_EPSILON of a plane on its way down the tree keeps its ray: it may be seen from the leaf on
 the plane's other side).  Fewer rays where the PVS of the light's cluster is loose -- a PVS row is
 for the whole cluster, the walk for the light's one point: lq_e0m3 1.62 -> 0.68 million direct
-rays, e3m4 23.6 -> 5.8 million.  The pages stay the same to the byte (tests/core/test_lm_rays.py
+rays, e3m4 23.6 -> 5.8 million (measured when a .map light fell off as an inverse square; Quake's
+linear falloff, core/model/light_units.py, casts no ray past a light's reach, so the walk saves
+less there: e1m7 104,390 -> 99,077).  The pages stay the same to the byte (tests/core/test_lm_rays.py
 bakes two samples and three maps with and without; lq_e0m3 and e3m4 too), except where a shadow
 ray passes a zero-width crack that the walk's open solids let through and no portal opens: on
 lqdm13 2 luxels of 466,740 lose a light 65 m away whose ray is blocked once its end moves 0.1 mm.

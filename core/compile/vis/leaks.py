@@ -103,6 +103,8 @@ def inside_points(scene, extra=()) -> tuple[np.ndarray, list[str]]:
         pts.append(m.position)
         names.append(f"{m.name} ({m.kind})")
     for light in scene.lights:
+        if not getattr(light, "entity", True):
+            continue  # a worldspawn sun: no place of its own
         pts.append(light.position)
         names.append(f"{light.name} (light)")
     for i, p in enumerate(extra):
