@@ -26,6 +26,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* BBK_API marks the functions a shared library exports: building brushbake.c into a Windows DLL,
+ * define BBK_BUILD_DLL (brushbake's own build does); everywhere else it is empty. */
+#if defined(_WIN32) && defined(BBK_BUILD_DLL)
+#define BBK_API __declspec(dllexport)
+#else
+#define BBK_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -82,22 +90,22 @@ typedef struct bbk_info {
  * free them afterwards).  On success *out is the level (free it with bbk_free) and BBK_OK is
  * returned; otherwise *out is NULL, and when `message` is not NULL a one-line reason (NUL
  * terminated, at most message_size bytes) is written there. */
-int bbk_load(const void *data, size_t size, bbk_level **out, char *message, size_t message_size);
-void bbk_free(bbk_level *level);
-const char *bbk_error_name(int code);
-void bbk_get_info(const bbk_level *level, bbk_info *info);
+BBK_API int bbk_load(const void *data, size_t size, bbk_level **out, char *message, size_t message_size);
+BBK_API void bbk_free(bbk_level *level);
+BBK_API const char *bbk_error_name(int code);
+BBK_API void bbk_get_info(const bbk_level *level, bbk_info *info);
 /* hull h's box (relative to the character's reference point) and its name (UTF-8, not NUL
  * terminated: *length bytes) */
-int bbk_hull_box(const bbk_level *level, uint32_t hull, double box[2][3]);
-int bbk_hull_name(const bbk_level *level, uint32_t hull, const char **name, uint32_t *length);
+BBK_API int bbk_hull_box(const bbk_level *level, uint32_t hull, double box[2][3]);
+BBK_API int bbk_hull_name(const bbk_level *level, uint32_t hull, const char **name, uint32_t *length);
 
 /* ---- points ---------------------------------------------------------------------------------- */
 
 /* The leaf of the point tree holding p (a point on a plane goes to the front side). */
-uint32_t bbk_point_leaf(const bbk_level *level, const double p[3]);
+BBK_API uint32_t bbk_point_leaf(const bbk_level *level, const double p[3]);
 /* *solid = 1 when p (a box hull's reference point for hull >= 1) is solid for the hull; solids are
  * open: a point within 1e-7 m of a plane is solid only where it is solid on both sides. */
-int bbk_point_solid(const bbk_level *level, uint32_t hull, const double p[3], int *solid);
+BBK_API int bbk_point_solid(const bbk_level *level, uint32_t hull, const double p[3], int *solid);
 
 /* ---- swept traces (find first transition through the point tree or the onion tree) ----------- */
 
@@ -121,12 +129,12 @@ typedef struct bbk_hit {
 } bbk_hit;
 
 /* find_first_transition for hull `hull` (0: the point tree, bit 0; h >= 1: the onion tree, bit h). */
-int bbk_find_first_transition(const bbk_level *level, uint32_t hull, const double start[3],
+BBK_API int bbk_find_first_transition(const bbk_level *level, uint32_t hull, const double start[3],
                               const double end[3], bbk_transition *out);
 /* A swept trace of the hull's reference point from start to end.  With `retry`, a start found
  * solid is retried from 1e-3 m back along the motion (a start resting on a surface hits at t = 0
  * with that plane).  brushbake's queries retry for box hulls (hull >= 1). */
-int bbk_trace(const bbk_level *level, uint32_t hull, const double start[3], const double end[3],
+BBK_API int bbk_trace(const bbk_level *level, uint32_t hull, const double start[3], const double end[3],
               int retry, bbk_hit *out);
 
 /* ---- plane shifting through the beveled tree (the point tree when the level has none) -------- */
@@ -143,7 +151,7 @@ typedef struct bbk_shape {
     size_t point_count;    /* relative to the reference point (which need not be inside); >= 1 */
 } bbk_shape;
 
-int bbk_shift_trace(const bbk_level *level, const bbk_shape *shape, const double start[3],
+BBK_API int bbk_shift_trace(const bbk_level *level, const bbk_shape *shape, const double start[3],
                     const double end[3], bbk_hit *out);
 /* (bbk_shift_trace_many computes the shape's support for every plane once per call, into the
  * level's scratch: a hull of K points then costs K products per plane, not per node visited) */
@@ -176,60 +184,60 @@ typedef struct bbk_move_result {
     int32_t reverted;         /* the end was solid and the move was undone (never with right traces) */
 } bbk_move_result;
 
-void bbk_move_defaults(bbk_move_settings *settings);
+BBK_API void bbk_move_defaults(bbk_move_settings *settings);
 /* One character for dt seconds: the hull's reference point at `position` moves with `velocity`,
  * colliding and sliding; ground_normal (NULL: none) is the ground it stands on, e.g. the previous
  * result's.  bbk_step_slide_move also climbs steps.  settings NULL: the defaults. */
-int bbk_slide_move(const bbk_level *level, uint32_t hull, const double position[3], const double velocity[3],
+BBK_API int bbk_slide_move(const bbk_level *level, uint32_t hull, const double position[3], const double velocity[3],
                    double dt, const bbk_move_settings *settings, const double *ground_normal, bbk_move_result *out);
-int bbk_step_slide_move(const bbk_level *level, uint32_t hull, const double position[3], const double velocity[3],
+BBK_API int bbk_step_slide_move(const bbk_level *level, uint32_t hull, const double position[3], const double velocity[3],
                         double dt, const bbk_move_settings *settings, const double *ground_normal,
                         bbk_move_result *out);
 /* n moves: positions, velocities n x 3, dt n; ground_normals n x 3 or NULL (a row of NaN: none);
  * step 0: bbk_slide_move, 1: bbk_step_slide_move */
-int bbk_move_many(const bbk_level *level, uint32_t hull, size_t n, const double *positions,
+BBK_API int bbk_move_many(const bbk_level *level, uint32_t hull, size_t n, const double *positions,
                   const double *velocities, const double *dt, const bbk_move_settings *settings,
                   const double *ground_normals, int step, bbk_move_result *out);
 
 /* ---- visibility (levels baked with a PVS) ---------------------------------------------------- */
 
 /* the visibility cluster of the point's leaf, or -1 (no row: sees and is seen by everything) */
-int bbk_point_cluster(const bbk_level *level, const double p[3], int32_t *cluster);
+BBK_API int bbk_point_cluster(const bbk_level *level, const double p[3], int32_t *cluster);
 /* may cluster a see cluster b (-1 on either side: yes) */
-int bbk_cluster_can_see(const bbk_level *level, int32_t a, int32_t b, int *visible);
-int bbk_can_see_points(const bbk_level *level, const double a[3], const double b[3], int *visible);
+BBK_API int bbk_cluster_can_see(const bbk_level *level, int32_t a, int32_t b, int *visible);
+BBK_API int bbk_can_see_points(const bbk_level *level, const double a[3], const double b[3], int *visible);
 /* The leaves the point's PVS holds, in increasing order, into out[0..capacity); *count is how many
  * there are (more than capacity: only the first capacity are written). */
-int bbk_visible_leaves(const bbk_level *level, const double p[3], uint32_t *out, uint32_t capacity,
+BBK_API int bbk_visible_leaves(const bbk_level *level, const double p[3], uint32_t *out, uint32_t capacity,
                        uint32_t *count);
 
 /* ---- batches (what the Python binding calls): n queries, arrays packed row after row ---------- */
 
-int bbk_point_leaf_many(const bbk_level *level, size_t n, const double *points, int32_t *leaves);
-int bbk_point_solid_many(const bbk_level *level, uint32_t hull, size_t n, const double *points,
+BBK_API int bbk_point_leaf_many(const bbk_level *level, size_t n, const double *points, int32_t *leaves);
+BBK_API int bbk_point_solid_many(const bbk_level *level, uint32_t hull, size_t n, const double *points,
                          uint8_t *solid);
 /* segments: n x (start xyz, end xyz); out must not overlap the inputs (answers are written as the
  * batch goes, while later rows are still to be read) */
-int bbk_trace_many(const bbk_level *level, uint32_t hull, size_t n, const double *segments, int retry,
+BBK_API int bbk_trace_many(const bbk_level *level, uint32_t hull, size_t n, const double *segments, int retry,
                    bbk_hit *out);
 /* bbk_trace_many for starts and ends held apart (n x 3 each): the same answers, with no packing */
-int bbk_trace_many_split(const bbk_level *level, uint32_t hull, size_t n, const double *starts,
+BBK_API int bbk_trace_many_split(const bbk_level *level, uint32_t hull, size_t n, const double *starts,
                          const double *ends, int retry, bbk_hit *out);
 /* bbk_trace_many_split with each field of the answers in an array of its own, as array libraries
  * hold them (brushbake's NumPy binding): fraction n, point and normal n x 3, plane n (int64),
  * start_solid and hit n bytes (0 or 1); the same values as the bbk_hit fields.  None may overlap
  * the inputs. */
-int bbk_trace_many_arrays(const bbk_level *level, uint32_t hull, size_t n, const double *starts,
+BBK_API int bbk_trace_many_arrays(const bbk_level *level, uint32_t hull, size_t n, const double *starts,
                           const double *ends, int retry, double *fraction, double *point, double *normal,
                           int64_t *plane, uint8_t *start_solid, uint8_t *hit);
-int bbk_shift_trace_many(const bbk_level *level, const bbk_shape *shape, size_t n,
+BBK_API int bbk_shift_trace_many(const bbk_level *level, const bbk_shape *shape, size_t n,
                          const double *segments, bbk_hit *out);
 /* find_first_transition for n segments (light's shadow rays: only the kind and t matter).  Like
  * every query it uses the level's scratch, so two threads need two loaded levels. */
-int bbk_find_first_transition_many(const bbk_level *level, uint32_t hull, size_t n, const double *segments,
+BBK_API int bbk_find_first_transition_many(const bbk_level *level, uint32_t hull, size_t n, const double *segments,
                                    bbk_transition *out);
 /* pairs: n x (a xyz, b xyz) */
-int bbk_can_see_points_many(const bbk_level *level, size_t n, const double *pairs, uint8_t *visible);
+BBK_API int bbk_can_see_points_many(const bbk_level *level, size_t n, const double *pairs, uint8_t *visible);
 
 /* ==== camera queries (core/runtime/cull.py, docs/CAMERA.md): what a view must draw ============= */
 
@@ -257,10 +265,10 @@ typedef struct bbk_cull_stats {
 /* One camera: the leaves drawn into leaves[0..leaf_capacity) (increasing, or back to front with
  * BBK_CULL_BACK_TO_FRONT) and their faces, leaf by leaf, into faces[0..face_capacity); stats (may
  * be NULL) says how many there are (more than a capacity: only the first are written). */
-int bbk_cull(const bbk_level *level, const double camera[8], int mode, int flags, uint32_t *leaves,
+BBK_API int bbk_cull(const bbk_level *level, const double camera[8], int mode, int flags, uint32_t *leaves,
              uint32_t leaf_capacity, uint32_t *faces, uint32_t face_capacity, bbk_cull_stats *stats);
 /* n cameras (n x 8): drawn (n x leaves bytes, 1 = drawn; may be NULL) and stats (n; may be NULL) */
-int bbk_cull_many(const bbk_level *level, size_t n, const double *cameras, int mode, uint8_t *drawn,
+BBK_API int bbk_cull_many(const bbk_level *level, size_t n, const double *cameras, int mode, uint8_t *drawn,
                   bbk_cull_stats *stats);
 
 #ifdef __cplusplus

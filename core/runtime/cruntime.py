@@ -1,49 +1,33 @@
 """The C run-time (runtime_c/brushbake.c) from Python, through ctypes: the `backend="c"` of the
 batch queries.
 
-The shared library is built from the two C files with the system's C compiler the first time it
-is needed (or ahead of time with `python -m brushbake.core.runtime.cruntime`), into a cache
-folder: $BRUSHBAKE_C_CACHE, else $XDG_CACHE_HOME/brushbake, else ~/.cache/brushbake.  Its name
-carries a hash of the sources and flags, so a changed source is rebuilt and two versions never
-mix.  The compiler is $CC, else cc, gcc or clang.  Without a compiler (Blender on most desktops)
-BackendUnavailableError says so, and the NumPy run-time answers as always: it stays the
-reference and the default.
+The library is core/native_lib.py's: the shipped one (the brushbake_native wheel, built ahead of
+time), else one built from runtime_c/ with the machine's C compiler into a cache folder (ahead of
+time: `python -m brushbake.core.runtime.cruntime`).  Where neither can be had (Blender on a
+platform with no wheel and no compiler) BackendUnavailableError says why, and the NumPy run-time
+answers as always: it stays the reference and the default.
 
 The C answers are the NumPy answers (tests/core/test_cruntime.py compares them on every sample
 scene and map): same hit and kind, the same t to the bit where the Python computes in the same
 order (it does for traces, points and plane shifting; -ffp-contract=off keeps the compiler from
 fusing multiply-adds).  The C loader checks the file as exporters/native.py does.
 
-Only the standard library (ctypes, hashlib, subprocess) and NumPy; nothing of compile/ or formats/.
+Only the standard library (ctypes) and NumPy; nothing of compile/ or formats/.
 """
 
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
 from ...exporters.native import (
     level_to_bytes,  # the one writer of the .bbk bytes the C loader reads
 )
+from .. import native_lib
 from ..errors import BackendUnavailableError, LevelFormatError, UnknownHullError
 from .results import Hits, MoveBatch
 
-#: where the C sources live: runtime_c/ at the top of the package (the repository's root)
-SOURCE_DIR = Path(__file__).resolve().parents[2] / "runtime_c"
-SOURCES = ("brushbake.c", "brushbake.h")
-#: -ffp-contract=off: no fused multiply-adds, so products round as NumPy's do.  -O3: the batch walks
-#: run 0-6% faster than at -O2 (bench/runtime.py); the answers are the same at either (the tests
-#: build the sanitized driver at -O1 and the plain one at -O2).  Not -march=native: the library in
-#: a shared cache folder may be loaded on another processor, for 2-3% more.
-CFLAGS = ("-std=c99", "-O3", "-ffp-contract=off", "-fPIC", "-shared")
 BACKENDS = ("numpy", "c")
 
 #: brushbake.h's bbk_hit, one record per answer
@@ -85,73 +69,21 @@ class _Shape(ctypes.Structure):
 _LIBRARY = None
 
 
-def cache_dir() -> Path:
-    if os.environ.get("BRUSHBAKE_C_CACHE"):
-        return Path(os.environ["BRUSHBAKE_C_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "brushbake"
-
-
-def _compiler() -> str | None:
-    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
-        if name and shutil.which(name):
-            return shutil.which(name)
-    return None
-
-
-def _unavailable(why: str) -> BackendUnavailableError:
-    return BackendUnavailableError(f"the C run-time is not available: {why}.",
-                                   hint="Use --backend numpy (the default), or install a C compiler (cc, gcc or "
-                                        "clang) so brushbake can build runtime_c/brushbake.c.")
-
-
-def library_path() -> Path:
-    """The shared library for the current sources, built when missing."""
-    try:
-        text = b"".join((SOURCE_DIR / name).read_bytes() for name in SOURCES)
-    except OSError:
-        raise _unavailable(f"its sources are not in {SOURCE_DIR}") from None
-    digest = hashlib.sha256(text + " ".join(CFLAGS).encode()).hexdigest()[:16]
-    suffix = ".dylib" if sys.platform == "darwin" else ".dll" if os.name == "nt" else ".so"
-    target = cache_dir() / f"libbrushbake-{digest}{suffix}"
-    if target.exists():
-        return target
-    cc = _compiler()
-    if cc is None:
-        raise _unavailable("no C compiler was found (looked for $CC, cc, gcc and clang)")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=".libbrushbake-", suffix=suffix, dir=target.parent)
-        os.close(fd)
-    except OSError as err:
-        raise _unavailable(f"cannot write to the cache folder {target.parent} ({err.strerror})") from None
-    try:
-        run = subprocess.run([cc, *CFLAGS, "-o", temp, str(SOURCE_DIR / "brushbake.c"), "-lm"],
-                             capture_output=True, text=True, timeout=300)
-        if run.returncode != 0:
-            first = (run.stderr.strip().splitlines() or ["no message"])[0]
-            raise _unavailable(f"{os.path.basename(cc)} failed to build it ({first})")
-        os.replace(temp, target)
-    except (OSError, subprocess.SubprocessError) as err:
-        raise _unavailable(f"the compiler could not run ({err})") from None
-    finally:
-        if os.path.exists(temp):
-            os.unlink(temp)
-    return target
-
-
 def library() -> ctypes.CDLL:
-    """The loaded C run-time (built on first use); BackendUnavailableError where it cannot be."""
+    """The loaded C run-time (native_lib's library, its functions declared); BackendUnavailableError
+    where there is none."""
     global _LIBRARY
-    if _LIBRARY is None:
-        path = library_path()
-        try:
-            lib = ctypes.CDLL(str(path))
-        except OSError as err:
-            raise _unavailable(f"{path} cannot be loaded ({err})") from None
+    lib = native_lib.load_library()
+    if _LIBRARY is not lib:
         _declare(lib)
         _LIBRARY = lib
-    return _LIBRARY
+    return lib
+
+
+def library_path():
+    """The path of the library that runs (shipped or built; built now when neither is there)."""
+    library()
+    return native_lib.backend_report().path
 
 
 def available() -> bool:
@@ -189,8 +121,10 @@ class CLevel:
     """A level loaded into the C run-time (from its .bbk bytes).  Queries take NumPy arrays and
     answer as the NumPy run-time's batch queries do."""
 
-    def __init__(self, data: bytes, name: str = "<bytes>", hull_names=()):
-        self._lib = library()
+    def __init__(self, data: bytes, name: str = "<bytes>", hull_names=(), lib=None):
+        if lib is not None:  # another library than native_lib's (tests compare two builds)
+            _declare(lib)
+        self._lib = library() if lib is None else lib
         self._handle = ctypes.c_void_p()
         message = ctypes.create_string_buffer(512)
         self._data = bytes(data)
@@ -273,7 +207,7 @@ class CLevel:
 
     def copy(self) -> "CLevel":
         """The same level loaded again (its own scratch: for a second thread)."""
-        return CLevel(self._data, "level", self.hull_names)
+        return CLevel(self._data, "level", self.hull_names, self._lib)
 
     def shift(self, shape, starts, ends) -> Hits:
         kind = SHAPE_KINDS.get(type(shape).__name__)

@@ -550,7 +550,8 @@ def test_cli_backend_c_without_compiler(tmp_path, sample_paths):
 
     write_level(baked(sample_paths[0]), tmp_path / "level.bbk")
     np.save(tmp_path / "pts.npy", np.zeros((3, 3)))
-    env = dict(os.environ, PATH=str(tmp_path / "nothing"), CC="", BRUSHBAKE_C_CACHE=str(tmp_path / "cache"))
+    env = dict(os.environ, PATH=str(tmp_path / "nothing"), CC="", BRUSHBAKE_C_CACHE=str(tmp_path / "cache"),
+               BRUSHBAKE_NATIVE="source")
     run = _cli(["query", str(tmp_path / "level.bbk"), "--points", str(tmp_path / "pts.npy"), "--backend", "c", "-o",
                 str(tmp_path / "out.npy")], env=env)
     assert run.returncode != 0

@@ -24,6 +24,7 @@ from brushbake.core.compile.light.lm_rays import ShadowRays, resolve_backend
 from brushbake.core.compile.pipeline import bake_scene, compile_scene
 from brushbake.core.errors import BackendUnavailableError
 from brushbake.core.formats.loaders import load_scene
+from brushbake.core import native_lib
 from brushbake.core.runtime import cruntime
 from brushbake.core.runtime.trace import find_first_transitions
 
@@ -124,6 +125,8 @@ def test_auto_is_c_where_it_builds_and_numpy_without_a_compiler(lib, tmp_path, m
     with pytest.raises(ValueError):
         resolve_backend("gpu")
     monkeypatch.setattr(cruntime, "_LIBRARY", None)
+    monkeypatch.setattr(native_lib, "_LOADED", None)
+    monkeypatch.setenv("BRUSHBAKE_NATIVE", "source")  # no shipped library either
     monkeypatch.setenv("BRUSHBAKE_C_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
     monkeypatch.setenv("CC", "")
@@ -145,7 +148,8 @@ def test_cli_bake_backend(lib, tmp_path):
         assert run.returncode == 0, run.stderr
         outs[backend] = out.read_bytes()
     assert outs["numpy"] == outs["c"] == outs["auto"]
-    env = dict(os.environ, PATH=str(tmp_path / "nothing"), CC="", BRUSHBAKE_C_CACHE=str(tmp_path / "cache"))
+    env = dict(os.environ, PATH=str(tmp_path / "nothing"), CC="", BRUSHBAKE_C_CACHE=str(tmp_path / "cache"),
+               BRUSHBAKE_NATIVE="source")
     run = subprocess.run([sys.executable, "-m", "brushbake", "bake", str(scene), "-o", str(tmp_path / "x.bbk"),
                           "--light", "--no-hulls", "-q", "--backend", "c"], capture_output=True, text=True, env=env)
     assert run.returncode != 0 and "C run-time is not available" in run.stderr and "Traceback" not in run.stderr
