@@ -30,6 +30,7 @@ import numpy as np
 
 from . import __version__
 from .core.errors import BrushbakeError, CancelledError, LeakError
+from .core.native_lib import backend_report
 
 EXIT_OK, EXIT_USER_ERROR, EXIT_CANCELLED = 0, 1, 130
 #: bake: the map leaks (the chain is written beside the output as LEVEL.pts); --allow-leak bakes anyway
@@ -183,6 +184,7 @@ def bake_table(stats: dict, times: dict, roles: dict | None = None) -> str:
             ("light: faces / luxels / patches", f"{lt['faces']} / {lt['luxels']} / {lt['patches']}",
              f"{times.get('light', 0):.2f}"),
             ("  pages (texels a side)", f"{lt['pages']} ({lt['page_size']})", f"{lt['charts_seconds']:.2f}"),
+            ("  rays traced by", lt.get("native", lt.get("backend", "")), ""),
             ("  direct: shadow rays", f"{lt['direct_rays']}", f"{lt['direct_seconds']:.2f}"),
         ]
         rows += [(f"  bounce {r['round']}: shooters / rays" if r["round"] else "  surface lights: shooters / rays",
@@ -265,6 +267,8 @@ def level_table(level) -> str:
     else:
         rows.append(("crowd slices", "none", "bake with --slices"))
     rows.append(("markers", "not stored", "(.bbk keeps none)"))
+    native = backend_report()
+    rows.append(("queries here run on", native.name, native.why))
     return _table(rows)
 
 

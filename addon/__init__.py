@@ -22,11 +22,24 @@ classes: tuple[type, ...] = tuple(cls for module in _modules for cls in module.c
 
 def register() -> None:
     """Register every class, then attach the per-scene settings (``scene.brushbake``)."""
+    use_extension_cache()
     for cls in classes:
         bpy.utils.register_class(cls)
     properties.register_scene_pointer()
     operators.register_menus()
     crowd.register_handler()  # a crowd saved with a .blend plays again after a restart
+
+
+def use_extension_cache() -> None:
+    """A native library built from source goes to Blender's per-extension user folder
+    (core/native_lib.py), never into the add-on's own, which may be read-only.  Installed some
+    other way (not as an extension) the default cache folder stays."""
+    from ..core import native_lib
+
+    try:
+        native_lib.set_cache_dir(bpy.utils.extension_path_user(__package__.rpartition(".")[0], path="native"))
+    except (ValueError, AttributeError, TypeError):
+        native_lib.set_cache_dir(None)
 
 
 def unregister() -> None:

@@ -83,6 +83,7 @@ def summary(level: CompiledLevel) -> str:
         text += ", no bevels"
     if light:
         text += (f", lightmap {light['luxels']} luxels, {light['bounces_done']} bounces"
+                 + (f" (rays: {light['native'].partition(':')[0]})" if light.get("native") else "")
                  + (" (cancelled: light so far kept)" if light["cancelled"] else ""))
     return text + (f" in {seconds:.2f} s" if seconds else "")
 

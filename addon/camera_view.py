@@ -91,6 +91,15 @@ def current_camera(context, use_view: bool):
 _stats_cache: dict = {}
 
 
+def backend() -> str:
+    """The camera queries' backend: 'c' where the native library is at hand without compiling (the
+    shipped one, or one built before), else 'numpy' (the same answers; a panel's draw must not wait
+    for a compiler)."""
+    from ..core.native_lib import backend_report
+
+    return "c" if backend_report().native else "numpy"
+
+
 def cull_counts(level, camera, key=None) -> dict:
     """{mode: (faces drawn, clusters drawn)} for one camera, and 'faces_total'; modes the level
     cannot answer (no PVS, no portals) are left out.  Cached by `key` (one at a time)."""
@@ -105,7 +114,7 @@ def cull_counts(level, camera, key=None) -> dict:
             continue
         if mode == "portal" and not level.has_cull_portals:
             continue
-        r = cull(level, np.asarray(camera, dtype=np.float64).reshape(1, 8), mode)
+        r = cull(level, np.asarray(camera, dtype=np.float64).reshape(1, 8), mode, backend=backend())
         out[mode] = (int(r.face_counts()[0]), int(r.cluster_counts()[0]))
     _stats_cache.clear()
     _stats_cache[ck] = out
@@ -132,7 +141,7 @@ def camera_overlay(level, camera, mode: str) -> OverlayGeometry:
     from ..core.runtime.cull import cull
 
     cam = np.asarray(camera, dtype=np.float64).reshape(1, 8)
-    r = cull(level, cam, mode)
+    r = cull(level, cam, mode, backend=backend())
     polys, leaves = [], []
     for leaf in r.leaves(0).tolist():
         first, count = int(level.leaf_face_first[leaf]), int(level.leaf_face_count[leaf])

@@ -9,6 +9,7 @@ issues (visibility, light, crowds) add theirs the same way, between Previews and
 import bpy
 from bpy.types import Context, Panel, UIList
 
+from ..core.native_lib import backend_report
 from ..core.version import __version__
 from . import storage
 
@@ -46,6 +47,9 @@ class BRUSHBAKE_PT_main(BrushbakePanel, Panel):
         settings = context.scene.brushbake
         layout.label(text=f"brushbake {__version__}")
         layout.label(text="Compile brushes into collision and visibility data", icon="INFO")
+        native = backend_report()  # which library the light's rays and the camera queries run on, and why
+        layout.label(text=f"Queries: {native.name}", icon="CHECKMARK" if native.native else "INFO")
+        layout.label(text=native.why)
         if settings.status:
             layout.label(text=settings.status, icon="ERROR" if settings.status.startswith("Error") else "CHECKMARK")
 

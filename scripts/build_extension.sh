@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Build the Blender extension zip from this checkout and validate it, with Blender's own tool:
-# `blender --command extension build` when a Blender is on the PATH, else the copy of that tool in
-# the bpy wheel that scripts/setup_env.sh installs into .venv.
+# Build the Blender extension zips from this checkout, one per platform, and validate them, with
+# Blender's own tool: `blender --command extension build --split-platforms` when a Blender is on the
+# PATH, else the copy of that tool in the bpy wheel that scripts/setup_env.sh installs into .venv.
+# First the native library's wheels (scripts/build_native.py: zig cc, from the ziglang package that
+# setup_env.sh installs; cached, so a second run compiles nothing) into wheels/, where
+# blender_manifest.toml lists them; each zip carries its platform's.
 #
 #   scripts/build_extension.sh [OUTPUT_DIR]        (default: dist/; created when missing)
 #
-# Then install dist/brushbake-<version>.zip in Blender: Edit > Preferences > Get Extensions >
-# Install from Disk.
+# Then install dist/brushbake-<version>-<platform>.zip (linux_x64, windows_x64, macos_arm64, ...) in
+# Blender: Edit > Preferences > Get Extensions > Install from Disk.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${1:-$ROOT/dist}"
@@ -30,7 +33,11 @@ else
   echo "build_extension: neither the bpy wheel in .venv (run scripts/setup_env.sh) nor a 'blender' on the PATH" >&2
   exit 1
 fi
-run build --source-dir "$ROOT" --output-dir "$OUT"
-zip="$(ls -t "$OUT"/brushbake-*.zip | head -1)"
-run validate "$zip"
-echo "built $zip"
+"$PY" "$ROOT/scripts/build_native.py" --out "$ROOT/wheels"
+version="$(sed -n 's/^version = "\(.*\)"/\1/p' "$ROOT/blender_manifest.toml")"
+rm -f "$OUT"/brushbake-"$version"-*.zip
+run build --split-platforms --source-dir "$ROOT" --output-dir "$OUT"
+for zip in "$OUT"/brushbake-"$version"-*.zip; do
+  run validate "$zip"
+  echo "built $zip ($(wc -c <"$zip") bytes)"
+done

@@ -3,7 +3,9 @@
 #   1. the system libraries the bpy wheel loads (Debian/Ubuntu packages; installed only when some are
 #      missing, and only as root or through sudo; otherwise the apt-get command is printed),
 #   2. the virtualenv .venv (created if missing, recreated if its interpreter no longer runs),
-#   3. brushbake itself, editable, with the [test] extras, and bpy (Blender as a Python module).
+#   3. brushbake itself, editable, with the [test] extras (ziglang among them: zig cc builds the
+#      native library for every platform), and bpy (Blender as a Python module),
+#   4. wine64 where it can (the Windows library's test; optional).
 # Safe to run again: when nothing changed since the last run it only checks, in well under a second.
 #
 #   scripts/setup_env.sh            then   .venv/bin/python -m pytest -q
@@ -87,6 +89,16 @@ if ! "$python_bin" -c 'import ensurepip, venv' >/dev/null 2>&1; then
   extra_packages+=(python3-venv)
 fi
 install_system_packages "${extra_packages[@]}"
+
+# Wine runs the Windows build of the native library in the tests (tests/test_native_wine.py; about
+# 12 s to install Debian's wine64 with its libraries).  Optional: without it that test is skipped.
+if command -v dpkg-query >/dev/null 2>&1 && [[ "$(dpkg --print-architecture)" == amd64 ]] \
+  && [[ "$(dpkg-query -W -f='${db:Status-Abbrev}' wine64 2>/dev/null)" != ii* ]]; then
+  say "installing wine64 (the Windows library's test)"
+  if ! { apt_as_root update -qq && apt_as_root install -y -qq --no-install-recommends wine64 >/dev/null; }; then
+    say "could not install wine64: the Windows library's test will be skipped"
+  fi
+fi
 
 if ! "$python_bin" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
   say "error: $python_bin is not CPython 3.11; bpy==$BPY_VERSION has wheels only for 3.11."

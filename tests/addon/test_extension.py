@@ -89,6 +89,14 @@ def isolated_blender_env(user_resources: Path) -> dict[str, str]:
     return env
 
 
+def ensure_wheels() -> None:
+    """The native wheels blender_manifest.toml lists, in wheels/ (scripts/build_native.py: zig cc,
+    cached; a second call compiles nothing)."""
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "build_native.py"), "--out", str(REPO / "wheels")],
+                          capture_output=True, text=True, timeout=1800, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, f"build_native failed:\n{proc.stdout}\n{proc.stderr}"
+
+
 @pytest.fixture(scope="module")
 def blender_ext() -> Path:
     return find_blender_ext()
@@ -96,7 +104,8 @@ def blender_ext() -> Path:
 
 @pytest.fixture(scope="module")
 def built_zip(blender_ext: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Build the extension zip from the repository once for the whole module."""
+    """Build the extension zip (every platform's wheel in one) from the repository once for the whole module."""
+    ensure_wheels()
     out_dir = tmp_path_factory.mktemp("extension_zip")
     proc = run_python(blender_ext, "build", "--output-type", "JSON",
                       "--source-dir", REPO, "--output-dir", out_dir)

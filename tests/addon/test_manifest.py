@@ -52,3 +52,19 @@ def test_identity_and_licence() -> None:
 def test_only_file_access_is_declared() -> None:
     """brushbake reads and writes only files the user picks; it never uses the network."""
     assert set(load_toml("blender_manifest.toml").get("permissions", {})) <= {"files"}
+
+
+def test_the_native_wheels_are_build_natives_for_every_platform() -> None:
+    """`platforms` and `wheels` name what scripts/build_native.py builds: one wheel a platform, of
+    this version (issue 32)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_native", REPO / "scripts" / "build_native.py")
+    build_native = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build_native)
+    manifest = load_toml("blender_manifest.toml")
+    assert manifest["platforms"] == list(build_native.TARGETS)
+    assert manifest["wheels"] == [f"./wheels/{build_native.wheel_name(p, __version__)}" for p in build_native.TARGETS]
+    assert "/wheels/" in manifest["build"]["paths_exclude_pattern"]
+    pyproject = load_toml("pyproject.toml")
+    assert pyproject["project"]["optional-dependencies"]["native"] == [f"brushbake_native=={__version__}"]

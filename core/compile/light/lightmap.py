@@ -196,6 +196,7 @@ def bake_light(level, scene, progress=None, cancel=None, backend: str = "auto") 
     stats: dict = {"rays": 0}
     rays = ShadowRays(level, backend)
     stats["backend"], stats["threads"] = rays.backend, rays.threads
+    stats["native"] = rays.native  # which library traced them, and why (the bake table)
     charts = make_charts(level, s.luxel, lit=lit_faces(level))
     patches = make_patches(level, charts, s.patch)
     lines = edge_lines(level, charts)

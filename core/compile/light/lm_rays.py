@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ...native_lib import backend_report
 from ...runtime.cruntime import available, c_level
 from ...runtime.trace import find_first_transitions
 
@@ -78,6 +79,8 @@ class ShadowRays:
             self._handles = [first] + [first.copy() for _ in range(self.threads - 1)]
         else:
             self._tree = level.point_tree()
+        #: which native library traces, or why NumPy does (native_lib.Report.text: the bake table)
+        self.native = backend_report().text if backend != "numpy" else "NumPy: asked for"
 
     def transitions(self, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(kind (N,) int8, t (N,)) of the segments starts -> ends: find_first_transitions's."""
