@@ -12,13 +12,16 @@ time is not light's):
 - rays (all), rays_per_s over direct light and bounces; light_s (the stage's wall time) and
   direct_plus_one_bounce_s (charts + direct + bounce 1: what ericw's light_bounce column times);
   light_cpu_s (the process's CPU time over the stage, every thread), backend and threads (what
-  traced the rays: core/compile/light/lm_rays.py);
+  traced the rays: core/compile/light/lm_rays.py), native (which library, and why: the shipped
+  one, one built from source, or NumPy; core/native_lib.py) and pages_sha256 (the same for any
+  backend);
 - ericw: the map's light_bounce seconds (bench/ericw_reference.md, the newest table) and the ratio.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import time
@@ -81,6 +84,7 @@ def run_scene(path: Path, args) -> dict:
                bounces=[{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()} for r in bounces],
                rays_per_s=round(st["rays"] / max(st["direct_seconds"] + shot_s, 1e-9)),
                light_s=round(wall, 3), light_cpu_s=round(cpu, 3), backend=st["backend"], threads=st["threads"],
+               native=st.get("native"), pages_sha256=hashlib.sha256(level.lm_pages.tobytes()).hexdigest()[:16],
                direct_plus_one_bounce_s=round(wall - sum(r["seconds"] for r in bounces[1:]), 3),
                sealed=bool(level.stats.get("leak_report") is not None and not level.stats["leak_report"].leaks))
     return out
