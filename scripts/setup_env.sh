@@ -5,7 +5,8 @@
 #   2. the virtualenv .venv (created if missing, recreated if its interpreter no longer runs),
 #   3. brushbake itself, editable, with the [test] extras (ziglang among them: zig cc builds the
 #      native library for every platform), and bpy (Blender as a Python module),
-#   4. wine64 where it can (the Windows library's test; optional).
+#   4. wine64, qemu-user and libc6-arm64-cross where it can (the native library's Windows and arm64
+#      tests; optional).
 # Safe to run again: when nothing changed since the last run it only checks, in well under a second.
 #
 #   scripts/setup_env.sh            then   .venv/bin/python -m pytest -q
@@ -90,13 +91,21 @@ if ! "$python_bin" -c 'import ensurepip, venv' >/dev/null 2>&1; then
 fi
 install_system_packages "${extra_packages[@]}"
 
-# Wine runs the Windows build of the native library in the tests (tests/test_native_wine.py; about
-# 12 s to install Debian's wine64 with its libraries).  Optional: without it that test is skipped.
-if command -v dpkg-query >/dev/null 2>&1 && [[ "$(dpkg --print-architecture)" == amd64 ]] \
-  && [[ "$(dpkg-query -W -f='${db:Status-Abbrev}' wine64 2>/dev/null)" != ii* ]]; then
-  say "installing wine64 (the Windows library's test)"
-  if ! { apt_as_root update -qq && apt_as_root install -y -qq --no-install-recommends wine64 >/dev/null; }; then
-    say "could not install wine64: the Windows library's test will be skipped"
+# Wine and qemu-user run the Windows and the Linux arm64 builds of the native library in the tests
+# (tests/test_native_foreign.py; about 12 s and 20 s to install).  Optional: without them those
+# tests are skipped, saying why.
+optional_packages=()
+if command -v dpkg-query >/dev/null 2>&1 && [[ "$(dpkg --print-architecture)" == amd64 ]]; then
+  for pkg in wine64 qemu-user libc6-arm64-cross; do
+    if [[ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null)" != ii* ]]; then
+      optional_packages+=("$pkg")
+    fi
+  done
+fi
+if [[ ${#optional_packages[@]} -gt 0 ]]; then
+  say "installing ${optional_packages[*]} (the native library's Windows and arm64 tests)"
+  if ! { apt_as_root update -qq && apt_as_root install -y -qq --no-install-recommends "${optional_packages[@]}" >/dev/null; }; then
+    say "could not install them: those tests will be skipped"
   fi
 fi
 

@@ -1,6 +1,6 @@
 """What a shared library is and what it exports, read from its bytes: ELF (Linux), PE (Windows) and
 64-bit Mach-O (macOS), so the tests check libraries built for other machines with no tool beyond
-Python.  Only what tests/test_native_wine.py asks: the format and machine, the exported function
+Python.  Only what tests/test_native_foreign.py asks: the format and machine, the exported function
 names (the run-time's, bbk_*), and a PE file's imports.
 """
 
