@@ -6,8 +6,8 @@ and its py3-none-<platform> wheels (issue 32).
 - linux-x64: the shipped library loads from its wheel (the report says 'shipped'), and its answers
   equal, byte for byte, those of the library the machine's C compiler builds on a battery of
   queries (tests/native_battery.py: traces of every hull, first transitions, camera culls in the
-  three modes, sweeps, moves) on two levels.  Its answers against NumPy are the run-time's own
-  tests: CI runs the suite with this library (scripts/test.sh: BRUSHBAKE_NATIVE=shipped).
+  three modes, sweeps, moves) on two levels, and its traces and culls are NumPy's on e1m7; CI
+  runs the whole suite's C tests on it too (scripts/test.sh: BRUSHBAKE_NATIVE=shipped).
 The libraries are built once a session (cached by scripts/build_native.py under a hash of the
 sources and flags: a second run compiles nothing).
 """
@@ -145,3 +145,31 @@ def test_zig_and_compiler_built_linux_libraries_answer_alike(wheels, levels, nam
     cc = native_battery.run_ctypes(ctypes.CDLL(str(built)), bbk, jobs)
     assert len(zig) > 100_000
     assert zig == cc, native_battery.first_difference(zig, cc, jobs, level.num_leaves)
+
+
+def test_the_zig_built_linux_library_answers_as_numpy(wheels, levels):
+    """Whatever the suite runs on: the shipped library's traces (every hull) and camera culls (three
+    modes) against the NumPy run-time on e1m7, every field to the bit (scripts/test.sh runs the
+    whole suite's C tests on it as well)."""
+    import ctypes
+
+    import numpy as np
+
+    from brushbake.core.runtime.cruntime import CLevel
+    from brushbake.core.runtime.cull import cull
+    from brushbake.core.runtime.trace import trace_hulls
+    from brushbake.exporters.native import level_to_bytes
+
+    level = levels.with_vis(REPO / "maps/id/e1m7.map")
+    c = CLevel(level_to_bytes(level), "e1m7", level.hull_names, lib=ctypes.CDLL(str(wheels["linux-x64"][0])))
+    jobs = native_battery.jobs(level, seed=5, n=2000)
+    segments = next(j["rows"] for j in jobs if j["kind"] == native_battery.TRACE)
+    cameras = next(j["rows"] for j in jobs if j["kind"] == native_battery.CULL)
+    for hull in range(len(level.hull_names)):
+        want = trace_hulls(level, segments[:, :3], segments[:, 3:], hull=hull, retry=hull != 0)
+        got = c.trace(segments[:, :3], segments[:, 3:], hull=hull, retry=hull != 0)
+        for field in ("fraction", "point", "normal", "plane", "start_solid", "hit"):
+            assert np.array_equal(getattr(want, field), getattr(got, field)), (hull, field)
+    for mode in ("pvs", "frustum", "portal"):
+        drawn, stats = c.cull(cameras, mode)
+        assert np.array_equal(cull(level, cameras, mode).drawn, drawn), mode
