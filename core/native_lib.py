@@ -294,8 +294,7 @@ def backend_report(build: bool = False) -> Report:
     """Which backend runs and why: what the last load found, else a look without compiling (the
     shipped or a cached library is loaded if that is what runs); `build` compiles where that is
     what it takes (the add-on's panel draws without: it must not wait for a compiler)."""
-    with _LOCK:
-        loaded = _LOADED
+    loaded = _LOADED  # read without the lock: a compile on the bake's thread holds it for seconds
     if loaded is not None and (loaded[0] is not None or not build):
         return loaded[1]
     if build:
@@ -312,9 +311,12 @@ def backend_report(build: bool = False) -> Report:
 
 def _remember(lib, report: Report) -> None:
     global _LOADED
-    with _LOCK:
-        if _LOADED is None or _LOADED[0] is None:
-            _LOADED = (lib, report)
+    if _LOCK.acquire(blocking=False):  # never wait behind a compile (the panel's draw calls this)
+        try:
+            if _LOADED is None or _LOADED[0] is None:
+                _LOADED = (lib, report)
+        finally:
+            _LOCK.release()
 
 
 def reset() -> None:
