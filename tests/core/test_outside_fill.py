@@ -13,7 +13,8 @@ independent truth.
   lie in voxels no entity's region holds, and no entity's leaf floods (over the unfilled level's
   portals) into a filled leaf.
 - --no-fill (settings.fill False) leaves every tree as it was, and the fill changes nothing but
-  solid bits.
+  solid bits in the point tree; the onion tree it prunes (equal sibling leaves merged) answers
+  every point and segment query as the unpruned one does, to the bit, NumPy and C.
 - qbsp's rule: an entity whose origin lies exactly on a brush face is in the brush, not a flood
   start (a light on the top face of a room's ceiling, open to the void above it: sealed; one unit
   above it: leaks), for faces, edges and corners, and inside the room too.
@@ -138,11 +139,11 @@ def test_every_filled_leaf_is_unreachable_from_every_entity(case):
     plain = bake_scene(scene_of(boxes, inner, fill=False))
     filled = bake_scene(scene_of(boxes, inner))
     # the fill changes solid bits only, and only from empty to solid
-    for name in ("node_plane", "node_children", "leaf_cluster", "onion_node_plane", "onion_node_children",
-                 "vis_rows", "vis_row_offset", "face_plane"):
+    for name in ("node_plane", "node_children", "leaf_cluster", "vis_rows", "vis_row_offset", "face_plane"):
         assert np.array_equal(getattr(plain, name), getattr(filled, name)), name
     assert np.all((plain.leaf_solid & ~filled.leaf_solid) == 0)
-    assert np.all((plain.onion_leaf_solid & ~filled.onion_leaf_solid) == 0)
+    nodes = filled.stats["fill"]["onion_nodes"]
+    assert nodes[0] == len(plain.onion_node_plane) and nodes[1] == len(filled.onion_node_plane) < nodes[0]
     new = np.flatnonzero((filled.leaf_solid & ~plain.leaf_solid) & POINT_HULL_BIT)
     assert len(new) == filled.stats["fill"]["point_filled"] > 0
     # exact: no entity's leaf floods into a filled leaf over the unfilled level's portals
@@ -241,3 +242,31 @@ def test_the_rule_in_a_map_file():
             assert leaks and "light" in err.report.entity
         else:
             assert not leaks and not level.stats["leak_report"].leaks
+
+
+def test_the_pruned_onion_tree_answers_as_the_unpruned(monkeypatch):
+    """The same fill with and without the prune: every hull's point and segment answers equal, by
+    NumPy and by the C run-time, at random points and along random segments (many through the
+    merged cells' old planes)."""
+    from brushbake.core.compile.vis import outside_fill
+    from brushbake.core.runtime.query import segment_hits
+
+    boxes = shell(False) + [(np.array([0.0, 0.0, -2.0]), np.array([1.0, 1.0, 0.5])),
+                            (np.array([2.25, -1.0, 1.0]), np.array([3.0, 3.5, 1.5]))]
+    pruned = bake_scene(scene_of(boxes, [(1.5, 1.5, 2.0)]))
+    monkeypatch.setattr(outside_fill, "prune_equal_leaves", lambda p, c, s: (p, c, s))
+    whole = bake_scene(scene_of(boxes, [(1.5, 1.5, 2.0)]))
+    assert len(pruned.onion_node_plane) < len(whole.onion_node_plane)
+    rng = np.random.default_rng(7)
+    pts = rng.uniform(LO, HI, (4000, 3))
+    starts, ends = rng.uniform(LO, HI, (2000, 3)), rng.uniform(LO, HI, (2000, 3))
+    inside = rng.uniform(-1.9, 3.9, (2000, 3))  # short moves inside the room, where traces stop at walls
+    starts, ends = np.concatenate([starts, inside]), np.concatenate([ends, inside + rng.normal(0, 1.5, (2000, 3))])
+    for backend in ("numpy", "c"):
+        for h in range(1, len(HULLS) + 1):
+            assert np.array_equal(point_solid(pruned, pts, hull=h, backend=backend),
+                                  point_solid(whole, pts, hull=h, backend=backend))
+            a = segment_hits(pruned, starts, ends, hull=h, backend=backend)
+            b = segment_hits(whole, starts, ends, hull=h, backend=backend)
+            assert np.array_equal(a[:, 0] < 1, b[:, 0] < 1)
+            assert np.array_equal(a, b), np.abs(a - b).max()
