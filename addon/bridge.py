@@ -134,6 +134,7 @@ def core_settings(settings) -> Settings:
                     max_candidates=settings.max_candidates, map_scale=settings.map_scale,
                     bevels=settings.use_bevels, bevel_angle=settings.bevel_angle,
                     vis=settings.vis_mode if settings.use_vis else "none", allow_leak=settings.allow_leak,
+                    fill=settings.fill,
                     seal=settings.seal,
                     slices=settings.use_slices, slice_width=settings.slice_width, slice_height=settings.slice_height,
                     slice_step=settings.slice_step, slice_cell=settings.slice_cell,

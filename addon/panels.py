@@ -117,6 +117,7 @@ class BRUSHBAKE_PT_bake(BrushbakeSubPanel, Panel):
         sub = layout.row()
         sub.enabled = settings.use_vis
         sub.prop(settings, "seal")
+        sub.prop(settings, "fill")
         layout.prop(settings, "use_slices")
         col = layout.column(align=True)
         col.enabled = settings.use_slices

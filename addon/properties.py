@@ -158,6 +158,11 @@ class BRUSHBAKE_PG_settings(PropertyGroup):
                 "(--seal exact)")),
         default="qbsp",
     )
+    fill: BoolProperty(  # type: ignore[valid-type]
+        name="Fill outside", default=True,
+        description="Make the void outside a sealed map solid in every tree, as qbsp's fill does (the command "
+                    "line's default; --no-fill keeps it empty)",
+    )
     allow_leak: BoolProperty(  # type: ignore[valid-type]
         name="Allow leak", default=False,
         description="Bake a leaking map anyway, treated as unsealed (the leak is still drawn)",

@@ -675,12 +675,13 @@ def scenario_visibility(args) -> dict:
     out: dict = {}
     scene = bpy.context.scene
     settings = scene.brushbake
-    out["defaults"] = [settings.use_vis, settings.vis_mode, settings.allow_leak, settings.seal]
+    out["defaults"] = [settings.use_vis, settings.vis_mode, settings.allow_leak, settings.seal, settings.fill]
     from brushbake.addon.bridge import core_settings
 
-    settings.seal = "exact"
+    settings.seal, settings.fill = "exact", False
     out["seal_to_core"] = core_settings(settings).seal
-    settings.seal = "qbsp"
+    out["fill_to_core"] = core_settings(settings).fill
+    settings.seal, settings.fill = "qbsp", True
     walls = [box(bpy, "floor", (-1, -1, -1), (9, 5, 0)), box(bpy, "ceiling", (-1, -1, 3), (9, 5, 4)),
              box(bpy, "west", (-1, -1, 0), (0, 5, 3)), box(bpy, "east", (8, -1, 0), (9, 5, 3)),
              box(bpy, "south", (0, -1, 0), (8, 0, 3)), box(bpy, "north", (0, 4, 0), (8, 5, 3)),
@@ -703,6 +704,9 @@ def scenario_visibility(args) -> dict:
     far = int(level.point_tree().locate(np.array([[7.0, 2.0, 1.5]]))[0][0])  # behind the pillar, same room
     out["overlay_has_far_leaf"] = far in set(geom.tri_leaf.tolist())
     out["overlay_in_solid"] = visibility.visible_cells_overlay(level, (4.0, 2.0, 1.5)).num_triangles
+    from brushbake.core.runtime.query import point_solid
+
+    out["void_solid"] = point_solid(level, np.array([[9.5, 2.0, 1.5], [1.0, 2.0, 1.5]])).tolist()  # the fill
     sealed_bytes = storage.bake_bytes(scene)
     # the east wall removed: a leak
     east = next(o for o in walls if o.name == "east")

@@ -304,8 +304,9 @@ def test_visibility_in_blender(tmp_path):
     overlay shows what the cursor's leaf sees."""
     r = run_scenario(tmp_path, "visibility")
     assert "error" not in r, r.get("error")
-    assert r["defaults"] == [False, "fast", False, "qbsp"]
-    assert r["seal_to_core"] == "exact"
+    assert r["defaults"] == [False, "fast", False, "qbsp", True]
+    assert r["seal_to_core"] == "exact" and r["fill_to_core"] is False
+    assert r["void_solid"] == [1, 0]  # between the east wall and the world box: filled
     assert r["bake_sealed"] == ["FINISHED"] and r["sealed_has_vis"] and not r["sealed_leak_object"]
     assert r["overlay_has_cursor_leaf"] and r["overlay_has_far_leaf"] and r["overlay_in_solid"] == 0
     assert r["bake_leak"][0] == "ERROR" and "leak: start" in r["leak_status"] and r["kept_previous_bake"]
