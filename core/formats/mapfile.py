@@ -642,8 +642,10 @@ class _Builder:
     def light_kind(self, entity: MapEntity, light: Light) -> None:
         """ericw-tools' keys (docs/USER_GUIDE.md, 'Light'): '_surface' TEX makes the faces with
         that texture emit (a surface light); '_sun' 1 makes a sun shining along 'mangle' (yaw pitch
-        in degrees; default straight down); otherwise 'mangle' makes a spot light of '_cone' degrees
-        (the cone's full angle, default 10).  Power follows the Quake rule (core/model/light_units.py)."""
+        in degrees; default straight down); otherwise 'mangle' makes a spot light of 'angle' degrees
+        (the cone's full angle, default 40; '_cone' is read where 'angle' is absent), its edge
+        fading linearly in the cosine from the '_softangle' cone in (default 0: a hard edge), as
+        ericw-tools' light does (core/compile/light/lm_direct.spot_factor)."""
         props = entity.properties
         if props.get("_surface"):
             light.kind, light.texture = "surface", props["_surface"].strip()
@@ -656,9 +658,11 @@ class _Builder:
         if "mangle" in props:
             light.kind = "spot"
             light.direction = _mangle_direction(self.vector(entity, "mangle", 3, (0.0, -90.0, 0.0)))
-            cone = _floats(props.get("_cone", "10"))
-            light.spot_size = float(cone[0]) if cone and 0 < cone[0] <= 180 else 10.0
+            light.spot_size = self.number(entity, ("angle", "_cone"), 1e-3, 180.0, 40.0,
+                                          "the spot's cone in degrees, above 0 up to 180")
+            soft = self.number(entity, ("_softangle",), 0.0, 180.0, 0.0, "the inner cone in degrees, 0 to 180")
             light.spot_blend = 0.0
+            light.softangle = soft if soft < light.spot_size else 0.0
 
     def marker(self, entity: MapEntity, name: str) -> Marker:
         angle = 0.0

@@ -414,7 +414,7 @@ def _read_lights(r: "_Reader", data: Any, scene: Scene) -> None:
         where = _label(item, f"lights[{i}]", "light")
         r.obj(item, where, ("position",), ("name", "color", "intensity", "type", "power", "direction", "spot_size",
                                            "spot_blend", "radius", "texture", "shape", "size", "size_y", "spread",
-                                           "axis", "quake", "delay", "wait", "falloff", "anglescale", "entity"))
+                                           "axis", "quake", "delay", "wait", "falloff", "anglescale", "softangle", "entity"))
         lname = r.string(item["name"], f"{where}.name") if "name" in item else f"light{i}"
         where = f"light {lname!r}"
         light = Light(lname, r.vec3(item["position"], f"{where}.position"))
@@ -469,7 +469,8 @@ def _read_choice(r: "_Reader", value, where: str, choices, hint: str) -> str:
 def _read_quake_fields(r: "_Reader", item: dict, where: str, light: Light) -> None:
     """A Quake light's falloff keys (core/model/light_units.py) and whether it is an entity."""
     for key, low, high, unit in (("delay", 0, 5, "a falloff formula"), ("wait", 1e-6, 1e6, "a distance scale"),
-                                 ("falloff", 0.0, 1e9, "units"), ("anglescale", 0.0, 1.0, "0 to 1")):
+                                 ("falloff", 0.0, 1e9, "units"), ("anglescale", 0.0, 1.0, "0 to 1"),
+                                 ("softangle", 0.0, 180.0, "degrees")):
         if key in item:
             value = r.number(item[key], f"{where}.{key}")
             if not low <= value <= high or (key == "delay" and value != int(value)):
@@ -817,7 +818,7 @@ def _light_kind_dict(li: Light) -> dict:
     if li.power is not None:
         out["power"] = _f(li.power, f"light {li.name!r}")
     for key in ("direction", "spot_size", "spot_blend", "radius", "texture", "shape", "size", "size_y", "spread",
-                "axis", "quake", "delay", "wait", "falloff", "anglescale", "entity"):
+                "axis", "quake", "delay", "wait", "falloff", "anglescale", "softangle", "entity"):
         value = getattr(li, key)
         if value != getattr(default, key):
             out[key] = _v(value, f"light {li.name!r}") if key in ("direction", "axis") else (

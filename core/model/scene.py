@@ -67,6 +67,9 @@ class Light:
     wait: float = 1.0
     falloff: float = 0.0
     anglescale: float = 0.5
+    #: Quake spot: the inner cone in degrees, full light inside it, fading linearly in the cosine
+    #: to the `spot_size` cone ('_softangle'; 0: a hard edge)
+    softangle: float = 0.0
     #: a light the map places at a point (the leak check counts it as inside); False for a
     #: .map worldspawn's '_sunlight', which has no place
     entity: bool = True

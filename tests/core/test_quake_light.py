@@ -5,7 +5,7 @@ compared at its sample point (its centre lifted LUXEL_LIFT).
 - 'delay' 0 linear (the default, zero at 'light' units; 'wait' scales the distance; '_falloff'
   sets where it ends), 1 inverse, 2 inverse square, 3 none, 5 inverse square from 128 units,
   4 local minlight (raises what it sees to its value, adds nothing);
-- '_color' (0-255 and 0-1), '_anglescale' 0, 0.5 and 1;
+- '_color' (0-255 and 0-1), '_anglescale' 0, 0.5 and 1; spots ('mangle', 'angle', '_softangle');
 - worldspawn '_sunlight' with '_sun_mangle' and '_sunlight_color', and a '_sun 1' entity;
 - worldspawn 'light' / '_minlight' with '_minlight_color': no luxel darker;
 - Blender lights (a power given) keep Blender's units, and a .json light with no power the older
@@ -120,6 +120,28 @@ def test_linear_300_is_quakes_default():
     assert math.isclose(float(quake_light_value(5, 300, 1, 0, 128.0)), 75.0)
     assert float(quake_light_value(0, 300, 1, 0, 0.0)) == 300.0 - 0.1  # d is at least 0.1 unit
     assert float(quake_angle(0.5, -0.1)) == 0.0 and float(quake_angle(0.5, 0.0001)) > 0.5
+
+
+@pytest.mark.parametrize("keys, cone, soft", [({"angle": "60", "_softangle": "30"}, 60.0, 30.0),
+                                             ({"angle": "50"}, 50.0, 0.0), ({}, 40.0, 0.0),
+                                             ({"_cone": "70", "_softangle": "90"}, 70.0, 0.0)])
+def test_a_quake_spot_on_a_plane(keys, cone, soft):
+    """'mangle' makes a spot of 'angle' degrees (default 40), full inside '_softangle', fading
+    linearly in the cosine to the edge (ericw-tools' rule); a soft cone wider than the cone is none."""
+    scene = plane_scene([{"origin": " ".join(map(str, ORIGIN)), "mangle": "30 -70 0", "light": "500", **keys}])
+    light = scene.lights[0]
+    assert (light.kind, light.spot_size, light.softangle) == ("spot", cone, soft)
+    points, got, _ = floor_luxels(scene)
+    rel = points - np.asarray(ORIGIN) * S
+    c = (rel / np.linalg.norm(rel, axis=1)[:, None]) @ np.asarray(light.direction)
+    lo, hi = math.cos(math.radians(cone / 2)), math.cos(math.radians(soft / 2))
+    spot = np.clip((c - lo) / (hi - lo), 0, 1) if soft else (c > lo).astype(float)
+    want = expected_point(points, ORIGIN, light=500.0) * spot[:, None]
+    edge = np.abs(c - lo) < 1e-9  # on the hard edge itself: either side
+    live = compare(np.where(edge[:, None], 0, got), np.where(edge[:, None], 0, want))
+    assert live.sum() > 10 and (spot == 0).sum() > 100
+    if soft:
+        assert ((spot > 0.05) & (spot < 0.95)).sum() > 10  # the ramp is seen
 
 
 def test_local_minlight_raises_and_does_not_add():

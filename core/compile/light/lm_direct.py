@@ -103,9 +103,10 @@ def _quake_source(light, color: np.ndarray, direction: np.ndarray, map_scale: fl
                            quake=quake)
     src = SourceLight(light.name, light.kind, np.asarray(light.position, float), color, direction,
                       radius=max(float(light.radius), 0.0), quake=quake)
-    if light.kind == "spot":
+    if light.kind == "spot":  # ericw-tools' cone: linear in the cosine from the soft cone to the edge
         src.cos_half = math.cos(math.radians(min(max(light.spot_size, 0.0), 180.0)) / 2.0)
-        src.smooth = min(max(light.spot_blend, 0.0), 1.0) * (1.0 - src.cos_half)
+        soft = min(max(float(light.softangle), 0.0), float(light.spot_size))
+        src.smooth = (math.cos(math.radians(soft) / 2.0) - src.cos_half) if soft > 0 else 0.0
     return src
 
 
@@ -131,12 +132,13 @@ def perpendicular_basis(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def spot_factor(light: SourceLight, to_point: np.ndarray) -> np.ndarray:
-    """Blender's spot cone for unit vectors from the light to the points."""
+    """The spot's cone for unit vectors from the light to the points: Blender's smoothstep over
+    its blend, or for a Quake spot ericw-tools' linear ramp in the cosine from its soft cone."""
     c = dot(to_point, light.direction[None, :])
     if light.smooth <= 0:
         return (c > light.cos_half).astype(np.float64)
     t = np.clip((c - light.cos_half) / light.smooth, 0.0, 1.0)
-    return t * t * (3.0 - 2.0 * t)
+    return t if light.quake is not None else t * t * (3.0 - 2.0 * t)
 
 
 class RayBatcher:
