@@ -54,6 +54,7 @@ class ProgressLine:
             return
         pct = int(round(100 * fraction))
         if self.tty:
+            self.last_decile = pct // 10
             self.stream.write(f"\r{self.label}{pct:3d}%  {message[:60]:<60}")
             self.stream.flush()
         elif pct // 10 != self.last_decile:
@@ -64,7 +65,11 @@ class ProgressLine:
         self.label = f"{label:<8}"
         self.last_decile = -1
 
-    def done(self) -> None:
+    def done(self, finished: bool = True) -> None:
+        """End the stage's line; a finished stage shows 100% (its last step may have reported less:
+        a stage left out, radiosity converged before its last bounce)."""
+        if self.enabled and finished and self.last_decile != 10:
+            self(1.0, "done")
         if self.enabled and self.tty:
             self.stream.write("\n")
 
@@ -403,7 +408,7 @@ def cmd_bake(args) -> int:
         level = bake_scene(scene, progress=progress, extra_points=extra_points, light_backend=args.backend,
                            jobs=args.jobs)
     except LeakError as err:  # the chain only: no level is written for a leaking map
-        progress.done()
+        progress.done(finished=False)
         write_outputs([(pointfile, pointfile_text(err.report.chain))])
         exact = " or --seal exact (judge the seal without qbsp's 0.1-unit cuts)" if err.report.rule == "qbsp" else ""
         print(f"error: {err.report.message()}. Wrote the chain to {pointfile} (load it as a pointfile in the "

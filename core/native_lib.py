@@ -212,6 +212,9 @@ def build_library() -> tuple[Path | None, str]:
         os.close(fd)
     except OSError as err:
         return None, f"cannot write to the cache folder {target.parent} ({err.strerror})"
+    # a few seconds of silence otherwise, the first time only (the result is cached)
+    print(f"brushbake: building the native library with {os.path.basename(cc)} (once; kept in {target.parent})",
+          file=sys.stderr, flush=True)
     try:
         sources = [str(p) for p in source_files()]
         run = subprocess.run([cc, *CFLAGS, "-I", str(SOURCE_DIR), "-o", temp, *sources, "-lm"],

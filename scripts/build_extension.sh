@@ -30,7 +30,7 @@ PY
 elif command -v blender >/dev/null 2>&1; then
   run() { blender --factory-startup --command extension "$@"; }
 else
-  echo "build_extension: neither the bpy wheel in .venv (run scripts/setup_env.sh) nor a 'blender' on the PATH" >&2
+  echo "build_extension: needs Blender's extension tool: run scripts/setup_env.sh (or scripts/test.sh) first to add the bpy wheel to .venv (scripts/bake_sample.sh installs only the headless core), or put a 'blender' on the PATH" >&2
   exit 1
 fi
 "$PY" "$ROOT/scripts/build_native.py" --out "$ROOT/wheels"

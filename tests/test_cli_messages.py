@@ -267,6 +267,27 @@ def table_rows(stdout: str) -> dict[str, list[str]]:
     return rows
 
 
+@pytest.mark.parametrize("flags", [(), ("--no-bevels",), ("--light", "--light-threshold", "0.3", "--backend", "numpy")])
+def test_progress_on_a_pipe_reaches_100_percent(scene, tmp_path, flags):
+    """Progress on a pipe (a line per 10%) ends each stage at 100%, also when the stage's last
+    step reports less: no bevels (the stage left out), radiosity converged before its last
+    bounce (the bake stopped at 73% and 70% there)."""
+    result = run("bake", scene, "-o", tmp_path / "x.bbk", *flags)
+    assert result.returncode == 0, result.stderr
+    lines = [line.split() for line in result.stderr.splitlines() if "%" in line]
+    for stage in ("load", "bake"):
+        mine = [w for w in lines if w[0] == stage]
+        assert mine and mine[-1][1] == "100%", result.stderr
+
+
+def test_progress_of_a_leaking_bake_does_not_claim_100_percent(tmp_path):
+    from test_cli_leaks import room_scene
+
+    result = run("bake", room_scene(tmp_path / "room.json", hole=True), "-o", tmp_path / "x.bbk")
+    assert result.returncode == 3, result.stderr
+    assert not [line for line in result.stderr.splitlines() if line.startswith("bake") and "100%" in line]
+
+
 def test_bake_table_counts_brushes_by_role_as_the_progress_line(map_named, tmp_path):
     """lq_e1m6 has structural, detail and non-solid brushes and one mover (a door)."""
     result = run("bake", map_named("lq_e1m6.map"), "-o", tmp_path / "x.bbk", "--no-bevels", cwd=tmp_path)
@@ -397,3 +418,21 @@ def test_info_counts_the_visibility_clusters(level, tmp_path):
     result = run("info", tmp_path / "vis.bbk")
     assert result.returncode == 0, result.stderr
     assert table_rows(result.stdout)["visibility (PVS): clusters"] == [str(len(ids))]
+
+
+def test_building_the_native_library_says_so_once(tmp_path):
+    """The first --backend c use builds the C library (seconds): one line on stderr says so; the
+    next use finds it in the cache and says nothing."""
+    from brushbake.core.runtime import cruntime
+
+    if not cruntime.available():
+        pytest.skip("no C compiler here")
+    env = dict(os.environ, BRUSHBAKE_C_CACHE=str(tmp_path / "cache"))
+    scene = Path(__file__).resolve().parents[1] / "sample_scenes" / "cornell_box.json"
+    said = []
+    for k in range(2):
+        result = run("bake", scene, "-o", tmp_path / f"{k}.bbk", "--light", "--bounces", "1", "--no-hulls", "-q",
+                     "--backend", "c", env=env)
+        assert result.returncode == 0, result.stderr
+        said.append([line for line in result.stderr.splitlines() if "building the native library" in line])
+    assert len(said[0]) == 1 and str(tmp_path / "cache") in said[0][0] and said[1] == []

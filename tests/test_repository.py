@@ -172,3 +172,14 @@ def test_the_settings_table_lists_every_setting():
     named = {name for line in section.splitlines() if line.startswith("| `")
              for name in re.findall(r"`(\w+)`", line.split("|")[1])}
     assert [f.name for f in dataclasses.fields(Settings) if f.name not in named] == []
+def test_build_extension_without_the_bpy_wheel_says_what_to_run_first(tmp_path):
+    """After scripts/bake_sample.sh alone (.venv holds the headless core, no bpy) and with no
+    blender on the PATH, build_extension.sh fails with one line naming the command to run first."""
+    python = tmp_path / "python"  # an interpreter without bpy: the probe for Blender's tool fails
+    python.write_text("#!/bin/sh\nexit 1\n")
+    python.chmod(0o755)
+    env = {"PATH": "/usr/bin:/bin", "PYTHON": str(python), "HOME": str(tmp_path)}
+    proc = subprocess.run(["bash", str(REPO / "scripts" / "build_extension.sh"), str(tmp_path / "dist")],
+                          capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert len(proc.stderr.splitlines()) == 1 and "run scripts/setup_env.sh" in proc.stderr, proc.stderr
