@@ -356,15 +356,18 @@ def _dijkstra(clusters, outside, centres, by_cluster, seeds) -> tuple[np.ndarray
 
 def nearest_brush(level: CompiledLevel, polygon: np.ndarray) -> tuple[int, float]:
     """The brush whose structural faces come nearest a portal (distance between the face and the
-    portal's vertices and centre, exact per point), and that distance; (-1, inf) with no faces."""
+    portal's vertices and centre, exact per point), and that distance; (-1, inf) with no faces.
+    Of faces equally near (a gap's portal touches every brush around it), the one nearest the
+    portal's centre: the gap's sides rather than a floor its corner rests on."""
     faces = np.flatnonzero((level.face_flags & FACE_DETAIL) == 0)
     if not len(faces):
         return -1, float("inf")
-    probes = np.concatenate([polygon, polygon.mean(axis=0, keepdims=True)])
-    best = np.full(len(faces), np.inf)
-    for p in probes:
+    centre = polygon.mean(axis=0)
+    to_centre = _point_face_distances(level, faces, centre)
+    best = to_centre.copy()
+    for p in polygon:
         best = np.minimum(best, _point_face_distances(level, faces, p))
-    k = int(np.argmin(best))
+    k = int(np.lexsort((to_centre, best))[0])
     return int(level.face_brush[faces[k]]), float(best[k])
 
 
