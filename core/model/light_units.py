@@ -44,7 +44,10 @@ face looks away).  So 'light 300' is 300 / 255 of white at the light, 172 / 255 
 nothing past 300 units.  A Quake sun ('_sun 1', or worldspawn '_sunlight') gives L A / 255
 where its ray reaches the sky; worldspawn 'light' / '_minlight' n raises every luxel to n / 255 of
 '_minlight_color'.  Units are .map units (metres / map_scale).  Quake area and surface lights
-keep the older rule: the area light of P = 4 pi^2 (128 * map_scale)^2 V / 255 watts, a surface
+keep the older rule.  Checked against ericw-tools' light itself (bench/ericw_light.py: a floor lit
+by each falloff kind, wait, _falloff and _anglescale 0 / 0.5 / 1; ericw writes V A / 2 as the byte,
+an engine showing byte / 128 of the texture): every lit sample within 2 of the byte, a mean of
+-0.2 to -0.5 (ericw truncates).  The older rule for area and surface lights: the area light of P = 4 pi^2 (128 * map_scale)^2 V / 255 watts, a surface
 radiance V / 255; so does a .json light with no power (Light.quake False): the point light of those
 watts, V / 255 at 128 units by the inverse square, and a sun of S = pi V / 255.
 """
