@@ -31,7 +31,7 @@ import numpy as np
 from brushbake.core.model.light_units import quake_angle, quake_light_value  # noqa: E402
 
 ORIGIN = np.array([24.0, -40.0, 96.0])
-CASES = [  # (light entity keys, formula)
+CASES = [  # (light entity keys, formula; "minlight": the worldspawn's 'light')
     ({"light": "300"}, {}),
     ({"light": "200", "wait": "2"}, {"light": 200, "wait": 2}),
     ({"light": "250", "_falloff": "400"}, {"light": 250, "falloff": 400}),
@@ -41,6 +41,7 @@ CASES = [  # (light entity keys, formula)
     ({"light": "400", "delay": "5", "wait": "1.5"}, {"delay": 5, "light": 400, "wait": 1.5}),
     ({"light": "300", "_anglescale": "1"}, {"anglescale": 1}),
     ({"light": "300", "_anglescale": "0"}, {"anglescale": 0}),
+    ({"light": "300"}, {"minlight": 40}),
 ]
 
 
@@ -52,12 +53,13 @@ def box(lo, hi) -> str:
     return "{\n" + "".join(" ".join(f"( {a} {b} {c} )" for a, b, c in f) + " floor 0 0 0 1 1\n" for f in faces) + "}\n"
 
 
-def room_map(keys: dict) -> str:
+def room_map(keys: dict, minlight: float = 0.0) -> str:
     r, t, h = 640, 16, 512
     walls = [((-r, -r, -t), (r, r, 0)), ((-r, -r, h - t), (r, r, h)), ((-r, -r, 0), (-r + t, r, h)),
              ((r - t, -r, 0), (r, r, h)), ((-r, -r, 0), (r, -r + t, h)), ((-r, r - t, 0), (r, r, h))]
     light = "".join(f'"{k}" "{v}"\n' for k, v in keys.items())
-    return ('{\n"classname" "worldspawn"\n' + "".join(box(a, b) for a, b in walls) + "}\n"
+    world = f'"light" "{minlight:g}"\n' if minlight else ""
+    return ('{\n"classname" "worldspawn"\n' + world + "".join(box(a, b) for a, b in walls) + "}\n"
             '{\n"classname" "info_player_start"\n"origin" "0 0 24"\n}\n'
             '{\n"classname" "light"\n"origin" "%d %d %d"\n%s}\n' % (*ORIGIN.astype(int), light))
 
@@ -112,7 +114,7 @@ def main() -> int:
         (tmp / "libembree4.so.4").symlink_to("libembree4.so.4.4.0")
         env = {"LD_LIBRARY_PATH": str(tmp), "PATH": "/usr/bin:/bin"}
         for keys, formula in CASES:
-            (tmp / "case.map").write_text(room_map(keys))
+            (tmp / "case.map").write_text(room_map(keys, formula.get("minlight", 0.0)))
             for tool, target in (("qbsp", "case.map"), ("light", "case.bsp")):
                 subprocess.run([str(tmp / tool), "-nopercent", target], cwd=tmp, env=env, check=True,
                                capture_output=True)
@@ -124,9 +126,11 @@ def main() -> int:
             ours = quake_light_value(formula.get("delay", 0), formula.get("light", 300), formula.get("wait", 1.0),
                                      formula.get("falloff", 0.0), d) * quake_angle(formula.get("anglescale", 0.5),
                                                                                    rel[:, 2] / d)
+            ours = np.maximum(ours, formula.get("minlight", 0.0))  # the worldspawn's minlight: a floor
             diff = ericw - ours / 2
             lit = ours / 2 >= 0.5
-            print(json.dumps({"keys": keys, "luxels": int(len(d)), "lit": int(lit.sum()),
+            print(json.dumps({"keys": keys, **({"minlight": formula["minlight"]} if "minlight" in formula else {}),
+                              "luxels": int(len(d)), "lit": int(lit.sum()),
                               "mean_diff": round(float(diff[lit].mean()), 3),
                               "max_abs_diff": round(float(np.abs(diff[lit]).max()), 3),
                               "dark_where_ours_dark": bool((ericw[ours / 2 < 0.5] <= 1).all())}))
