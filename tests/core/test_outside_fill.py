@@ -270,3 +270,19 @@ def test_the_pruned_onion_tree_answers_as_the_unpruned(monkeypatch):
             b = segment_hits(whole, starts, ends, hull=h, backend=backend)
             assert np.array_equal(a[:, 0] < 1, b[:, 0] < 1)
             assert np.array_equal(a, b), np.abs(a - b).max()
+
+
+def test_a_hull_whose_void_reaches_an_inside_point_is_not_filled():
+    """fill_onion's guard (no map reaches it through bake_scene: a hull's void lies in the point's,
+    which is sealed): given a point in the void, every hull is named and left as it was."""
+    from brushbake.core.compile.vis.outside_fill import fill_onion
+
+    level = bake_scene(scene_of(shell(False), [(1.0, 1.0, 1.0)], fill=False))
+    before = level.onion_leaf_solid.copy()
+    stats = fill_onion(level, np.array([[6.0, 1.0, 1.0]]))
+    assert stats["onion_leaking"] == level.hull_names and stats["onion_filled"] == [0] * len(level.hull_names)
+    assert point_solid(level, np.array([[6.0, 1.0, 1.0]]), hull=1).tolist() == [0]
+    assert len(level.onion_leaf_solid) <= len(before)
+    stats = fill_onion(level, np.array([[1.0, 1.0, 1.0]]))  # the room's own point: every hull filled
+    assert stats["onion_leaking"] == [] and min(stats["onion_filled"]) > 0
+    assert point_solid(level, np.array([[6.0, 1.0, 1.0]]), hull=1).tolist() == [1]
