@@ -165,6 +165,8 @@ def bake_table(stats: dict, times: dict, roles: dict | None = None) -> str:
         per_hull = " / ".join(str(v) for v in fl.get("onion_filled", []))
         rows.append(("outside fill: point leaves (onion, per hull)",
                      f"{fl['point_filled']}" + (f" ({per_hull})" if per_hull else ""), f"{times.get('fill', 0):.2f}"))
+        if fl.get("point_nodes"):
+            rows.append(("  point nodes pruned after it (before / after)", " / ".join(map(str, fl["point_nodes"])), ""))
         if fl.get("onion_nodes"):
             rows.append(("  onion nodes pruned after it (before / after)", " / ".join(map(str, fl["onion_nodes"])), ""))
         if fl.get("onion_leaking"):

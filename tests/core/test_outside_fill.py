@@ -23,12 +23,14 @@ independent truth.
 from __future__ import annotations
 
 import dataclasses
+from unittest import mock
 
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from brushbake.core.compile.pipeline import bake_scene
+from brushbake.core.compile.vis import outside_fill
 from brushbake.core.compile.vis.leaks import flood_from_void
 from brushbake.core.compile.vis.portals import build_portals
 from brushbake.core.errors import LeakError
@@ -137,13 +139,15 @@ def test_every_filled_leaf_is_unreachable_from_every_entity(case):
     if not len(inner) or out0[voxel_of(inner)].any():
         return  # this test wants sealed scenes
     plain = bake_scene(scene_of(boxes, inner, fill=False))
-    filled = bake_scene(scene_of(boxes, inner))
+    with mock.patch.object(outside_fill, "prune_point_tree", lambda level: 0), \
+            mock.patch.object(outside_fill, "prune_equal_leaves", lambda p, c, s: (p, c, s)):
+        filled = bake_scene(scene_of(boxes, inner))  # the fill alone, before the trees are pruned
     # the fill changes solid bits only, and only from empty to solid
-    for name in ("node_plane", "node_children", "leaf_cluster", "vis_rows", "vis_row_offset", "face_plane"):
+    for name in ("node_plane", "node_children", "leaf_cluster", "vis_rows", "vis_row_offset", "face_plane",
+                 "onion_node_plane", "onion_node_children"):
         assert np.array_equal(getattr(plain, name), getattr(filled, name)), name
     assert np.all((plain.leaf_solid & ~filled.leaf_solid) == 0)
-    nodes = filled.stats["fill"]["onion_nodes"]
-    assert nodes[0] == len(plain.onion_node_plane) and nodes[1] == len(filled.onion_node_plane) < nodes[0]
+    assert np.all((plain.onion_leaf_solid & ~filled.onion_leaf_solid) == 0)
     new = np.flatnonzero((filled.leaf_solid & ~plain.leaf_solid) & POINT_HULL_BIT)
     assert len(new) == filled.stats["fill"]["point_filled"] > 0
     # exact: no entity's leaf floods into a filled leaf over the unfilled level's portals
@@ -248,7 +252,6 @@ def test_the_pruned_onion_tree_answers_as_the_unpruned(monkeypatch):
     """The same fill with and without the prune: every hull's point and segment answers equal, by
     NumPy and by the C run-time, at random points and along random segments (many through the
     merged cells' old planes)."""
-    from brushbake.core.compile.vis import outside_fill
     from brushbake.core.runtime.query import segment_hits
 
     boxes = shell(False) + [(np.array([0.0, 0.0, -2.0]), np.array([1.0, 1.0, 0.5])),
@@ -286,3 +289,46 @@ def test_a_hull_whose_void_reaches_an_inside_point_is_not_filled():
     stats = fill_onion(level, np.array([[1.0, 1.0, 1.0]]))  # the room's own point: every hull filled
     assert stats["onion_leaking"] == [] and min(stats["onion_filled"]) > 0
     assert point_solid(level, np.array([[6.0, 1.0, 1.0]]), hull=1).tolist() == [1]
+
+
+def test_the_pruned_point_tree_answers_as_the_unpruned(monkeypatch):
+    """The point tree pruned after the fill (solid siblings merged): the same answers to the bit
+    for points, segments and the PVS, by NumPy and C, the same shape sweeps and the same
+    lightmap pages; it is smaller and its file reads back (every check the readers make)."""
+    from brushbake.core.runtime.pvs import Visibility
+    from brushbake.core.runtime.query import segment_hits
+    from brushbake.core.runtime.shift import hit_checks, parse_shape
+    from brushbake.exporters.native import level_from_bytes, level_to_bytes
+
+    boxes = shell(False) + [(np.array([0.0, 0.0, -2.0]), np.array([1.0, 1.0, 0.5])),
+                            (np.array([2.25, -1.0, 1.0]), np.array([3.0, 3.5, 1.5]))]
+
+    def baked():
+        scene = scene_of(boxes, [(1.5, 1.5, 2.0)])
+        scene.lights = [Light("lamp", (1.5, -1.0, 3.0), power=300.0)]
+        scene.settings = dataclasses.replace(scene.settings, bevels=True, light=True, bounces=1)
+        return bake_scene(scene)
+
+    pruned = baked()
+    monkeypatch.setattr(outside_fill, "prune_point_tree", lambda level: 0)
+    whole = baked()
+    assert pruned.num_nodes < whole.num_nodes and pruned.num_leaves < whole.num_leaves
+    assert pruned.stats["fill"]["point_nodes"] == [whole.num_nodes, pruned.num_nodes]
+    back = level_from_bytes(level_to_bytes(pruned))
+    assert back.num_nodes == pruned.num_nodes
+    rng = np.random.default_rng(11)
+    pts = rng.uniform(LO, HI, (4000, 3))
+    starts = np.concatenate([rng.uniform(LO, HI, (1500, 3)), rng.uniform(-1.9, 3.9, (1500, 3))])
+    ends = starts + rng.normal(0, 2.0, starts.shape) * np.repeat([[4.0], [1.0]], 1500, axis=0)
+    for backend in ("numpy", "c"):
+        assert np.array_equal(point_solid(pruned, pts, backend=backend), point_solid(whole, pts, backend=backend))
+        assert np.array_equal(segment_hits(pruned, starts, ends, backend=backend),
+                              segment_hits(whole, starts, ends, backend=backend))
+        pairs = np.stack([starts, ends], axis=1)
+        assert np.array_equal(Visibility(pruned).can_see_points(pairs, backend=backend),
+                              Visibility(whole).can_see_points(pairs, backend=backend))
+    shape = parse_shape("sphere:0.4")
+    a = hit_checks(pruned.bevel_tree(), shape, starts[1500:], ends[1500:]).packed()
+    b = hit_checks(whole.bevel_tree(), shape, starts[1500:], ends[1500:]).packed()
+    assert np.array_equal(a[:, 0] < 1, b[:, 0] < 1) and np.allclose(a, b, rtol=0, atol=1e-9)
+    assert pruned.lm_pages.tobytes() == whole.lm_pages.tobytes()

@@ -15,10 +15,10 @@ serves every hull, each hull crossing only the portals whose two leaves are empt
 inside points (the leak check's markers, lights and named points) are located in each hull's
 space; a hull whose void reaches one of them (a gap a point passes but the box does not is
 no leak; one the box passes while the point cannot is rare: a clip brush's gap) is left unfilled,
-and the stats say so, as qbsp fills only sealed hulls.  Then, as qbsp prunes after its fill, every
-onion node whose two sides are leaves with the same bits becomes one leaf (prune_equal_leaves;
-e1m7 with Quake's hulls: 4,511 -> 3,292 onion nodes).  The point tree is left unpruned: its leaves
-carry faces, clusters and PVS rows.
+and the stats say so, as qbsp fills only sealed hulls.  Then, as qbsp prunes after its fill, the
+trees are pruned (core/compile/trees/prune.py): every onion node whose two sides are leaves with
+the same bits becomes one leaf, and every point node whose two sides are solid leaves (e1m7 with
+Quake's hulls: 4,511 -> 3,292 onion nodes, 983 -> 818 point nodes).
 
 The beveled tree (plane shifting) is built after the fill from the filled point tree, so its
 bevels cover the filled cells too.  A leaking map, or one no inside point judged, is not filled;
@@ -32,6 +32,7 @@ import time
 import numpy as np
 
 from ..trees.bsp import world_box
+from ..trees.prune import prune_equal_leaves, prune_point_tree
 from ...runtime.level import POINT_HULL_BIT, CompiledLevel
 from .leaks import flood_from_void, sealing_leaves
 from .portals import Portals, build_portals
@@ -114,55 +115,17 @@ def fill_onion(level: CompiledLevel, points: np.ndarray, cancel=None) -> dict:
             "onion_nodes": [nodes, len(level.onion_node_plane)]}
 
 
-def prune_equal_leaves(node_plane, node_children, leaf_solid) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """qbsp's PruneNodes after the fill: every node whose two sides are leaves with the same bits
-    (after its own subtrees are pruned) becomes one leaf with those bits; nodes renumbered in
-    preorder, leaves in the order a front-first walk meets them.  Every query answers the same:
-    the node's plane divided nothing a query can tell apart (no transition across it, and a
-    point on it has the same bits on both sides).  Returns (node_plane, node_children, leaf_solid)."""
-    planes, children = np.asarray(node_plane).tolist(), np.asarray(node_children).tolist()
-    solid = np.asarray(leaf_solid).tolist()
-    if not planes:
-        return np.asarray(node_plane), np.asarray(node_children), np.asarray(leaf_solid)
-    collapse: list = [None] * len(planes)  # the bits a node collapses to, None while it stays a node
-    order, stack = [], [0]
-    while stack:  # preorder, so that reversed, children come before their parent
-        code = stack.pop()
-        order.append(code)
-        stack.extend(ch for ch in children[code] if ch >= 0)
-    for code in reversed(order):
-        front, back = (solid[-1 - ch] if ch < 0 else collapse[ch] for ch in children[code])
-        if front is not None and front == back:
-            collapse[code] = front
-    new_plane: list[int] = []
-    new_children: list[list[int]] = []
-    new_solid: list[int] = []
-    todo = [(0, -1, 0)]  # (code, new parent, side)
-    while todo:
-        code, parent, side = todo.pop()
-        if code >= 0 and collapse[code] is None:
-            ref = len(new_plane)
-            new_plane.append(planes[code])
-            new_children.append([0, 0])
-            todo += [(children[code][1], ref, 1), (children[code][0], ref, 0)]
-        else:
-            ref = -1 - len(new_solid)
-            new_solid.append(solid[-1 - code] if code < 0 else collapse[code])
-        if parent >= 0:
-            new_children[parent][side] = ref
-    return (np.array(new_plane, dtype=np.int32), np.array(new_children, dtype=np.int32).reshape(-1, 2),
-            np.array(new_solid, dtype=np.uint32))
-
-
 def fill_outside(level: CompiledLevel, portals: Portals, outside: np.ndarray, points: np.ndarray, cancel=None) -> dict:
     """The point tree's and the onion tree's void made solid (see the module docstring); counts
     for level.stats['fill'], seconds in level.stats['times']['fill']."""
     t0 = time.perf_counter()
     stats = {"point_filled": fill_point_tree(level, portals, outside)}
+    nodes = len(level.node_plane)
+    prune_point_tree(level)
+    stats["point_nodes"] = [nodes, len(level.node_plane)]
     if level.has_onion:
         stats.update(fill_onion(level, np.asarray(points, dtype=np.float64).reshape(-1, 3), cancel=cancel))
     stats["solid_leaves"] = int(np.count_nonzero(level.leaf_solid & POINT_HULL_BIT))
-    level.stats["fill"] = stats
-    level.stats["solid_leaves"] = stats["solid_leaves"]
+    level.stats["fill"] = stats  # the compile's counts (nodes, leaves, solid_leaves) stay the compile's
     level.stats.setdefault("times", {})["fill"] = time.perf_counter() - t0
     return stats
