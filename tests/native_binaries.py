@@ -28,8 +28,8 @@ def identify(path) -> tuple[str, str]:
     return "?", "?"
 
 
-def exports(path, prefix: str = "bbk_") -> set[str]:
-    """The exported functions whose names start with `prefix`."""
+def exports(path, prefix=("bbk_", "bbkc_")) -> set[str]:
+    """The exported functions whose names start with `prefix` (the run-time's bbk_, the kernels' bbkc_)."""
     kind, _ = identify(path)
     data = Path(path).read_bytes()
     names = {"elf": _elf_exports, "pe": _pe_exports, "macho": _macho_exports}[kind](data)
