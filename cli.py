@@ -1,6 +1,7 @@
 """The headless command line: bake a scene, inspect a level, query it from scripts.
 
     python -m brushbake bake SCENE [-o OUT.bbk] [--json OUT.json] [--vis fast|flow|sample|none]
+    python -m brushbake farm SCENES... -o OUTDIR [--scheduler tcp://HOST:PORT | --workers N]  (docs/FARM.md)
     python -m brushbake info LEVEL
     python -m brushbake query LEVEL (--points IN.npy | --segments IN.npy) -o OUT.npy
     python -m brushbake query LEVEL --segments IN.npy --shape sphere:0.5 [--impact] -o OUT.npy
@@ -29,12 +30,11 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .core.errors import BrushbakeError, CancelledError, LeakError
+from .bakejob import (EXIT_CANCELLED, EXIT_LEAK, EXIT_OK, EXIT_USER_ERROR, NOTHING_INSIDE, bake_options,  # noqa: F401
+                      bake_scene_file, check_outputs, leak_error_text, leak_warning_text, pointfile_text, write_outputs)
+from .core.errors import BrushbakeError, CancelledError
 from .core.native_lib import backend_report
 
-EXIT_OK, EXIT_USER_ERROR, EXIT_CANCELLED = 0, 1, 130
-#: bake: the map leaks (the chain is written beside the output as LEVEL.pts); --allow-leak bakes anyway
-EXIT_LEAK = 3
 #: 128 + SIGPIPE: what `cat`, `grep` and others end with when the reader of their output is gone
 EXIT_CLOSED_PIPE = 141
 
@@ -86,17 +86,6 @@ def _table(rows: list[tuple[str, str, str]]) -> str:
             out.append(line)
     out.append(line)
     return "\n".join(out)
-
-
-def brush_roles(scene) -> dict:
-    """How many of the scene's brushes have each role: what the load's progress line counted
-    (its brushes, then its movers), split as the table shows it."""
-    from .core.model.brushes import Contents
-
-    return {"brushes": len(scene.brushes),
-            "structural": len(scene.brushes_with(Contents.SOLID)), "detail": len(scene.brushes_with(Contents.DETAIL)),
-            "clip": len(scene.brushes_with(Contents.CLIP)), "nonsolid": len(scene.brushes_with(Contents.NONSOLID)),
-            "movers": len(scene.movers)}
 
 
 def bake_table(stats: dict, times: dict, roles: dict | None = None) -> str:
@@ -285,45 +274,6 @@ def level_table(level) -> str:
 # Files: outputs are checked before the work and written together at the end; messages name the
 # paths the user gave (never a temporary file) and say whether reading or writing failed.
 
-WRITE_HINT = "Check that the folder exists and that you may write there; nothing was written."
-
-
-def check_outputs(targets: list[tuple[str, Path]], source: Path, default_name: str) -> None:
-    """Fail before any work when an output cannot be written: its folder is missing or not
-    writable, it names a folder, it is the input itself, or two outputs name the same file."""
-    seen: dict[Path, str] = {}
-    for flag, target in targets:
-        where = target.resolve()
-        folder = where.parent
-        if target.is_dir():
-            raise BrushbakeError(f"is a folder; {flag} names the file to write.", subject=str(target),
-                                 hint=f"Name a file in it, e.g. {flag} {target / default_name}")
-        if not folder.is_dir():
-            raise BrushbakeError(f"cannot be written: the folder {folder} does not exist.",
-                                 subject=str(target), hint="Create the folder or choose another output path.")
-        if not os.access(folder, os.W_OK | os.X_OK):
-            raise BrushbakeError(f"cannot be written: you may not write in the folder {folder}.",
-                                 subject=str(target), hint="Choose another output path or change the folder's permissions.")
-        if where == source.resolve():
-            raise BrushbakeError(f"is the input file; {flag} would overwrite it.", subject=str(target),
-                                 hint="Choose another output path.")
-        if where in seen:
-            raise BrushbakeError(f"is named by both {seen[where]} and {flag}.", subject=str(target),
-                                 hint="Give each output its own file name.")
-        seen[where] = flag
-
-
-def write_outputs(files: list[tuple[Path, bytes]]) -> None:
-    """Write all the files or none (exporters/native.write_all_atomic)."""
-    from .exporters.native import write_all_atomic
-
-    try:
-        write_all_atomic(files)
-    except OSError as err:
-        raise BrushbakeError(f"cannot be written ({err.strerror or err}).", subject=err.filename or str(files[0][0]),
-                             hint=WRITE_HINT) from None
-
-
 def read_level_file(path: str):
     """read_level, with a reading hint when the file cannot be opened."""
     from .exporters.native import read_level
@@ -342,90 +292,28 @@ def read_level_file(path: str):
 
 
 def cmd_bake(args) -> int:
-    from .core.compile.pipeline import bake_scene
-    from .core.formats.loaders import load_scene
     from .exporters.json_dump import level_to_json
     from .exporters.native import level_to_bytes
 
     progress = ProgressLine(enabled=not args.quiet)
-    times: dict = {}
     scene_path = Path(args.scene)
     out = Path(args.output) if args.output else Path(scene_path.stem + ".bbk")
     check_outputs([("-o", out)] + ([("--json", Path(args.json))] if args.json else []), scene_path,
                   default_name=scene_path.stem + ".bbk")
-    t0 = time.perf_counter()
-    progress.start("load")
-    scene = load_scene(scene_path, progress=progress, map_scale=args.scale)
-    progress.done()
-    times["load"] = time.perf_counter() - t0
-    if args.splitter:
-        scene.settings.splitter = args.splitter
-    if args.max_candidates is not None:
-        scene.settings.max_candidates = args.max_candidates
-    if args.map_trees:
-        scene.settings.onion_map_trees = True
-    if args.no_bevels:
-        scene.settings.bevels = False
-    if args.bevel_angle is not None:
-        scene.settings.bevel_angle = args.bevel_angle
-    if args.no_hulls:
-        scene.hulls = []
-    elif not args.hull and scene_path.suffix.lower() == ".map" and not scene.hulls:
-        from .core.model.hulls import quake_map_hulls
-
-        scene.hulls = quake_map_hulls(scene.settings.map_scale)  # qbsp's hulls 1 and 2, as qbsp builds them
-    elif args.hull:
-        from .core.model.hulls import parse_hull
-
-        scene.hulls = [parse_hull(spec) for spec in args.hull]
-        names = [h.name for h in scene.hulls]
-        if len(set(names)) != len(names):
-            raise BrushbakeError(f"hull names must be different (got {', '.join(names)}).",
-                                 hint="Give each --hull its own NAME=...")
-    for warning in scene.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    roles = brush_roles(scene)
-    extra_points = [parse_point(text) for text in args.point or []]
-    if args.vis is not None:
-        scene.settings.vis = args.vis
-    if args.allow_leak:
-        scene.settings.allow_leak = True
-    if args.no_fill:
-        scene.settings.fill = False
-    if args.exposure is not None:
-        scene.settings.png_exposure = args.exposure
-    if args.seal is not None:
-        scene.settings.seal = args.seal
-    if args.slices is not None:
-        st = scene.settings
-        st.slices = True
-        st.slice_width, st.slice_height, st.slice_step = args.slices[:3]
-        if len(args.slices) == 4:
-            st.slice_cell = args.slices[3]
-    apply_light_options(scene.settings, args)
-    files: list[tuple[Path, bytes]] = []
+    baked = bake_scene_file(scene_path, bake_options(args), progress=progress, jobs=args.jobs,
+                            warn=lambda text: print(f"warning: {text}", file=sys.stderr))
     pointfile = out.with_suffix(".pts")
-    progress.start("bake")
-    try:
-        level = bake_scene(scene, progress=progress, extra_points=extra_points, light_backend=args.backend,
-                           jobs=args.jobs)
-    except LeakError as err:  # the chain only: no level is written for a leaking map
-        progress.done(finished=False)
-        write_outputs([(pointfile, pointfile_text(err.report.chain))])
-        exact = " or --seal exact (judge the seal without qbsp's 0.1-unit cuts)" if err.report.rule == "qbsp" else ""
-        print(f"error: {err.report.message()}. Wrote the chain to {pointfile} (load it as a pointfile in the "
-              f"editor); fix the hole, or bake with --allow-leak{exact}.", file=sys.stderr)
+    if baked.leak is not None:  # the chain only: no level is written for a leaking map
+        write_outputs([(pointfile, pointfile_text(baked.leak.report.chain))])
+        print(f"error: {leak_error_text(baked.leak, pointfile)}", file=sys.stderr)
         return EXIT_LEAK
-    progress.done()
+    level, times, files = baked.level, baked.times, []
     report = level.stats.get("leak_report")
     if report is not None and report.leaks:
         files.append((pointfile, pointfile_text(report.chain)))
-        print(f"warning: {report.message()}. Wrote the chain to {pointfile}; baking anyway (--allow-leak): "
-              "the map is treated as unsealed.", file=sys.stderr)
+        print(f"warning: {leak_warning_text(report, pointfile)}", file=sys.stderr)
     elif report is not None and report.judged == 0:
-        print("warning: no player start, light, marker or --point lies in empty space, so nothing says what is "
-              "inside: the leak check was skipped.", file=sys.stderr)
-    times.update(level.stats.get("times", {}))
+        print(f"warning: {NOTHING_INSIDE}", file=sys.stderr)
     t0 = time.perf_counter()
     files.insert(0, (out, level_to_bytes(level)))
     if args.json:
@@ -433,48 +321,27 @@ def cmd_bake(args) -> int:
     if args.png and level.has_light:
         from .exporters.png import lightmap_png_files
 
-        files[1 + bool(args.json):1 + bool(args.json)] = lightmap_png_files(level, out, scene.settings.png_exposure)
+        files[1 + bool(args.json):1 + bool(args.json)] = lightmap_png_files(level, out, baked.settings.png_exposure)
     write_outputs(files)  # all or none: nothing is written when anything fails
     if report is not None and not report.leaks and pointfile.is_file():
         pointfile.unlink()  # a chain left by an earlier, leaking bake would point at a hole now closed
     times["write"] = time.perf_counter() - t0
     if not args.quiet:
-        print(bake_table(level.stats, times, roles))
+        print(bake_table(level.stats, times, baked.roles))
     pngs = [str(path) for path, _ in files if path.suffix == ".png"]
     print(f"wrote {out}" + (f" and {args.json}" if args.json else "") + (f" and {', '.join(pngs)}" if pngs else "")
           + (f" and {pointfile}" if report is not None and report.leaks else ""))
     return EXIT_OK
 
 
-LIGHT_OPTIONS = ("luxel", "patch", "bounces", "reflectance", "light_samples", "light_threshold", "shoot_fraction", "luxel_samples")
+def cmd_farm(args) -> int:
+    """`farm SCENES... -o OUTDIR`: brushbake.farm (Dask, the [farm] extra) bakes them."""
+    from .farm import require_dask
 
+    require_dask()
+    from .farm.command import run_farm
 
-def apply_light_options(settings, args) -> None:
-    """--light and its settings (each given one also turns light on; --no-light turns it off)."""
-    given = [name for name in LIGHT_OPTIONS if getattr(args, name) is not None]
-    for name in given:
-        setattr(settings, name, getattr(args, name))
-    if args.light or given or args.png:
-        settings.light = True
-    if args.no_light:
-        settings.light = False
-
-
-def parse_point(text: str) -> tuple[float, float, float]:
-    """'X,Y,Z' in metres -> a point (a typed error otherwise)."""
-    try:
-        values = [float(v) for v in text.split(",")]
-    except ValueError:
-        values = []
-    if len(values) != 3 or not all(np.isfinite(values)):
-        raise BrushbakeError(f"is not a point: --point takes X,Y,Z in metres, e.g. --point 1.5,2,0.8.",
-                             subject=text, hint="Give three numbers separated by commas, no spaces.")
-    return values[0], values[1], values[2]
-
-
-def pointfile_text(chain) -> bytes:
-    """A Quake pointfile: one 'x y z' line per point (metres, as the level)."""
-    return "".join(f"{x:.6f} {y:.6f} {z:.6f}\n" for x, y, z in np.asarray(chain, dtype=np.float64).tolist()).encode()
+    return run_farm(args)
 
 
 def cmd_info(args) -> int:
@@ -773,15 +640,8 @@ def _range(name: str) -> str:
     return SETTING_RANGES[name].text()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m brushbake", description="Compile brush-built levels (brushbake).")
-    p.add_argument("--version", action="version", version=f"brushbake {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
-
-    b = sub.add_parser("bake", help="compile a .map or .json scene into a level file")
-    b.add_argument("scene", help="scene file (.map or .json)")
-    b.add_argument("-o", "--output", help="level file to write (default: SCENE's name with .bbk, here)")
-    b.add_argument("--json", help="also write a JSON dump of the level (for debugging)")
+def _add_bake_flags(b) -> None:
+    """The flags that decide a level (BAKE_FLAGS but --png): `bake` and `farm` take the same."""
     b.add_argument("--scale", type=_setting("map_scale"), default=None,
                    help=f"metres per .map unit ({_range('map_scale')}; default 1/32)")
     b.add_argument("--splitter", choices=("onion", "thesis"), help="splitter heuristic (default onion)")
@@ -809,8 +669,6 @@ def build_parser() -> argparse.ArgumentParser:
                         "portal flood, seconds; the default unless the scene's settings say otherwise), flow "
                         "(conservative portal flow with separating planes, chains merged: tight, about a minute on big maps), sample "
                         "(Ranta-Eskola's sample rays: may miss); 'none' skips all three")
-    b.add_argument("--jobs", type=_jobs, default=None, metavar="N",
-                   help="cores the full vis (--vis flow) may use (default: all; the output is the same for any N)")
     b.add_argument("--seal", choices=("exact", "qbsp"), default=None,
                    help="the leak check's rule: qbsp (the default: also a leak where the seal rests on a brush tip under "
                         "0.1 unit that qbsp-based compilers such as ericw-tools can drop; a map sealed in exact geometry "
@@ -848,6 +706,20 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--backend", choices=("auto", "numpy", "c"), default="auto",
                    help="what traces light's rays: auto (the default: the C run-time where a C compiler can build "
                         "it, else NumPy), numpy or c; the same lightmaps to the byte either way")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m brushbake", description="Compile brush-built levels (brushbake).")
+    p.add_argument("--version", action="version", version=f"brushbake {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    b = sub.add_parser("bake", help="compile a .map or .json scene into a level file")
+    b.add_argument("scene", help="scene file (.map or .json)")
+    b.add_argument("-o", "--output", help="level file to write (default: SCENE's name with .bbk, here)")
+    b.add_argument("--json", help="also write a JSON dump of the level (for debugging)")
+    _add_bake_flags(b)
+    b.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+                   help="cores the full vis (--vis flow) may use (default: all; the output is the same for any N)")
     b.add_argument("--png", action="store_true",
                    help="also write each lightmap page as LEVEL.lmK.png (8-bit sRGB; implies --light)")
     b.add_argument("--exposure", type=_exposure, default=None, metavar="X|auto",
@@ -889,6 +761,20 @@ def build_parser() -> argparse.ArgumentParser:
                         "C compiler on first use (an error where there is none); the same answers")
     q.add_argument("-o", "--output", required=True, help=".npy file to write")
     q.set_defaults(func=cmd_query)
+
+    f = sub.add_parser("farm", help="bake many scenes on a Dask cluster (docs/FARM.md), each as 'bake' would")
+    f.add_argument("scenes", nargs="+", metavar="SCENE", help="scene files (.map or .json)")
+    f.add_argument("-o", "--output", required=True, metavar="OUTDIR",
+                   help="folder the levels are written into (SCENE's name with .bbk; .pts where a map leaks)")
+    where = f.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="the Dask scheduler of the farm's machines")
+    where.add_argument("--workers", type=_count("workers", 256), metavar="N",
+                       help="a local cluster of N worker processes on this machine instead (default: one per core)")
+    f.add_argument("--report", metavar="FILE.json",
+                   help="where to write the JSON report (default: OUTDIR/farm.json)")
+    _add_bake_flags(f)
+    f.add_argument("-q", "--quiet", action="store_true", help="no progress and no table")
+    f.set_defaults(func=cmd_farm)
 
     c = sub.add_parser("crowd", help="walk N avatars on a level's crowd slices for T ticks; prints JSON timings")
     c.add_argument("level")

@@ -1,6 +1,6 @@
 """The house's import graph: no circles among the shipped modules (core/, exporters/, addon/,
-cli.py), counting imports made inside functions too, so no function-local import can be hiding
-one; the run-time imports nothing of the compiler; the ground-truth oracles (core/truth/) are
+cli.py, bakejob.py) and the bake farm (farm/, not shipped: cli imports it, it imports bakejob),
+counting imports made inside functions too, so no function-local import can be hiding one; the run-time imports nothing of the compiler; the ground-truth oracles (core/truth/) are
 imported by no shipped module, since the extension's zip leaves them out."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ def _modules() -> dict[str, Path]:
     mods = {}
     for path in REPO.rglob("*.py"):
         rel = path.relative_to(REPO)
-        if rel.parts[0] not in SHIPPED and str(rel) not in ("cli.py", "__init__.py"):
+        if rel.parts[0] not in SHIPPED + ("farm",) and str(rel) not in ("cli.py", "bakejob.py", "__init__.py"):
             continue
         name = ".".join(("brushbake", *rel.with_suffix("").parts))
         mods[name.removesuffix(".__init__")] = path

@@ -40,7 +40,7 @@ SHIPPED = ("__init__.py", "blender_manifest.toml", "addon/__init__.py", "core/__
            "exporters/__init__.py")
 """Files the zip must contain for the extension to import at all."""
 
-NOT_SHIPPED_PREFIXES = ("tests/", "bench/", "docs/", "scripts/", "maps/", ".ci/", ".git", ".venv/",
+NOT_SHIPPED_PREFIXES = ("tests/", "bench/", "docs/", "scripts/", "maps/", "farm/", ".ci/", ".git", ".venv/",
                         "build/", "dist/", "pyproject.toml")
 """Development material that must stay out of the zip (see [build] in blender_manifest.toml)."""
 
