@@ -99,11 +99,13 @@ class Baked:
     settings: object  # the scene's settings as baked (the PNG pages' exposure)
 
 
-def bake_scene_file(scene_path: Path, opts: dict, progress=None, jobs: int | None = None, warn=None) -> Baked:
+def bake_scene_file(scene_path: Path, opts: dict, progress=None, jobs: int | None = None, warn=None,
+                    farm=None) -> Baked:
     """The work of `bake` for one scene file, files aside: load it, apply the flags in `opts`
     (bake_options), bake.  `bake` and `farm`'s workers both run this, so a level baked on the
     farm is the level `bake` writes.  `progress`: a ProgressLine or None; `jobs`: cores for the
-    full vis; warn(text) for each of the scene's warnings, once it is loaded."""
+    full vis; warn(text) for each of the scene's warnings, once it is loaded; `farm`: a cluster's
+    workers for the level's long work (bake --scheduler: brushbake.farm.level.LevelFarm)."""
     from .core.compile.pipeline import bake_scene
     from .core.formats.loaders import load_scene
 
@@ -124,7 +126,7 @@ def bake_scene_file(scene_path: Path, opts: dict, progress=None, jobs: int | Non
         progress.start("bake")
     try:
         level = bake_scene(scene, progress=progress, extra_points=extra_points, light_backend=opts["backend"] or "auto",
-                           jobs=jobs)
+                           jobs=jobs, farm=farm)
         leak = None
     except LeakError as err:
         level, leak = None, err

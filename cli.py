@@ -300,8 +300,20 @@ def cmd_bake(args) -> int:
     out = Path(args.output) if args.output else Path(scene_path.stem + ".bbk")
     check_outputs([("-o", out)] + ([("--json", Path(args.json))] if args.json else []), scene_path,
                   default_name=scene_path.stem + ".bbk")
-    baked = bake_scene_file(scene_path, bake_options(args), progress=progress, jobs=args.jobs,
-                            warn=lambda text: print(f"warning: {text}", file=sys.stderr))
+    farm = None
+    if args.scheduler:  # reached, and its workers' versions checked, before any work
+        from .farm import require_dask
+
+        require_dask()
+        from .farm.level import open_level_farm
+
+        farm = open_level_farm(args.scheduler)
+    try:
+        baked = bake_scene_file(scene_path, bake_options(args), progress=progress, jobs=args.jobs,
+                                warn=lambda text: print(f"warning: {text}", file=sys.stderr), farm=farm)
+    finally:
+        if farm is not None:
+            farm.close()
     pointfile = out.with_suffix(".pts")
     if baked.leak is not None:  # the chain only: no level is written for a leaking map
         write_outputs([(pointfile, pointfile_text(baked.leak.report.chain))])
@@ -725,6 +737,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--exposure", type=_exposure, default=None, metavar="X|auto",
                    help="the PNG pages' values times X (1: as baked); auto (the default) picks the one that "
                         "clips at most 1%% of the lit texels, never above 1")
+    b.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="run the level's long work (the full vis's sources, light's ray batches) on this Dask "
+                        "scheduler's workers (docs/FARM.md; pip install 'brushbake[farm]'): the same bytes")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress and no table")
     b.set_defaults(func=cmd_bake)
 

@@ -111,6 +111,8 @@ def local_farm(workers: int) -> Farm:
     with _quiet(logging.ERROR):
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                                dashboard_address=None, silence_logs=logging.ERROR,
+                               # its HTTP server (health, metrics) on the loopback too, not on every interface
+                               scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
                                preload=[f"{__package__}.quiet_worker"])
         client = Client(cluster, set_as_default=False)
     return Farm(client, cluster, cluster.scheduler_address)

@@ -14,6 +14,33 @@ import time
 from pathlib import Path
 
 
+#: glibc's mallopt parameters (malloc.h)
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+_TUNED = []
+
+
+def tune_malloc() -> None:
+    """Undo, in this worker process, what Dask's nanny asks of glibc's allocator.
+
+    The nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536 (to hand memory back to the system
+    soon), which also freezes glibc's mmap threshold at 128 kB: every NumPy temporary above that
+    is then a fresh mmap, faulted in page by page and unmapped again.  Measured on a part of
+    lq_e0m3's flow (500 sources): 3.3 s user + 1.9 s system in a worker against 3.3 + 0.02 in a
+    plain process.  Larger thresholds (those glibc reaches by itself) bring it back; the answers
+    never depend on it.  Once per process; nothing where the C library is not glibc."""
+    if _TUNED:
+        return
+    _TUNED.append(True)
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)
+        libc.mallopt(M_TRIM_THRESHOLD, 64 << 20)
+    except (OSError, AttributeError):
+        pass
+
+
 def local_version() -> str:
     """This process's brushbake version (read when called, so a test can change it on one worker)."""
     from ..core import version
@@ -47,6 +74,7 @@ def bake_remote(name: str, data: bytes, opts: dict, version: str, shown: str, po
     from ..core.errors import BrushbakeError
     from ..exporters.native import level_to_bytes
 
+    tune_malloc()
     t0 = time.perf_counter()
     answer = {"status": "ok", "bbk": None, "pts": None, "message": "", "warnings": [], "stages": {},
               "stats": {}, "worker": worker_name(), "host": socket.gethostname(), "version": local_version()}

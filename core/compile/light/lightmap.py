@@ -184,17 +184,27 @@ def sky_brushes(scene) -> list:
             if any(t.lower().startswith("sky") for t in (b.textures or []))]
 
 
-def bake_light(level, scene, progress=None, cancel=None, backend: str = "auto") -> dict:
+def bake_light(level, scene, progress=None, cancel=None, backend: str = "auto", farm=None) -> dict:
     """Lightmaps for a compiled level (after visibility), stored into level.lm_*.  Returns the
     stage's stats (also level.stats['light']): counts, rays, seconds of direct light and of each
     bounce, and whether a cancel cut the bounces short.  `backend` traces the rays
     (core/compile/light/lm_rays.py: 'auto' = the C run-time where it builds, else NumPy; 'numpy';
-    'c'): the same pages either way."""
-    s = scene.settings
+    'c'): the same pages either way.  `farm` (the bake farm's LevelFarm: shadow_rays(level,
+    backend)) traces the large ray batches on a cluster's workers: the same pages again."""
     clock = time.perf_counter
     t0 = clock()
     stats: dict = {"rays": 0}
-    rays = ShadowRays(level, backend)
+    rays = ShadowRays(level, backend) if farm is None else farm.shadow_rays(level, backend)
+    try:
+        return _bake_light(level, scene, progress, cancel, rays, stats, clock, t0)
+    finally:
+        if farm is not None:
+            stats["farmed_rays"] = rays.farmed
+            rays.close()
+
+
+def _bake_light(level, scene, progress, cancel, rays, stats: dict, clock, t0) -> dict:
+    s = scene.settings
     stats["backend"], stats["threads"] = rays.backend, rays.threads
     stats["native"] = rays.native  # which library traced them, and why (the bake table)
     charts = make_charts(level, s.luxel, lit=lit_faces(level))

@@ -411,22 +411,29 @@ def portal_cluster_bits(dp: DirectedPortals, portal_rows: np.ndarray) -> np.ndar
 
 
 def merged_flow(dp: DirectedPortals, flood: np.ndarray, progress=None, cancel=None,
-                stats: dict | None = None, jobs: int | None = None, one_way: bool = False) -> np.ndarray:
+                stats: dict | None = None, jobs: int | None = None, one_way: bool = False, farm=None) -> np.ndarray:
     """(C, C) bool cluster PVS by the merged full flow; `flood` is the fast mode's (D, D) rows.
     `one_way`: each cluster's own row, before the AND with the other direction (for the tests:
     each must hold every line of sight).
     `jobs` workers share each wave (core/compile/vis/wave_jobs.py; None: one per core where workers
     fork, else one, since threads gain little against NumPy's many small steps); the answer does
-    not depend on it."""
+    not depend on it.  `farm` (the bake farm's LevelFarm: parts() and wave_runner(flow, cancel))
+    runs the waves' parts on a cluster's workers instead, with the same answer."""
     d, c = dp.num, dp.num_clusters
     vis = np.eye(c, dtype=bool)
     if d == 0:
         return vis
     order = np.argsort(flood.sum(axis=1), kind="stable")
     wave = int(max(8, min(WAVE_SOURCES, WAVE_BYTES // max(1, 4 * d))))
-    jobs = max(1, min(jobs or (default_jobs() if can_fork() else 1), MAX_JOBS))
-    flow = _Flow(dp, flood, cancel, shared=jobs > 1)
-    with WaveRunner(flow.run_part, jobs, cancel) as runner:
+    if farm is not None:
+        jobs = farm.parts()
+        flow = _Flow(dp, flood, cancel)
+        runner = farm.wave_runner(flow, cancel)
+    else:
+        jobs = max(1, min(jobs or (default_jobs() if can_fork() else 1), MAX_JOBS))
+        flow = _Flow(dp, flood, cancel, shared=jobs > 1)
+        runner = WaveRunner(flow.run_part, jobs, cancel)
+    with runner:
         for start in range(0, d, wave):
             flow.run_wave(order[start: start + wave], runner, jobs)
             if progress is not None:

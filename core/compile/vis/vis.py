@@ -76,9 +76,10 @@ def void_reachable(portals) -> np.ndarray:
 
 
 def compute_vis(level, portals, mode: str = DEFAULT_VIS_MODE, outside=None, progress=None, cancel=None,
-                sample_spacing: float | None = None, jobs: int | None = None) -> VisResult:
+                sample_spacing: float | None = None, jobs: int | None = None, farm=None) -> VisResult:
     """The cluster PVS of `level` by `mode` ('flow', 'fast' or 'sample'); `jobs` cores for the
-    flow (None: all of them; the rows do not depend on it)."""
+    flow (None: all of them), or a cluster's workers (`farm`, pvs_merged.merged_flow): the rows do
+    not depend on either."""
     if mode not in VIS_MODES or mode == "none":
         raise ValueError(f"unknown visibility mode {mode!r}")
     t0 = time.perf_counter()
@@ -94,7 +95,7 @@ def compute_vis(level, portals, mode: str = DEFAULT_VIS_MODE, outside=None, prog
         flood, visible = fast_vis(dp, bar[0], cancel)
         stats["fast_seconds"] = time.perf_counter() - t0
         if mode == "flow":
-            visible = merged_flow(dp, flood, bar[1], cancel, stats, jobs=jobs)
+            visible = merged_flow(dp, flood, bar[1], cancel, stats, jobs=jobs, farm=farm)
     stats["seconds"] = time.perf_counter() - t0
     stats.update(visible_counts(visible, leaf_cluster))
     return VisResult(mode, visible, leaf_cluster, stats)
@@ -162,7 +163,7 @@ def store_cull_portals(level, portals, outside=None) -> None:
 
 
 def bake_vis(level, mode: str = DEFAULT_VIS_MODE, portals=None, outside=None, progress=None, cancel=None,
-             jobs: int | None = None) -> VisResult:
+             jobs: int | None = None, farm=None) -> VisResult:
     """The bake's visibility stage: portals (built here unless given), the clusters outside a
     sealed map left out (`outside`; by default those the void reaches, unless it reaches every
     cluster: a leaking map baked anyway keeps them all), the PVS by `mode`, stored in the level."""
@@ -176,7 +177,8 @@ def bake_vis(level, mode: str = DEFAULT_VIS_MODE, portals=None, outside=None, pr
         if outside.all():
             outside = None
     t1 = time.perf_counter()
-    result = compute_vis(level, portals, mode, outside=outside, progress=progress, cancel=cancel, jobs=jobs)
+    result = compute_vis(level, portals, mode, outside=outside, progress=progress, cancel=cancel, jobs=jobs,
+                         farm=farm)
     store_vis(level, result)
     store_cull_portals(level, portals, outside)
     times["vis"] = time.perf_counter() - t1
