@@ -1,4 +1,4 @@
-"""Benchmark: the bake farm (docs/FARM.md, issue 33) against baking one map after another.
+"""Benchmark: the bake farm (docs/FARM.md) against baking one map after another.
 
     nice python bench/farm.py [--maps DIR] [--workers 2] [--only NAME ...] [--level MAP] [FLAG ...] > farm.json
 

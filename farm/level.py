@@ -156,10 +156,16 @@ class FarmRays:
 
         self.lf = level_farm
         self.local = ShadowRays(level, backend)  # small batches, and ordered()'s arithmetic
-        self.backend, self.threads = self.local.backend, self.local.threads
+        self.backend, self.threads, self.native = self.local.backend, self.local.threads, self.local.native
         self.data = level_farm.client.scatter(level_to_bytes(level), broadcast=True, hash=False)
         self.token = f"level-{id(self)}-{time.time_ns()}"
         self.farmed = 0
+
+    def __getattr__(self, name):
+        """Whatever else ShadowRays holds (the native library's report, ...), from the local one."""
+        if name == "local":
+            raise AttributeError(name)
+        return getattr(self.local, name)
 
     def close(self) -> None:
         if self.data is not None:
