@@ -22,7 +22,9 @@ if importlib.util.find_spec("bpy") is None:
 pytestmark = pytest.mark.blender
 
 REPO = Path(__file__).resolve().parents[2]
-ZIP = "dist/brushbake-0.1.0.zip"
+#: the split-platform zips the documented commands make, one per platform in blender_manifest.toml
+PLATFORMS = ("linux_x64", "linux_arm64", "windows_x64", "windows_arm64", "macos_x64", "macos_arm64")
+ZIPS = [f"dist/brushbake-0.1.0-{p}.zip" for p in PLATFORMS]
 
 
 @pytest.fixture()
@@ -51,7 +53,7 @@ def test_documented_wheel_build_command(checkout: Path) -> None:
     proc = subprocess.run(["bash", "-c", command], cwd=checkout, capture_output=True, text=True, timeout=120,
                           stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, (command, proc.stdout, proc.stderr)
-    assert (checkout / ZIP).is_file()
+    assert sorted(p.name for p in (checkout / "dist").glob("*.zip")) == sorted(Path(z).name for z in ZIPS)
 
 
 def test_documented_build_script(checkout: Path) -> None:
@@ -60,5 +62,6 @@ def test_documented_build_script(checkout: Path) -> None:
     proc = subprocess.run(["bash", "-c", line], cwd=checkout, capture_output=True, text=True, timeout=120,
                           env=env, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, (proc.stdout, proc.stderr)
-    assert (checkout / ZIP).is_file()
-    assert f"built {checkout / ZIP}" in proc.stdout
+    for zip_path in ZIPS:
+        assert (checkout / zip_path).is_file()
+        assert f"built {checkout / zip_path}" in proc.stdout
