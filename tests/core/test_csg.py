@@ -1,6 +1,7 @@
 """core/csg.py: the union of brush faces.
 
-Ground truths: the exact surface area of unions of boxes worked out by hand, and for random grid
+Ground truths: the face-by-face reference (tests/core/csg_reference.py: the same faces to the bit,
+in the same order), the exact surface area of unions of boxes worked out by hand, and for random grid
 boxes a brute force on sample points: every output face lies on the union's surface (just in
 front of it is outside every brush, just behind it inside one), and every point of the union's
 surface found on an input face is covered by exactly one output face (no hole, no double).
@@ -16,6 +17,8 @@ from hypothesis import strategies as st
 from brushbake.core.model.brushes import Contents, box_brush, brush_from_planes
 from brushbake.core.compile.trees.csg import brush_plane_ids, union_faces
 from brushbake.core.geometry import PlaneTable, polygon_area
+
+from csg_reference import reference_union
 
 HYPO = settings(max_examples=50, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate, Phase.shrink])
 NUDGE = 1e-4
@@ -177,3 +180,38 @@ def test_random_boxes_with_a_slanted_brush(specs, cut, seed):
     brushes.append(wedge)
     faces, _ = union(brushes)
     check_union_faces(brushes, faces, np.random.default_rng(seed))
+
+
+def same_as_reference(brushes, subtract_from=0):
+    faces, planes = union(brushes, subtract_from)
+    ref, ref_planes = reference_union(brushes, subtract_from)
+    assert len(faces) == len(ref)
+    for f, (verts, pid, brush) in enumerate(ref):
+        assert faces.brush[f] == brush and faces.plane[f] == pid
+        assert faces.verts[f].shape == verts.shape and np.array_equal(faces.verts[f], verts), f
+    return faces
+
+
+@HYPO
+@given(specs=st.lists(box_spec, min_size=1, max_size=8),
+       cut=st.tuples(st.integers(-2, 2), st.integers(-2, 2), st.integers(-2, 2)).filter(any),
+       detail=st.integers(0, 8))
+def test_the_rounds_give_the_face_by_face_reference_to_the_bit(specs, cut, detail):
+    brushes = [box(lo, np.add(lo, size), f"b{i}") for i, (lo, size) in enumerate(specs)]
+    n = np.array(cut, float) / np.linalg.norm(cut)
+    brushes.insert(len(brushes) // 2, brush_from_planes(np.vstack([np.eye(3), -np.eye(3), n]),
+                                                        [1, 1, 1, 1, 1, 1, 0.25], "wedge"))
+    same_as_reference(brushes, subtract_from=min(detail, len(brushes)))
+
+
+def test_a_floor_is_cut_only_where_something_stands_on_it():
+    """Posts at scattered places on one floor slab: each post's cut stays where the post is (its
+    planes do not slice the rest of the floor), so the floor's top ends in a few pieces a post,
+    not in the grid of every post's every side (thousands here)."""
+    rng = np.random.default_rng(5)
+    posts = [box([x, y, 0], [x + 0.3, y + 0.2, 1], f"post{k}") for k, (x, y) in enumerate(rng.random((60, 2)) * 40)]
+    brushes = [box([-1, -1, -1], [41, 41, 0], "floor")] + posts
+    faces = same_as_reference(brushes)
+    top = sum(1 for b, v in zip(faces.brush, faces.verts) if b == 0 and np.all(v[:, 2] == 0))
+    assert top <= 4 * len(posts) + 1
+    check_union_faces(brushes, faces, np.random.default_rng(0), per_face=4)

@@ -20,6 +20,7 @@ from ...detmath import matmul
 from ...errors import check_cancel
 from ...geometry import PlaneTable, split_polygons
 from ...tolerances import ON_EPSILON
+from .box_pairs import overlapping_pairs
 
 
 @dataclass
@@ -66,15 +67,17 @@ def union_faces(
     own faces are not emitted.  Face brush numbers are indices into `brushes`.
 
     Each face is cut by the brushes that touch it, one after another in brush order
-    (_remove_inside_batch states the rule).  All faces go through their sequences together
-    (_cut_faces): step s cuts every face's pieces by that face's s-th brush, so the NumPy work is
-    batched over all faces of all brushes.
+    (_remove_inside_batch states the rule), and a piece is cut only by brushes that reach it: a
+    piece outside a brush's bounds, or wholly in front of one of its planes, stays whole.  So a
+    world-spanning floor is cut only where something stands on it, and each cut is paid once,
+    not again for every piece the floor has been cut into (_cut_faces).  Brushes that may touch
+    come from a grid (box_pairs), not from testing every pair.
     """
     out = out if out is not None else FaceList()
     if not brushes:
         return out
     bounds = np.array([b.bounds for b in brushes])  # (B, 2, 3)
-    lo, hi = bounds[:, 0] - ON_EPSILON, bounds[:, 1] + ON_EPSILON
+    near_of = _near_brushes(bounds[:, 0] - ON_EPSILON, bounds[:, 1] + ON_EPSILON)
     counts = np.array([len(b.dists) for b in brushes])
     offsets = np.concatenate([[0], np.cumsum(counts)])
     all_n = np.concatenate([b.normals for b in brushes])
@@ -87,8 +90,7 @@ def union_faces(
     for i in range(subtract_from, len(brushes)):
         _check_cancel(cancel, i)
         brush = brushes[i]
-        near = np.flatnonzero(np.all(lo <= hi[i], axis=1) & np.all(hi >= lo[i], axis=1))
-        near = near[near != i]
+        near = near_of[i]
         touching = _touching_brushes(brush, near, counts, offsets, all_n, all_d) if len(near) else None
         faces.extend(brush.faces)
         face_pid.extend(plane_ids[i].tolist())
@@ -102,6 +104,15 @@ def union_faces(
     return out
 
 
+def _near_brushes(lo: np.ndarray, hi: np.ndarray) -> list[np.ndarray]:
+    """For each box, the other boxes overlapping it (touching counts), ascending."""
+    i, j = overlapping_pairs(lo, hi)
+    a, b = np.concatenate([i, j]), np.concatenate([j, i])
+    order = np.lexsort((b, a))
+    a, b = a[order], b[order]
+    return np.split(b, np.searchsorted(a, np.arange(1, len(lo))))
+
+
 def _check_cancel(cancel, i: int) -> None:
     if i % 64 == 0:
         check_cancel(cancel)
@@ -110,56 +121,152 @@ def _check_cancel(cancel, i: int) -> None:
 def _cut_faces(faces, face_brush, face_normal, cutters, table: "_Cutters", cancel) -> list[list[np.ndarray]]:
     """For each face, its pieces left after removing the inside of each of its cutters in turn.
 
-    Step s cuts the pieces of every face with more than s cutters by that face's s-th cutter,
-    all at once (_remove_inside_batch); a face's pieces stay in the order a face-by-face loop
-    makes them (each piece's kept parts, piece after piece)."""
+    Every piece carries its own list of cutters still to come, only those whose bounds reach it
+    (a cutter that does not is one the piece would pass whole).  Each round cuts every live piece
+    by the first cutter on its list, all at once (_remove_inside_batch); a piece that comes out
+    changed gets the rest of its parent's list narrowed to its own bounds.  A face's pieces come
+    out in the order of a face-by-face loop (each piece's kept parts, piece after piece): the
+    rounds record which piece each part came from (_SplitTree) and the order is read off at the
+    end."""
+    result: list[list[np.ndarray]] = [[] for _ in faces]
+    if not faces:
+        return result
     n_cut = np.array([len(c) for c in cutters], dtype=np.int64)
-    result: list[list[np.ndarray]] = [[face] if n == 0 else [] for face, n in zip(faces, n_cut.tolist())]
+    face_lo = np.array([f.min(axis=0) for f in faces])
+    face_hi = np.array([f.max(axis=0) for f in faces])
+    owner = np.repeat(np.arange(len(faces)), n_cut)
+    seq = np.concatenate(cutters).astype(np.int64) if len(owner) else np.zeros(0, np.int64)
+    reach = table.reaches(seq, face_lo[owner], face_hi[owner])
+    seq, owner = seq[reach], owner[reach]
+    n_cut = np.bincount(owner, minlength=len(faces))
+    for f in np.flatnonzero(n_cut == 0).tolist():
+        result[f].append(faces[f])
     todo = np.flatnonzero(n_cut > 0)
     if not len(todo):
         return result
-    first = np.zeros(len(faces) + 1, dtype=np.int64)
-    np.cumsum(n_cut, out=first[1:])
-    seq = np.concatenate([c for c in cutters if len(c)]).astype(np.int64)
-    counts = np.array([len(faces[f]) for f in todo.tolist()], dtype=np.int64)
-    verts = np.zeros((len(todo), int(counts.max()), 3))
+    counts = n_cut[todo]
+    sizes = np.array([len(faces[f]) for f in todo.tolist()], dtype=np.int64)
+    verts = np.zeros((len(todo), int(sizes.max()), 3))
     for row, f in enumerate(todo.tolist()):
-        verts[row, : counts[row]] = faces[f]
-    items = _Pieces(verts, counts, todo, np.ones(len(todo), bool))
-    step = 0
+        verts[row, : sizes[row]] = faces[f]
+    tree = _SplitTree(len(todo))
+    items = _Pieces(verts, sizes, todo, np.ones(len(todo), bool), np.arange(len(todo)))
+    pend, pfirst, plen = seq, np.cumsum(counts) - counts, counts
+    done_node, done_verts, done_counts, done_whole = [], [], [], []
     while len(items):
-        _check_cancel(cancel, 0)
-        cutter = seq[first[items.face] + step]
-        items = _remove_inside_batch(items, cutter, table, face_normal, face_brush)
-        step += 1
-        done = n_cut[items.face] == step
-        for row in np.flatnonzero(done).tolist():
-            f = int(items.face[row])
-            result[f].append(faces[f] if items.whole[row] else items.verts[row, : items.counts[row]].copy())
-        items = items.take(np.flatnonzero(~done))
+        check_cancel(cancel)
+        kept, src, rank, changed = _remove_inside_batch(items, pend[pfirst], table, face_normal, face_brush)
+        kept.node = np.where(changed, tree.add(items.node[src], rank, changed), items.node[src])
+        pend, pfirst, plen = _rest_of_lists(kept, src, changed, pend, pfirst, plen, table)
+        fin = plen == 0
+        rows = np.flatnonzero(fin)
+        done_node.append(kept.node[rows])
+        done_verts.extend(kept.verts[r, : kept.counts[r]].copy() for r in rows.tolist())
+        done_whole.append(kept.whole[rows])
+        rows = np.flatnonzero(~fin)
+        items, pfirst, plen = kept.take(rows), pfirst[rows], plen[rows]
+    node = np.concatenate(done_node)
+    whole = np.concatenate(done_whole)
+    root, position = tree.leaf_order(node)
+    for k in np.lexsort((position, root)).tolist():
+        f = int(todo[root[k]])
+        result[f].append(faces[f] if whole[k] else done_verts[k])
     return result
+
+
+def _rest_of_lists(kept: "_Pieces", src, changed, pend, pfirst, plen, table: "_Cutters"):
+    """The cutter lists of the kept pieces: the rest of the parent's list (after the cutter just
+    applied), narrowed to the piece's bounds where the piece changed.  A new flat list (pend) and
+    each piece's (first, length) in it."""
+    first, length = pfirst[src] + 1, plen[src] - 1
+    total = int(length.sum())
+    if not total:
+        return np.zeros(0, np.int64), np.zeros(len(src), np.int64), np.zeros(len(src), np.int64)
+    owner = np.repeat(np.arange(len(src)), length)
+    idx = np.repeat(first - (np.cumsum(length) - length), length) + np.arange(total)
+    rest = pend[idx]
+    keep = np.ones(total, bool)
+    moved = changed[owner]
+    if moved.any():
+        valid = np.arange(kept.verts.shape[1]) < kept.counts[:, None]
+        lo = np.where(valid[:, :, None], kept.verts, np.inf).min(axis=1)
+        hi = np.where(valid[:, :, None], kept.verts, -np.inf).max(axis=1)
+        rows = np.flatnonzero(moved)
+        keep[rows] = table.reaches(rest[rows], lo[owner[rows]], hi[owner[rows]])
+    rest, owner = rest[keep], owner[keep]
+    new_len = np.bincount(owner, minlength=len(src))
+    return rest, np.cumsum(new_len) - new_len, new_len
+
+
+class _SplitTree:
+    """Which piece each piece came from: node r < roots is face row r's polygon; every changed
+    piece is a new node under the piece it was cut from, ranked among its siblings.  The order
+    of a face's final pieces is the tree's left-to-right order of its leaves."""
+
+    def __init__(self, roots: int):
+        self.roots = roots
+        self.parent: list[np.ndarray] = [np.full(roots, -1, np.int64)]
+        self.rank: list[np.ndarray] = [np.zeros(roots, np.int64)]
+        self.size = roots
+
+    def add(self, parent: np.ndarray, rank: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """New nodes for the rows where mask (children of `parent`, siblings contiguous and in
+        rank order); a node number per row (meaningful where mask)."""
+        rows = np.flatnonzero(mask)
+        ids = np.zeros(len(mask), np.int64)
+        ids[rows] = self.size + np.arange(len(rows))
+        if not len(rows):
+            return ids
+        self.parent.append(parent[rows])
+        self.rank.append(rank[rows])
+        self.size += len(rows)
+        return ids
+
+    def leaf_order(self, leaves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each leaf node: its root and its position among its root's leaves."""
+        parent = np.concatenate(self.parent)
+        count = np.zeros(self.size, np.int64)
+        np.add.at(count, leaves, 1)
+        batches = np.cumsum([0] + [len(p) for p in self.parent])
+        for a, z in reversed(list(zip(batches[:-1].tolist(), batches[1:].tolist()))[1:]):
+            np.add.at(count, parent[a:z], count[a:z])  # children come after their parents
+        start = np.zeros(self.size, np.int64)
+        root = np.arange(self.size)
+        for a, z in list(zip(batches[:-1].tolist(), batches[1:].tolist()))[1:]:
+            par, c = parent[a:z], count[a:z]  # siblings contiguous, in rank order
+            before = np.cumsum(c) - c
+            run = np.flatnonzero(np.r_[True, par[1:] != par[:-1]])
+            before -= np.repeat(before[run], np.diff(np.r_[run, len(par)]))
+            start[a:z] = start[par] + before
+            root[a:z] = root[par]
+        return root[leaves], start[leaves]
 
 
 class _Pieces:
     """Polygons padded to a common vertex count: verts (M, V, 3), counts (M,), and per piece the
-    face it comes from and whether it is still that face's own polygon (never split)."""
+    face it comes from, whether it is still that face's own polygon (never split) and its node
+    in the split tree."""
 
-    def __init__(self, verts, counts, face, whole):
+    def __init__(self, verts, counts, face, whole, node=None):
         self.verts, self.counts, self.face, self.whole = verts, counts, face, whole
+        self.node = node if node is not None else np.zeros(len(counts), np.int64)
 
     def __len__(self) -> int:
         return len(self.counts)
 
     def take(self, rows) -> "_Pieces":
-        return _Pieces(self.verts[rows], self.counts[rows], self.face[rows], self.whole[rows])
+        return _Pieces(self.verts[rows], self.counts[rows], self.face[rows], self.whole[rows], self.node[rows])
 
 
 def _remove_inside_batch(items: _Pieces, cutter: np.ndarray, table: "_Cutters", face_normal: np.ndarray,
-                         face_brush: np.ndarray) -> _Pieces:
+                         face_brush: np.ndarray):
     """Every piece with its part inside its own cutter brush removed, all pieces at once: the
-    pieces kept, each piece's kept parts in order (fronts as they are split off, then the rest).
+    pieces kept, each piece's kept parts in order (fronts as they are split off, then the rest),
+    with the row of the piece each came from, its rank among that piece's parts and whether it
+    changed (False: the piece itself, kept whole).
 
-    The rule, per piece: a piece lying on one of the brush's planes (every vertex within
+    The rule, per piece: a piece wholly in front of one of the brush's planes lies outside it
+    and is kept whole.  A piece lying on one of the brush's planes (every vertex within
     ON_EPSILON; decided by geometry, not plane index, so nearly identical planes of different
     brushes agree) counts as inside when it faces the other way, and when it faces the same way
     unless the brush comes later (the coplanar rule: the earlier brush's face is kept, whole).
@@ -182,19 +289,21 @@ def _remove_inside_batch(items: _Pieces, cutter: np.ndarray, table: "_Cutters", 
     flush_keeps = facing & (k_index < k_count[:, None]) & (face_brush[items.face] < cutter)[:, None]
     lo, hi = _cutter_extremes(items.verts, items.counts, cutter, table, k_max)
     on = (hi <= ON_EPSILON) & (lo >= -ON_EPSILON)
-    # kept pieces as (row, rank, verts, counts, whole), put in (row, rank) order at the end
-    out_row, out_rank, out_verts, out_counts, out_whole = [], [], [], [], []
+    # kept pieces as (row, rank, verts, counts, whole, changed), put in (row, rank) order at the end
+    out_row, out_rank, out_verts, out_counts, out_whole, out_changed = [], [], [], [], [], []
 
-    def emit(rows, rank, verts, counts, whole):
+    def emit(rows, rank, verts, counts, whole, changed):
         out_row.append(rows)
         out_rank.append(rank)
         out_verts.append(verts)
         out_counts.append(counts)
         out_whole.append(whole)
+        out_changed.append(np.full(len(rows), changed))
 
-    whole = np.any(on & flush_keeps, axis=1)  # flush with a later brush: this face is kept, whole
+    # outside (wholly in front of a plane), or flush with a later brush: kept, whole
+    whole = np.any(on & flush_keeps, axis=1) | np.any((lo >= -ON_EPSILON) & (hi > ON_EPSILON), axis=1)
     rows = np.flatnonzero(whole)
-    emit(rows, np.zeros(len(rows), dtype=np.int64), items.verts[rows], items.counts[rows], items.whole[rows])
+    emit(rows, np.zeros(len(rows), dtype=np.int64), items.verts[rows], items.counts[rows], items.whole[rows], False)
     live = np.flatnonzero(~whole)
     rest_v, rest_n, rest_whole = items.verts[live], items.counts[live], items.whole[live]
     lo, hi, on = lo[live], hi[live], on[live]
@@ -207,7 +316,7 @@ def _remove_inside_batch(items: _Pieces, cutter: np.ndarray, table: "_Cutters", 
         pick = np.arange(len(live))
         keep = has & ((hi[pick, k] <= ON_EPSILON) | (lo[pick, k] >= -ON_EPSILON))  # flush, or wholly in front
         rows = np.flatnonzero(keep)
-        emit(live[rows], rank[rows], rest_v[rows], rest_n[rows], rest_whole[rows])
+        emit(live[rows], rank[rows], rest_v[rows], rest_n[rows], rest_whole[rows], True)
         rows = np.flatnonzero(has & ~keep)  # the others end inside the brush: dropped
         if not len(rows):
             break
@@ -216,7 +325,7 @@ def _remove_inside_batch(items: _Pieces, cutter: np.ndarray, table: "_Cutters", 
         n, d = normals[live[rows], ks], table.dists[c, ks]
         front, nf, back, nb = split_polygons(rest_v[rows], rest_n[rows], _split_distances(rest_v[rows], n, d), n, d)
         got = np.flatnonzero(nf)
-        emit(live[rows[got]], rank[rows[got]], front[got], nf[got], np.zeros(len(got), bool))
+        emit(live[rows[got]], rank[rows[got]], front[got], nf[got], np.zeros(len(got), bool), True)
         go = np.flatnonzero(nb)
         live, rows, start = live[rows[go]], rows[go], ks[go] + 1
         rank = rank[rows] + 1
@@ -227,14 +336,18 @@ def _remove_inside_batch(items: _Pieces, cutter: np.ndarray, table: "_Cutters", 
     order = np.lexsort((np.concatenate(out_rank), perm[row]))
     verts = _concat_padded(out_verts)
     row = row[order]
-    return _Pieces(verts[order], np.concatenate(out_counts)[order], items.face[row], np.concatenate(out_whole)[order])
+    kept = _Pieces(verts[order], np.concatenate(out_counts)[order], items.face[row], np.concatenate(out_whole)[order])
+    return kept, perm[row], np.concatenate(out_rank)[order], np.concatenate(out_changed)[order]
 
 
 class _Cutters:
-    """Every brush's planes padded to a common count: normals (B, K, 3), dists (B, K), count (B,)."""
+    """Every brush's planes padded to a common count: normals (B, K, 3), dists (B, K), count (B,),
+    and its bounds grown by ON_EPSILON: lo, hi (B, 3)."""
 
     def __init__(self, brushes: list[Brush]):
         self.brushes = brushes
+        bounds = np.array([b.bounds for b in brushes])
+        self.lo, self.hi = bounds[:, 0] - ON_EPSILON, bounds[:, 1] + ON_EPSILON
         self.count = np.array([len(b.dists) for b in brushes], dtype=np.int64)
         k = int(self.count.max())
         self.normals = np.zeros((len(brushes), k, 3))
@@ -244,25 +357,36 @@ class _Cutters:
             self.dists[i, : len(b.dists)] = b.dists
 
 
+    def reaches(self, cutter: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """(M,) bool: brush cutter[m]'s grown bounds overlap the box [lo[m], hi[m]]."""
+        return np.all(self.lo[cutter] <= hi, axis=1) & np.all(self.hi[cutter] >= lo, axis=1)
+
+
 def _cutter_extremes(verts, counts, cutter, table: _Cutters, k_max) -> tuple[np.ndarray, np.ndarray]:
     """Per piece and plane of its cutter, the min and max vertex distance: (M, K) each, -inf on
-    padding planes.  Pieces come sorted by cutter: one matrix product per cutter over all its
-    pieces' vertices (a product's rows do not depend on the other rows, so the values are those
-    of each piece's own product; padding rows repeat a piece's last vertex and change no extreme)."""
+    padding planes.  One batched product of every piece's vertices with its own cutter's planes,
+    in slices of bounded size (detmath sums each product in the same order whatever the batch,
+    so the values are those of each piece's own product; padding rows repeat a piece's last
+    vertex and change no extreme)."""
     m, width = verts.shape[:2]
     fill = np.minimum(np.arange(width), counts[:, None] - 1)
     verts = np.take_along_axis(verts, fill[:, :, None], axis=1)
     lo = np.full((m, k_max), -np.inf)
     hi = np.full((m, k_max), -np.inf)
-    groups = np.flatnonzero(np.r_[True, cutter[1:] != cutter[:-1], True])
-    widths = np.maximum.reduceat(counts, groups[:-1]).tolist() if m else []
-    for a, z, w in zip(groups[:-1].tolist(), groups[1:].tolist(), widths):
-        b = table.brushes[int(cutter[a])]
-        k = len(b.dists)
-        dist = (matmul(verts[a:z, :w].reshape(-1, 3), b.normals.T) - b.dists).reshape(z - a, w, k)
-        lo[a:z, :k] = dist.min(axis=1)
-        hi[a:z, :k] = dist.max(axis=1)
+    step = max(1, _EXTREME_CELLS // max(1, width * k_max))
+    for a in range(0, m, step):
+        c = cutter[a : a + step]
+        dist = matmul(verts[a : a + step], table.normals[c, :k_max].transpose(0, 2, 1)) - table.dists[c, None, :k_max]
+        lo[a : a + step] = dist.min(axis=1)
+        hi[a : a + step] = dist.max(axis=1)
+    padding = np.arange(k_max) >= table.count[cutter][:, None]
+    lo[padding] = -np.inf
+    hi[padding] = -np.inf
     return lo, hi
+
+
+#: distances _cutter_extremes works out at once (bounds its memory to a few tens of MB)
+_EXTREME_CELLS = 1 << 21
 
 
 def _split_distances(verts: np.ndarray, normals: np.ndarray, dists: np.ndarray) -> np.ndarray:
