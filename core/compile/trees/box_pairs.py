@@ -1,4 +1,5 @@
-"""Every pair of overlapping boxes, found through a uniform grid instead of testing all pairs.
+"""Every pair of overlapping boxes (and every point in a box), found through a uniform grid
+instead of testing all pairs.
 
 Testing every box against every other costs n^2: 2.5 billion tests for a 50,000-brush world.  Here
 each box goes into the cells of a grid (cell side twice the median box's) that it touches, and
@@ -41,6 +42,51 @@ def overlapping_pairs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.nd
     i, j = i[keep], j[keep]
     order = np.lexsort((j, i))
     return i[order], j[order]
+
+
+def points_in_boxes(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(point, box) for every point inside or on a box [lo, hi], sorted by box, then point: boxes
+    in the grid as above (big ones against every point), each point looked up in its one cell."""
+    points, lo, hi = (np.asarray(a, dtype=np.float64).reshape(-1, 3) for a in (points, lo, hi))
+    if not len(points) or not len(lo):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    origin = lo.min(axis=0)
+    cell = np.maximum(2.0 * np.median(hi - lo, axis=0), 1e-6)
+    c0 = np.floor((lo - origin) / cell).astype(np.int64)
+    c1 = np.maximum(np.floor((hi - origin) / cell).astype(np.int64), c0)
+    span = c1 - c0 + 1
+    big = np.prod(span.astype(np.float64), axis=1) > _BIG
+    parts_p, parts_b = [], []
+    small = np.flatnonzero(~big)
+    if len(small):
+        cells = np.prod(span[small], axis=1)
+        box = np.repeat(small, cells)
+        local = np.arange(len(box)) - np.repeat(np.cumsum(cells) - cells, cells)
+        sp = span[box]
+        coord = c0[box] + np.stack([local // (sp[:, 1] * sp[:, 2]), local // sp[:, 2] % sp[:, 1], local % sp[:, 2]],
+                                   axis=1)
+        dims = c1[small].max(axis=0) + 1
+        key = (coord[:, 0] * dims[1] + coord[:, 1]) * dims[2] + coord[:, 2]
+        order = np.argsort(key, kind="stable")
+        key, box = key[order], box[order]
+        pc = np.floor((points - origin) / cell)
+        inside = np.all((pc >= 0) & (pc < dims), axis=1)
+        pts = np.flatnonzero(inside)
+        pc = pc[pts].astype(np.int64)
+        pkey = (pc[:, 0] * dims[1] + pc[:, 1]) * dims[2] + pc[:, 2]
+        a, z = np.searchsorted(key, pkey, "left"), np.searchsorted(key, pkey, "right")
+        n = z - a
+        parts_p.append(np.repeat(pts, n))
+        parts_b.append(box[np.repeat(a - np.cumsum(n) + n, n) + np.arange(int(n.sum()))])
+    for b in np.flatnonzero(big).tolist():
+        hits = np.flatnonzero(np.all((points >= lo[b]) & (points <= hi[b]), axis=1))
+        parts_p.append(hits)
+        parts_b.append(np.full(len(hits), b, np.int64))
+    p, b = np.concatenate(parts_p), np.concatenate(parts_b)
+    keep = np.all((points[p] >= lo[b]) & (points[p] <= hi[b]), axis=1)
+    p, b = p[keep], b[keep]
+    order = np.lexsort((p, b))
+    return p[order], b[order]
 
 
 def _grid_pairs(boxes: np.ndarray, c0: np.ndarray, span: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

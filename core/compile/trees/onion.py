@@ -27,6 +27,7 @@ import time
 import numpy as np
 
 from ...model.brushes import Brush, Contents
+from .box_pairs import points_in_boxes
 from .bsp import TreeBuilder, flatten_tree
 from .csg import FaceList, brush_plane_ids, union_faces
 from ...detmath import matmul
@@ -152,7 +153,7 @@ def determine_leaf_solidity(points: np.ndarray, spaces: list) -> np.ndarray:
 
 
 def points_in_brushes(points: np.ndarray, brushes: list[Brush]) -> np.ndarray:
-    """(N,) bool: the point is inside some brush (bounding boxes first, then planes).
+    """(N,) bool: the point is inside some brush (bounding boxes first, from a grid, then planes).
 
     Points within ON_EPSILON of a brush surface count as inside: leaf probes keep more than that
     from every surface of the union, but may sit exactly on the contact plane of two touching
@@ -161,19 +162,23 @@ def points_in_brushes(points: np.ndarray, brushes: list[Brush]) -> np.ndarray:
     inside = np.zeros(len(points), dtype=bool)
     if not len(points) or not brushes:
         return inside
-    order = np.argsort(points[:, 0], kind="stable")
-    xs = points[order, 0]
-    for b in brushes:
-        verts = np.concatenate(b.faces)
-        lo, hi = verts.min(axis=0), verts.max(axis=0)
-        a, z = np.searchsorted(xs, lo[0] - ON_EPSILON, "right"), np.searchsorted(xs, hi[0] + ON_EPSILON, "left")
-        if a >= z:
-            continue
-        cand = order[a:z]
-        p = points[cand]
-        cand = cand[np.all((p > lo - ON_EPSILON) & (p < hi + ON_EPSILON), axis=1)]
-        if len(cand):
-            inside[cand[np.all(matmul(points[cand], b.normals.T) - b.dists < ON_EPSILON, axis=1)]] = True
+    verts = [np.concatenate(b.faces) for b in brushes]
+    lo = np.array([v.min(axis=0) for v in verts])
+    hi = np.array([v.max(axis=0) for v in verts])
+    p, b = points_in_boxes(points, lo - ON_EPSILON, hi + ON_EPSILON)  # candidates from a grid
+    near = np.all((points[p] > lo[b] - ON_EPSILON) & (points[p] < hi[b] + ON_EPSILON), axis=1)
+    p, b = p[near], b[near]
+    count = np.array([len(br.dists) for br in brushes])
+    normals = np.zeros((len(brushes), int(count.max()), 3))
+    dists = np.zeros((len(brushes), int(count.max())))
+    for i, br in enumerate(brushes):
+        normals[i, : count[i]], dists[i, : count[i]] = br.normals, br.dists
+    padding = np.arange(normals.shape[1]) >= count[:, None]
+    step = 1 << 18
+    for a in range(0, len(p), step):  # each distance summed as matmul(point, normals.T) sums it
+        q, n = points[p[a : a + step], None, :], normals[b[a : a + step]]
+        dist = q[..., 0] * n[..., 0] + q[..., 1] * n[..., 1] + q[..., 2] * n[..., 2] - dists[b[a : a + step]]
+        inside[p[a : a + step][np.all((dist < ON_EPSILON) | padding[b[a : a + step]], axis=1)]] = True
     return inside
 
 
