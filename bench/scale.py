@@ -20,9 +20,12 @@ costs nothing (tracemalloc would slow the bake several-fold and sees only Python
 and 'peak_mb' is the largest of them (the reset clears ru_maxrss too).  Where clear_refs is missing every
 stage reads as the peak so far.
 
-Exponents: for each stage and each two consecutive sizes, log(y2/y1) / log(n2/n1) on seconds and on
-peak MB (stages under 0.05 s are left out: timer noise), and a least-squares slope over all sizes
-('fit').  --ericw runs ericw-tools' qbsp (or qbsp, vis and light through the folder's run.sh) from
+'cpu_s': process CPU seconds per stage between the same boundaries (all threads; the light
+stage's threads included), steadier than the wall seconds when the machine is shared.
+
+Exponents: for each stage and each two consecutive sizes, log(y2/y1) / log(n2/n1) on wall seconds,
+CPU seconds and peak MB (stages under 0.05 s are left out: timer noise), and a least-squares slope
+over all sizes ('fit').  --ericw runs ericw-tools' qbsp (or qbsp, vis and light through the folder's run.sh) from
 --ericw-dir (default $ERICW_DIR) on the same file in the same run, wall seconds and peak MB beside
 ours.
 """
@@ -56,11 +59,14 @@ NOISE_S = 0.05
 
 
 class StageMemory:
-    """Peak resident memory per stage, by resetting the kernel's high-water mark at each stage."""
+    """Peak resident memory per stage, by resetting the kernel's high-water mark at each stage,
+    and process CPU seconds per stage (every thread's; steadier than wall time on a busy machine)."""
 
     def __init__(self):
         self.peak_mb: dict[str, float] = {}
+        self.cpu_s: dict[str, float] = {}
         self.stage: str | None = None
+        self.cpu0 = time.process_time()
         try:
             self._reset()
             self.resettable = True
@@ -83,11 +89,13 @@ class StageMemory:
     def enter(self, stage: str | None) -> None:
         if stage == self.stage:
             return
+        now = time.process_time()
         if self.stage is not None:
             self.peak_mb[self.stage] = max(self.peak_mb.get(self.stage, 0.0), self._hwm_mb())
+            self.cpu_s[self.stage] = self.cpu_s.get(self.stage, 0.0) + now - self.cpu0
         if self.resettable:
             self._reset()
-        self.stage = stage
+        self.stage, self.cpu0 = stage, now
 
     def progress(self, fraction: float, message: str) -> None:
         for prefix, stage in PROGRESS:
@@ -132,6 +140,7 @@ def child(layout: str, brushes: int, seed: int, hulls: list[str], vis: str, ligh
     peak = max([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, *mem.peak_mb.values()])
     return {"layout": layout, "brushes": brushes, "seed": seed, "seconds": seconds, "bake_s": bake_s,
             "peak_stage_mb": {k: round(v, 1) for k, v in mem.peak_mb.items()},
+            "cpu_s": {k: round(v, 3) for k, v in mem.cpu_s.items()},
             "peak_mb": round(peak, 1),
             "per_stage_memory": "VmHWM reset per stage" if mem.resettable else "peak so far",
             "counts": {k: s.get(k) for k in ("faces_before_csg", "faces_after_csg", "nodes", "leaves",
@@ -184,7 +193,7 @@ def exponents(rows: list[dict], key: str, sub: str | None) -> dict:
         for r in rows:
             table = r[key] if sub is None else r[key].get(sub, {})
             y = table.get(stage)
-            if y is not None and (key != "seconds" or y >= NOISE_S):
+            if y is not None and (key == "peak_stage_mb" or y >= NOISE_S):
                 pts.append((r["brushes"], y))
         if len(pts) < 2:
             continue
@@ -226,12 +235,14 @@ def main() -> None:
             row = run_child(args, layout, n)
             if "error" not in row:
                 row["seconds"]["total"] = sum(row["seconds"].values())
+                row["cpu_s"]["total"] = sum(row["cpu_s"].values())
                 row["peak_stage_mb"]["total"] = row["peak_mb"]
             if args.ericw:
                 row["ericw"] = run_ericw(args, layout, n)
             rows.append(row)
             _log_row(row)
         result["layouts"][layout] = {"rows": rows, "exponent_seconds": exponents(rows, "seconds", None),
+                                     "exponent_cpu_s": exponents(rows, "cpu_s", None),
                                      "exponent_peak_mb": exponents(rows, "peak_stage_mb", None)}
         _log_exponents(layout, result["layouts"][layout])
     print(json.dumps(result, indent=1, sort_keys=True))
@@ -249,7 +260,7 @@ def _log_row(row: dict) -> None:
 
 
 def _log_exponents(layout: str, block: dict) -> None:
-    for key in ("exponent_seconds", "exponent_peak_mb"):
+    for key in ("exponent_seconds", "exponent_cpu_s", "exponent_peak_mb"):
         line = "  ".join(f"{s} {v['fit']}" for s, v in block[key].items())
         print(f"{layout:8} {key}: {line}", file=sys.stderr, flush=True)
 
