@@ -10,7 +10,7 @@ subprocess (this file with --child), so one size's memory never counts against t
 
 Stages (the issue's names) and the pipeline's timings they sum (level.stats['times']):
 load (parse and brushes), csg, trees (tree, detail, arrays), hulls (expand_csg, onion_tree,
-leaf_solidity), bevels, portals, leaks (leaks, seal), vis, light.
+leaf_solidity), bevels, portals, leaks (leaks, seal, and the outside fill after the PVS), vis, light.
 
 Peak memory per stage: the process's peak resident set (VmHWM) while the stage runs, reset at each
 stage's start through /proc/self/clear_refs ('5' resets the high-water mark, Linux 4.0+), read at
@@ -49,7 +49,7 @@ REPO = HERE.parent
 STAGES = ("load", "csg", "trees", "hulls", "bevels", "portals", "leaks", "vis", "light")
 #: the pipeline's timings (level.stats['times']) each stage sums
 TIMES = {"csg": ("csg",), "trees": ("tree", "detail", "arrays"), "hulls": ("expand_csg", "onion_tree", "leaf_solidity"),
-         "bevels": ("bevel",), "portals": ("portals",), "leaks": ("leaks", "seal"), "vis": ("vis",),
+         "bevels": ("bevel",), "portals": ("portals",), "leaks": ("leaks", "seal", "fill"), "vis": ("vis",),
          "light": ("light",)}
 #: progress-message prefixes (bake_scene's nested stage names) -> stage
 PROGRESS = (("compile: csg", "csg"), ("compile: tree", "trees"), ("compile: detail", "trees"),
