@@ -272,3 +272,21 @@ def random_scene_problems(brushes, hulls, seed, n_points=3000) -> list[str]:
 def test_random_scenes_onion_matches_map_trees_and_truth(brushes, hulls, seed):
     problems = random_scene_problems(brushes, hulls, seed)
     assert not problems, "\n".join(problems)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**31), bounding=st.integers(4, 60), redundant=st.integers(0, 120))
+def test_listing_4_finds_a_point_inside_a_deep_leaf(seed, bounding, redundant):
+    """arbitrary_leaf_point clips one ancestor at a time: a cell cut by many planes (some bounding
+    it, most passing it by, in any order) still gets a point strictly inside every plane."""
+    from brushbake.core.compile.trees.onion import arbitrary_leaf_point
+
+    rng = np.random.default_rng(seed)
+    centre = rng.uniform(-5, 5, 3)
+    n = rng.normal(size=(bounding + redundant, 3))
+    n /= np.linalg.norm(n, axis=1)[:, None]
+    reach = np.concatenate([rng.uniform(0.5, 2.0, bounding), rng.uniform(3.0, 9.0, redundant)])
+    order = rng.permutation(len(n))
+    normals, dists = -n[order], -(n[order] @ centre + reach[order])  # the leaf on each plane's front
+    point = arbitrary_leaf_point((), np.array([[-20.0] * 3, [20.0] * 3]), normals=normals, dists=dists)
+    assert np.all(normals @ point - dists > 1e-3)

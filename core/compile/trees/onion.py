@@ -174,11 +174,17 @@ def points_in_brushes(points: np.ndarray, brushes: list[Brush]) -> np.ndarray:
     for i, br in enumerate(brushes):
         normals[i, : count[i]], dists[i, : count[i]] = br.normals, br.dists
     padding = np.arange(normals.shape[1]) >= count[:, None]
-    step = 1 << 18
-    for a in range(0, len(p), step):  # each distance summed as matmul(point, normals.T) sums it
-        q, n = points[p[a : a + step], None, :], normals[b[a : a + step]]
-        dist = q[..., 0] * n[..., 0] + q[..., 1] * n[..., 1] + q[..., 2] * n[..., 2] - dists[b[a : a + step]]
-        inside[p[a : a + step][np.all((dist < ON_EPSILON) | padding[b[a : a + step]], axis=1)]] = True
+    width = np.ones(len(b), np.int64)  # planes read per pair: the brush's count up to a power of two
+    while np.any(width < count[b]):
+        width[width < count[b]] *= 2
+    for k in np.unique(width).tolist():  # pairs in groups of like plane counts, in slices of bounded size
+        rows = np.flatnonzero(width == k)
+        step = max(1, (1 << 21) // k)
+        for a in range(0, len(rows), step):  # each distance summed as matmul(point, normals.T) sums it
+            pp, bb = p[rows[a : a + step]], b[rows[a : a + step]]
+            q, n = points[pp, None, :], normals[bb, :k]
+            dist = q[..., 0] * n[..., 0] + q[..., 1] * n[..., 1] + q[..., 2] * n[..., 2] - dists[bb, :k]
+            inside[pp[np.all((dist < ON_EPSILON) | padding[bb, :k], axis=1)]] = True
     return inside
 
 
@@ -194,10 +200,11 @@ def leaf_points(builder: TreeBuilder, flat, view: Tree, faces: FaceList, bounds)
     tries = [(0, step) for step in PROBE_STEPS]
     points, found = leaf_probes(builder, faces, flat.leaf_order.tolist(), tries, lands)
     pending = np.flatnonzero(~found)
-    if len(pending):  # Listing 4, exact and slow
+    if len(pending):  # Listing 4, exact and slow; in the leaf's own box, which holds its cell
         parent_of = _parents(builder)
         for k in pending:
-            points[k] = arbitrary_leaf_point(_ancestors(builder, parent_of, int(flat.leaf_order[k])), bounds,
+            leaf = int(flat.leaf_order[k])
+            points[k] = arbitrary_leaf_point(_ancestors(builder, parent_of, leaf), builder.leaves[leaf].bounds,
                                              builder.planes)
     return points, len(pending)
 
@@ -227,21 +234,45 @@ def _ancestors(builder: TreeBuilder, parent_of, old_leaf: int) -> list[int]:
 def arbitrary_leaf_point(ancestor_planes: list[int] | tuple, bounds, planes: PlaneTable | None = None,
                          normals: np.ndarray | None = None, dists: np.ndarray | None = None) -> np.ndarray:
     """Listing 4: the mean of the vertices of the polytope bounded by the ancestors (leaf on their
-    front) and a world box.  Pass plane indices with `planes`, or explicit (normals, dists)."""
+    front) and a box holding the leaf (the world box, or the leaf's own).  Pass plane indices with
+    `planes`, or explicit (normals, dists).
+
+    The polytope is clipped one ancestor at a time, its vertices found from every three of the
+    planes that bound it so far (an ancestor with every vertex in front is passed over, and a plane
+    no vertex lies on is dropped): a deep leaf's hundred ancestors would otherwise cost every three
+    of a hundred planes, millions of solves and gigabytes, where the few dozen that bound it cost
+    thousands.  Any point inside the leaf answers for it, so which vertices are averaged (a vertex
+    met by four planes counts once per three of them) does not matter."""
     if normals is None:
         normals = planes.normals[list(ancestor_planes)]
         dists = planes.dists[list(ancestor_planes)]
     lo, hi = np.asarray(bounds[0], float), np.asarray(bounds[1], float)
     # inward (leaf on front) -> outward for the vertex enumeration: n.x >= d  <=>  -n.x <= -d
-    out_n = np.vstack([-np.asarray(normals, float).reshape(-1, 3), np.eye(3), -np.eye(3)])
-    out_d = np.concatenate([-np.asarray(dists, float).reshape(-1), hi, -lo])
-    idx = np.array(list(itertools.combinations(range(len(out_n)), 3)))
-    a = out_n[idx]
-    det = np.linalg.det(a)
-    ok = np.abs(det) > PARALLEL_DETERMINANT
-    pts = np.linalg.solve(a[ok], out_d[idx[ok]][..., None])[..., 0]
-    inside = np.all(matmul(pts, out_n.T) - out_d <= ON_EPSILON, axis=1)
-    pts = pts[inside]
+    out_n = np.vstack([np.eye(3), -np.eye(3), -np.asarray(normals, float).reshape(-1, 3)])
+    out_d = np.concatenate([hi, -lo, -np.asarray(dists, float).reshape(-1)])
+    active = list(range(6))
+    pts = _polytope_vertices(out_n[active], out_d[active])
+    for j in range(6, len(out_n)):
+        if not len(pts):
+            break
+        if np.all(matmul(pts, out_n[j]) - out_d[j] <= ON_EPSILON):
+            continue  # the polytope so far lies behind it: it bounds nothing
+        active.append(j)
+        pts = _polytope_vertices(out_n[active], out_d[active])
+        touched = np.abs(matmul(pts, out_n[active].T) - out_d[active]) <= ON_EPSILON
+        active = [p for p, t in zip(active, touched.any(axis=0).tolist()) if t]
     if not len(pts):
         return np.full(3, WORLD_HALF_EXTENT)  # an empty cell (zero volume): any point far away
     return pts.mean(axis=0)
+
+
+def _polytope_vertices(out_n: np.ndarray, out_d: np.ndarray) -> np.ndarray:
+    """Vertices of {x: out_n x <= out_d} (within ON_EPSILON), from every three planes that meet in
+    a point."""
+    if len(out_n) < 3:
+        return np.zeros((0, 3))
+    idx = np.array(list(itertools.combinations(range(len(out_n)), 3)))
+    a = out_n[idx]
+    ok = np.abs(np.linalg.det(a)) > PARALLEL_DETERMINANT
+    pts = np.linalg.solve(a[ok], out_d[idx[ok]][..., None])[..., 0]
+    return pts[np.all(matmul(pts, out_n.T) - out_d <= ON_EPSILON, axis=1)]
