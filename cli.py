@@ -162,8 +162,9 @@ def bake_table(stats: dict, times: dict, roles: dict | None = None) -> str:
             rows.append(("  hulls not filled (their void reaches an entity)", ", ".join(fl["onion_leaking"]), ""))
     if s.get("vis"):
         vs = s["vis"]
+        by = {"c": " in C", "numpy": " in NumPy"}.get(vs.get("vis_backend"), "")
         rows += [
-            (f"vis ({vs['mode']}): clusters / portals", f"{vs['clusters']} / {vs['portals']}", f"{times.get('vis', 0):.2f}"),
+            (f"vis ({vs['mode']}){by}: clusters / portals", f"{vs['clusters']} / {vs['portals']}", f"{times.get('vis', 0):.2f}"),
             ("  avg clusters / leaves visible", f"{vs['avg_clusters_visible']:.1f} / {vs['avg_leaves_visible']:.1f}", ""),
             ("  compressed rows (bytes)", f"{vs['compressed_bytes']}", ""),
         ]
@@ -716,8 +717,8 @@ def _add_bake_flags(b) -> None:
                    help="a bounce shoots its brightest patches holding this fraction of its unshot power, the rest "
                         f"waits for the next ({_range('shoot_fraction')}; default 0.95; 1: every patch, exact bounces)")
     b.add_argument("--backend", choices=("auto", "numpy", "c"), default="auto",
-                   help="what traces light's rays: auto (the default: the C run-time where a C compiler can build "
-                        "it, else NumPy), numpy or c; the same lightmaps to the byte either way")
+                   help="what runs the visibility and traces light's rays: auto (the default: the native library "
+                        "where it loads, else NumPy), numpy or c; the same level to the byte either way")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,7 +1,7 @@
 """Benchmark: visibility on every sample scene and map -- portals, clusters, each PVS method's time,
 average visible clusters and leaves, and each method against the ray ground truth.
 
-    python bench/vis.py [--only NAME ...] [--modes fast,sample,flow] [--segments N] [--seed S]
+    python bench/pvs.py [--only NAME ...] [--modes fast,sample,flow] [--segments N] [--seed S]
                         [--flow-limit SECONDS] [--no-truth]
 
 Prints ONE JSON object on stdout (sorted keys); progress goes to stderr.  Per scene:
@@ -12,7 +12,12 @@ Prints ONE JSON object on stdout (sorted keys); progress goes to stderr.  Per sc
   leaves its PVS holds), and against the truth: misses (must be 0 for fast and flow), looseness
   (pairs in the PVS that no clear segment joined / pairs in the PVS, off the diagonal);
 - truth: segments tried and clear (hit nothing), --segments clear segments (default 1,000,000);
-- ericw: the row of bench/ericw_reference.md for the map (vis seconds, avg leafs visible).
+- a mode written flow-numpy or flow-c runs the full flow by that backend (plain 'flow': the C
+  kernel where it builds, as a bake does); with both, same_flow_rows says whether their PVS match;
+- ericw: the row of bench/ericw_reference.md for the map (vis seconds, avg leafs visible);
+- ericw_run (with --ericw DIR, the folder of ericw-tools' binaries): qbsp then vis run on the map in
+  this same run, vis timed: wall and CPU seconds, average leafs visible, and flow_wall_over_ericw
+  (each flow's wall seconds over ericw vis's).
 The full flow is cancelled after --flow-limit seconds and then reported as
 {"cancelled_after_s": N}, never silently left out.
 """
@@ -67,11 +72,13 @@ def run_scene(path: Path, modes: list[str], segments: int, seed: int, flow_limit
     results = {}
     for mode in modes:
         log(f"  {mode}")
+        method, _, backend = mode.partition("-")
         deadline = time.perf_counter() + flow_limit
-        cancel = (lambda: time.perf_counter() > deadline) if mode == "flow" else None
+        cancel = (lambda: time.perf_counter() > deadline) if method == "flow" else None
         w, c = time.perf_counter(), cpu_seconds()
         try:
-            r = compute_vis(level, portals, mode, outside=outside if sealed else None, cancel=cancel, jobs=jobs)
+            r = compute_vis(level, portals, method, outside=outside if sealed else None, cancel=cancel, jobs=jobs,
+                            backend=backend or "auto")
         except CancelledError:
             out[mode] = {"cancelled_after_s": flow_limit}
             continue
@@ -80,10 +87,12 @@ def run_scene(path: Path, modes: list[str], segments: int, seed: int, flow_limit
         out[mode] = {"seconds": round(time.perf_counter() - w, 3), "cpu_s": round(cpu_seconds() - c, 3),
                      "avg_clusters_visible": round(s["avg_clusters_visible"], 2),
                      "avg_leaves_visible": round(s["avg_leaves_visible"], 2)}
-        for key in ("states_expanded", "targets_clipped", "flow_jobs", "most_growths"):
+        for key in ("states_expanded", "targets_clipped", "flow_jobs", "most_growths", "vis_backend", "fast_seconds"):
             if key in s:
-                out[mode][key] = s[key]
+                out[mode][key] = round(s[key], 3) if isinstance(s[key], float) else s[key]
         out.update(portals=s["portals"], clusters=s["clusters"])
+    if "flow-numpy" in results and "flow-c" in results:
+        out["same_flow_rows"] = bool(np.array_equal(results["flow-numpy"].visible, results["flow-c"].visible))
     if truth and results:
         any_result = next(iter(results.values()))
         w = time.perf_counter()
@@ -96,9 +105,38 @@ def run_scene(path: Path, modes: list[str], segments: int, seed: int, flow_limit
                              pairs_in_pvs=cmp["pairs_in_pvs"], pairs_joined=cmp["pairs_joined"])
         for mode, r in results.items():  # interest management with this PVS: 15 clients, 15 more entities
             out[mode]["interest"] = interest(level, r, seed)
-        if "fast" in results and "flow" in results:
-            out["fast_contains_flow"] = bool(np.all(results["flow"].visible <= results["fast"].visible))
+        for name in ("flow", "flow-c", "flow-numpy"):
+            if "fast" in results and name in results:
+                out["fast_contains_flow"] = bool(np.all(results[name].visible <= results["fast"].visible))
     return out
+
+
+def ericw_vis(path: Path, bin_dir: Path) -> dict:
+    """qbsp (untimed) then vis on a copy of the map in a temporary folder; vis's wall and CPU
+    seconds (its threads' too) and its average leafs visible."""
+    import os
+    import re
+    import shutil
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="pvs-ericw-") as tmp:
+        shutil.copyfile(path, Path(tmp) / path.name)
+        common = ["-nopercent", "-noprogress"]
+        q = subprocess.run([str(bin_dir / "qbsp"), *common, "-wadpath", str(path.parent), path.name], cwd=tmp,
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        bsp = path.with_suffix(".bsp").name
+        if q.returncode != 0 or not (Path(tmp) / path.with_suffix(".prt").name).exists():
+            return {"error": f"qbsp failed or left no .prt (rc {q.returncode})"}
+        t0 = time.perf_counter()
+        p = subprocess.Popen([str(bin_dir / "vis"), *common, bsp], cwd=tmp, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)
+        text = p.stdout.read()
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        m = re.search(r"^average leafs visible: ([\d.]+)$", text, re.M)
+        return {"vis_wall_s": round(wall, 3), "vis_cpu_s": round(ru.ru_utime + ru.ru_stime, 3),
+                "rc": os.waitstatus_to_exitcode(status), "avg_leafs_visible": float(m.group(1)) if m else None}
 
 
 def interest(level, result, seed: int) -> dict:
@@ -131,17 +169,29 @@ def main(argv=None) -> int:
     ap.add_argument("--flow-limit", type=float, default=600.0)
     ap.add_argument("--no-truth", action="store_true")
     ap.add_argument("--jobs", type=int, default=None, help="cores for the full vis (default: all)")
+    ap.add_argument("--maps", type=Path, nargs="*", default=[],
+                    help="more .map files to run (e.g. procedural worlds from bench/worlds.py), named by their stem")
+    ap.add_argument("--ericw", type=Path, default=None,
+                    help="folder of ericw-tools' qbsp and vis: run them on each map in this run (ericw_run)")
     args = ap.parse_args(argv)
     refs = ericw_rows()
     report = {}
-    for name, path in scene_files().items():
-        if args.only and name not in args.only:
+    files = scene_files()
+    files.update({p.stem: p for p in args.maps})
+    for name, path in files.items():
+        if args.only and name not in args.only and path not in args.maps:
             continue
         log(name)
         row = run_scene(path, args.modes.split(","), args.segments, args.seed, args.flow_limit, not args.no_truth,
                         jobs=args.jobs)
         if name in refs:
             row["ericw"] = refs[name]
+        if args.ericw is not None and path.suffix == ".map":
+            log("  ericw qbsp + vis")
+            run = row["ericw_run"] = ericw_vis(path, args.ericw)
+            for mode in [m for m in row if m.startswith("flow") and isinstance(row[m], dict)]:
+                if run.get("vis_wall_s") and "seconds" in row[mode]:
+                    row[mode]["flow_wall_over_ericw"] = round(row[mode]["seconds"] / run["vis_wall_s"], 3)
         report[name] = row
         log(json.dumps(row, sort_keys=True))
     print(json.dumps(report, sort_keys=True, indent=1))

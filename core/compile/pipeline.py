@@ -30,7 +30,7 @@ from .vis.vis import bake_vis
 
 
 def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_backend: str = "auto",
-               jobs: int | None = None, farm=None) -> CompiledLevel:
+               vis_backend: str = "auto", jobs: int | None = None, farm=None) -> CompiledLevel:
     """Everything a bake computes for a scene, as its settings ask: the trees (compile_scene),
     the beveled tree when ``settings.bevels``, and visibility unless ``settings.vis`` is 'none':
     portals, the leak check (from the scene's markers and lights and `extra_points`, points the
@@ -38,7 +38,9 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
     ``settings.allow_leak``; the leak report is left in ``level.stats['leak_report']`` either way.
     With ``settings.light``, lightmaps last (core/compile/light/lightmap.py; a cancel during its bounces
     keeps the light so far; `light_backend` traces its rays, core/compile/light/lm_rays.py: 'auto' = the
-    C run-time where it builds, else NumPy, the same bytes either way).
+    C run-time where it builds, else NumPy, the same bytes either way); `vis_backend` runs the full
+    vis's flow (core/compile/vis/flow_c.py: 'auto' = its C kernel where it builds, else NumPy, the
+    same rows either way).
     progress(fraction, message) and cancel() as for compile_scene.  `jobs`: cores the full vis may
     use (None: all; the output is the same for any number).  `farm`: the workers of a cluster that
     run the full vis's sources and light's rays instead of this machine's cores (the bake farm's
@@ -58,7 +60,7 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
     level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel)
     if settings.vis != "none":  # before the bevels: the outside fill changes the point tree they bevel
         visibility_stage(scene, level, extra_points, bar.stage("vis") if progress else None, cancel, jobs=jobs,
-                         farm=farm)
+                         farm=farm, backend=vis_backend)
     if settings.bevels:
         t0 = time.perf_counter()
         report = bar.stage("bevel")
@@ -97,7 +99,7 @@ def slices_stage(scene: Scene, level: CompiledLevel, progress=None, cancel=None)
 
 
 def visibility_stage(scene: Scene, level: CompiledLevel, extra_points=(), progress=None, cancel=None,
-                     jobs: int | None = None, farm=None) -> None:
+                     jobs: int | None = None, farm=None, backend: str = "auto") -> None:
     """Portals and the leak check (core/compile/vis/leaks.py), then the PVS (core/compile/vis/vis.py
     bake_vis) into the level.  On a sealed map the cells the void reaches are left out of the PVS;
     a leaking map stops here with LeakError unless scene.settings.allow_leak (then nothing is left
@@ -123,6 +125,7 @@ def visibility_stage(scene: Scene, level: CompiledLevel, extra_points=(), progre
     if report.leaks and not scene.settings.allow_leak:
         raise LeakError(report, hint="Fix the hole (the chain shows where), or bake with --allow-leak.")
     bake_vis(level, scene.settings.vis, portals=portals, outside=outside,
-             progress=split.stage("pvs") if progress else None, cancel=cancel, jobs=jobs, farm=farm)
+             progress=split.stage("pvs") if progress else None, cancel=cancel, jobs=jobs, farm=farm,
+             backend=backend)
     if scene.settings.fill and outside is not None and outside.any():
         fill_outside(level, portals, outside, inside_points(scene, extra_points)[0], cancel=cancel)

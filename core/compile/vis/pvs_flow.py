@@ -85,17 +85,24 @@ def directed_portals(clusters, plane, first_vertex, num_vertices, vertices, num_
 # Fast mode: BasePortalVis and SimpleFlood
 
 
-def base_portal_vis(dp: DirectedPortals, chunk: int = 128) -> np.ndarray:
+def base_portal_vis(dp: DirectedPortals, chunk: int = 128, backend: str = "numpy") -> np.ndarray:
     """(D, D) bool: q may be seen through s -- some vertex of q in front of s's plane and some
     vertex of s behind q's plane (both beyond FLOW_PLANE_EPSILON).
 
     The two directions of a portal share its vertices and flip its plane, and a flipped plane's
     distances are the negated distances (exactly: rounding is symmetric), so one table of
     (undirected plane, undirected portal) answers all four direction pairs: whether the portal
-    reaches beyond eps in front of the plane (hi > eps) and beyond eps behind it (lo < -eps)."""
+    reaches beyond eps in front of the plane (hi > eps) and beyond eps behind it (lo < -eps).
+    `backend` 'c': both tables by the C kernels (core/compile/vis/flow_c.py), the same bits."""
     d = dp.num
     p = d // 2
     even = np.arange(0, d, 2)
+    if backend == "c":
+        from . import flow_c
+
+        w, count = dp.windings[even], dp.count[even]
+        centre, radius = _spheres(w, count)
+        return flow_c.base_portal_vis(w, count, dp.normal[even], dp.dist[even], centre, radius, FLOW_PLANE_EPSILON)
     above, below = _plane_portal_reach(dp.windings[even], dp.count[even], dp.normal[even], dp.dist[even],
                                        FLOW_PLANE_EPSILON, chunk)
     # front_of[s, q]: q has a vertex in front of s's plane (plane 2a + 1 flips plane 2a)
@@ -121,9 +128,7 @@ def _plane_portal_reach(w, count, normal, dist, eps: float, chunk: int):
     """
     p = len(count)
     valid = np.arange(w.shape[1])[None, :] < count[:, None]
-    centre = centres(w, count)
-    off = np.where(valid[:, :, None], w - centre[:, None, :], 0.0)
-    radius = np.sqrt((off * off).sum(axis=2)).max(axis=1, initial=0.0) * (1.0 + 1e-9) + REACH_MARGIN
+    centre, radius = _spheres(w, count)
     above = np.zeros((p, p), dtype=bool)
     below = np.zeros((p, p), dtype=bool)
     for start in range(0, p, chunk):
@@ -143,6 +148,16 @@ def _plane_portal_reach(w, count, normal, dist, eps: float, chunk: int):
             above[a, u] = (np.where(ok, vd, -np.inf).max(axis=1) > eps)
             below[a, u] = (np.where(ok, vd, np.inf).min(axis=1) < -eps)
     return above, below
+
+
+def _spheres(w, count):
+    """Each portal's centre (the mean of its vertices) and a radius holding every vertex, widened
+    (by 1e-9 of itself and REACH_MARGIN); squares summed x, y, z in order (the C kernel reads these)."""
+    valid = np.arange(w.shape[1])[None, :] < count[:, None]
+    centre = centres(w, count)
+    off = np.where(valid[:, :, None], w - centre[:, None, :], 0.0)
+    square = off[..., 0] * off[..., 0] + off[..., 1] * off[..., 1] + off[..., 2] * off[..., 2]
+    return centre, np.sqrt(square).max(axis=1, initial=0.0) * (1.0 + 1e-9) + REACH_MARGIN
 
 
 def simple_flood(dp: DirectedPortals, allowed: np.ndarray, progress=None, cancel=None) -> np.ndarray:
@@ -201,8 +216,17 @@ def cluster_rows(dp: DirectedPortals, portal_vis: np.ndarray) -> np.ndarray:
     return vis & vis.T
 
 
-def fast_vis(dp: DirectedPortals, progress=None, cancel=None) -> tuple[np.ndarray, np.ndarray]:
-    """The fast mode: (portal flood (D, D), cluster PVS (C, C))."""
-    allowed = base_portal_vis(dp)
+def fast_vis(dp: DirectedPortals, progress=None, cancel=None, backend: str = "numpy") -> tuple[np.ndarray, np.ndarray]:
+    """The fast mode: (portal flood (D, D), cluster PVS (C, C)).  `backend` 'c': the flood and the
+    cluster rows by the C kernels (core/compile/vis/flow_c.py; no floats there, the same bits)."""
+    allowed = base_portal_vis(dp, backend=backend)
+    if backend == "c":
+        from . import flow_c
+
+        flood = flow_c.flood(dp, allowed, cancel)
+        if progress is not None:
+            progress(0.99, "portal flood")
+        vis = flow_c.cluster_rows_one_way(dp, flood, cancel)
+        return flood, vis & vis.T
     flood = simple_flood(dp, allowed, progress, cancel)
     return flood, cluster_rows(dp, flood)

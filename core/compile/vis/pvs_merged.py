@@ -72,6 +72,17 @@ Pruning, all conservative, as in Quake:
   to a; rev(q)'s row holds every cluster such a segment reaches, except the one rev(q) enters
   (which the exception covers), so it holds A.
 
+The C kernel (runtime_c/compiler/vis_flow.c, through flow_c.py; the bake's default where it
+builds) runs each source's whole flow as _Wave does for one source: a source's states never read
+another source's, a step's expansions read the state as the step began (its k-DOPs, might sets and
+the clusters seen) and its growths merge by max and OR, so the expansions' order inside a step
+does not matter; the waiting states are a heap on (key, order queued), the reference's stable
+sort of [still waiting, newly grown in portal order].  Every sum is written term for term as here
+(x, y, z in order; no fused multiply-adds), so its rows, states expanded and growths are these, bit
+for bit (tests/core/test_pvs_flow_c.py).  2026-11-29, one job, loaded machine: lq_e0m3 2.41 CPU s
+against 24.4 here, e3m4 0.91 against 9.3 (about 2 us a state with its targets; profile: tangent
+planes 30%, clips 17%, children and more-tests 22%, extents 12%, merging 9%).
+
 The rows are per source portal and per cluster; a cluster's row is the OR of its portals' rows, its
 neighbours and itself.  The PVS is the AND of the rows both ways round (A sees B only if A's row
 holds B and B's row holds A).  Why this loses nothing: every clear segment from a point of A to a
@@ -172,9 +183,9 @@ import os
 import numpy as np
 
 from ...errors import CancelledError
-from ...tolerances import FLOW_CLIP_MARGIN
+from ...tolerances import FLOW_CLIP_MARGIN, FLOW_MIN_NORMAL, FLOW_PLANE_EPSILON
 from .pvs_flow import DirectedPortals
-from .pvs_winding import centres, clip_front, packed_separators
+from .pvs_winding import MAX_WINDING, centres, clip_front, packed_separators
 from .wave_jobs import WaveRunner, can_fork, default_jobs, shared_array
 
 #: directions of a pass polygon's k-DOP (in its portal's plane, evenly spaced)
@@ -195,12 +206,21 @@ GROWTH_EPSILON = 1e-9
 MAX_JOBS = 8
 #: bytes the per-wave table of state slots may take (sets how many sources go in one wave)
 WAVE_BYTES = 32 << 20
+#: sources a thread of the C kernel takes at a time (a wave's threads take parts as they come free)
+KERNEL_PART = 8
 #: sources in one wave at most.  Larger waves make larger batches for each worker (a worker takes
 #: 1 / jobs of a wave) but fewer finished rows to prune by: 1024 against 512 at two jobs
 #: (2026-11-25, runs alternated, load 0.3-1.8): lqdm13 18.2 and 18.0 s against 19.4 and 19.0,
 #: 2.67M states against 2.66M, 350.99 leaves against 350.38; lq_e0m3 6.8 and 7.0 s against 7.9 and
 #: 7.3, 118.25 leaves against 118.18; 2048: lq_e0m3 7.0 and 6.8 s, 118.36 leaves
 WAVE_SOURCES = 1024
+
+
+def kernel_constants() -> dict:
+    """The flow's constants as the C kernel takes them (one source of truth: this module's)."""
+    return dict(clip_margin=FLOW_CLIP_MARGIN, plane_epsilon=FLOW_PLANE_EPSILON, min_normal=FLOW_MIN_NORMAL,
+                growth_epsilon=GROWTH_EPSILON, wait_key_step=WAIT_KEY_STEP, max_growth=MAX_GROWTH,
+                order_k=ORDER_K, max_winding=MAX_WINDING)
 
 
 def kdop_directions(dp: DirectedPortals) -> np.ndarray:
@@ -411,14 +431,17 @@ def portal_cluster_bits(dp: DirectedPortals, portal_rows: np.ndarray) -> np.ndar
 
 
 def merged_flow(dp: DirectedPortals, flood: np.ndarray, progress=None, cancel=None,
-                stats: dict | None = None, jobs: int | None = None, one_way: bool = False, farm=None) -> np.ndarray:
+                stats: dict | None = None, jobs: int | None = None, one_way: bool = False, farm=None,
+                backend: str = "numpy") -> np.ndarray:
     """(C, C) bool cluster PVS by the merged full flow; `flood` is the fast mode's (D, D) rows.
     `one_way`: each cluster's own row, before the AND with the other direction (for the tests:
     each must hold every line of sight).
     `jobs` workers share each wave (core/compile/vis/wave_jobs.py; None: one per core where workers
     fork, else one, since threads gain little against NumPy's many small steps); the answer does
     not depend on it.  `farm` (the bake farm's LevelFarm: parts() and wave_runner(flow, cancel))
-    runs the waves' parts on a cluster's workers instead, with the same answer."""
+    runs the waves' parts on a cluster's workers instead, with the same answer (there in NumPy).
+    `backend` 'c': each source flows in the C kernel (core/compile/vis/flow_c.py, the same rows,
+    states and growths); 'numpy': here."""
     d, c = dp.num, dp.num_clusters
     vis = np.eye(c, dtype=bool)
     if d == 0:
@@ -430,9 +453,11 @@ def merged_flow(dp: DirectedPortals, flood: np.ndarray, progress=None, cancel=No
         flow = _Flow(dp, flood, cancel)
         runner = farm.wave_runner(flow, cancel)
     else:
-        jobs = max(1, min(jobs or (default_jobs() if can_fork() else 1), MAX_JOBS))
-        flow = _Flow(dp, flood, cancel, shared=jobs > 1)
-        runner = WaveRunner(flow.run_part, jobs, cancel)
+        native = backend == "c"
+        jobs = max(1, min(jobs or (default_jobs() if can_fork() or native else 1), MAX_JOBS))
+        # the C kernel lets go of the GIL: threads run it side by side, with no fork and no copies
+        flow = _Flow(dp, flood, cancel, shared=jobs > 1 and not native, backend=backend)
+        runner = WaveRunner(flow.run_part, jobs, cancel, fork=not native)
     with runner:
         for start in range(0, d, wave):
             flow.run_wave(order[start: start + wave], runner, jobs)
@@ -452,7 +477,8 @@ class _Flow:
     """What the sources of a wave share, read only during the wave: per portal, its cluster row
     (flood, then final)."""
 
-    def __init__(self, dp: DirectedPortals, flood: np.ndarray, cancel, shared: bool = False):
+    def __init__(self, dp: DirectedPortals, flood: np.ndarray, cancel, shared: bool = False,
+                 backend: str = "numpy"):
         self.dp, self.cancel, self.pid = dp, cancel, os.getpid()
         self.flood_bits = np.packbits(flood, axis=1, bitorder="little")
         flood_cl = portal_cluster_bits(dp, flood)
@@ -466,9 +492,19 @@ class _Flow:
         self.first, self.leaving = dp.leaving()
         self.expanded = self.clipped = self.most_growths = 0
         self.centre = centres(dp.windings, dp.count)
+        self.kernel = None
+        if backend == "c":
+            from .flow_c import FlowKernel
+
+            self.kernel = FlowKernel(dp, self.flood_bits, self.might_cl, self.test_cl, self.dirs, self.full,
+                                     self.centre, self.first, self.leaving, kernel_constants())
+        elif backend != "numpy":
+            raise ValueError(f"unknown flow backend {backend!r}")
 
     def run_part(self, sources: np.ndarray):
         """Flow from some sources of a wave: their packed cluster rows and counts."""
+        if self.kernel is not None:
+            return self.kernel.run(sources, self.cancel if os.getpid() == self.pid else None)
         wave = _Wave(self, sources)
         wave.run()
         return (np.packbits(wave.viscl, axis=1, bitorder="little"), wave.expanded, wave.clipped,
@@ -478,8 +514,11 @@ class _Flow:
         """Flow from each source of the wave; the sources of one wave do not read each other's
         results (only those of earlier waves), so the wave splits into parts run side by side,
         and the rows are the same however it is split."""
-        parts = [p for p in (sources[k::jobs] for k in range(jobs)) if len(p)]  # dealt: sources
-        # come sorted by flood size, so dealing them evens out the parts' work
+        if self.kernel is not None:  # small parts the threads take as they come free
+            parts = [sources[i: i + KERNEL_PART] for i in range(0, len(sources), KERNEL_PART)]
+        else:
+            parts = [p for p in (sources[k::jobs] for k in range(jobs)) if len(p)]  # dealt: sources
+            # come sorted by flood size, so dealing them evens out the parts' work
         results = runner.map(parts)
         for part, (viscl, expanded, clipped, grown) in zip(parts, results):  # after all have read
             self.most_growths = max(self.most_growths, grown)

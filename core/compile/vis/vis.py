@@ -76,10 +76,13 @@ def void_reachable(portals) -> np.ndarray:
 
 
 def compute_vis(level, portals, mode: str = DEFAULT_VIS_MODE, outside=None, progress=None, cancel=None,
-                sample_spacing: float | None = None, jobs: int | None = None, farm=None) -> VisResult:
+                sample_spacing: float | None = None, jobs: int | None = None, farm=None,
+                backend: str = "auto") -> VisResult:
     """The cluster PVS of `level` by `mode` ('flow', 'fast' or 'sample'); `jobs` cores for the
     flow (None: all of them), or a cluster's workers (`farm`, pvs_merged.merged_flow): the rows do
-    not depend on either."""
+    not depend on either.  `backend` runs the fast mode and the flow: 'c' (the C kernels,
+    core/compile/vis/flow_c.py), 'numpy' (the reference) or 'auto' (C where the library loads);
+    the same rows either way."""
     if mode not in VIS_MODES or mode == "none":
         raise ValueError(f"unknown visibility mode {mode!r}")
     t0 = time.perf_counter()
@@ -91,11 +94,15 @@ def compute_vis(level, portals, mode: str = DEFAULT_VIS_MODE, outside=None, prog
         visible = sample_vis(level, dp, leaf_cluster, spacing=sample_spacing, progress=progress, cancel=cancel,
                              stats=stats)
     else:
+        from .flow_c import resolve_backend
+
+        stats["vis_backend"] = resolve_backend(backend)
         bar = _split(progress, 0.1 if mode == "flow" else 1.0)
-        flood, visible = fast_vis(dp, bar[0], cancel)
+        flood, visible = fast_vis(dp, bar[0], cancel, backend=stats["vis_backend"])
         stats["fast_seconds"] = time.perf_counter() - t0
         if mode == "flow":
-            visible = merged_flow(dp, flood, bar[1], cancel, stats, jobs=jobs, farm=farm)
+            visible = merged_flow(dp, flood, bar[1], cancel, stats, jobs=jobs, farm=farm,
+                                  backend=stats["vis_backend"])
     stats["seconds"] = time.perf_counter() - t0
     stats.update(visible_counts(visible, leaf_cluster))
     return VisResult(mode, visible, leaf_cluster, stats)
@@ -163,7 +170,7 @@ def store_cull_portals(level, portals, outside=None) -> None:
 
 
 def bake_vis(level, mode: str = DEFAULT_VIS_MODE, portals=None, outside=None, progress=None, cancel=None,
-             jobs: int | None = None, farm=None) -> VisResult:
+             jobs: int | None = None, farm=None, backend: str = "auto") -> VisResult:
     """The bake's visibility stage: portals (built here unless given), the clusters outside a
     sealed map left out (`outside`; by default those the void reaches, unless it reaches every
     cluster: a leaking map baked anyway keeps them all), the PVS by `mode`, stored in the level."""
@@ -178,7 +185,7 @@ def bake_vis(level, mode: str = DEFAULT_VIS_MODE, portals=None, outside=None, pr
             outside = None
     t1 = time.perf_counter()
     result = compute_vis(level, portals, mode, outside=outside, progress=progress, cancel=cancel, jobs=jobs,
-                         farm=farm)
+                         farm=farm, backend=backend)
     store_vis(level, result)
     store_cull_portals(level, portals, outside)
     times["vis"] = time.perf_counter() - t1

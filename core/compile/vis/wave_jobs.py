@@ -6,7 +6,8 @@ Where the platform forks (Linux, macOS: the command line, the tests) the parts r
 processes forked from this one, which see the level and the flow's read-only arrays without
 copying them; the rows they read that change between waves live in shared memory.  Inside Blender
 (or without fork) the parts run in threads: forking the host application is not safe, and NumPy
-lets threads run its loops side by side, though less well.
+lets threads run its loops side by side, though less well.  The flow's C kernel (flow_c.py) runs
+in threads everywhere: a ctypes call lets go of the GIL, so threads share nothing but the rows.
 """
 
 from __future__ import annotations
@@ -61,10 +62,11 @@ class WaveRunner:
     """Runs task(part) for the parts of each wave; `task` must not change once made (forked
     workers hold the copy from when the runner started).  Use as a context manager."""
 
-    def __init__(self, task, jobs: int, cancel=None):
+    def __init__(self, task, jobs: int, cancel=None, fork: bool = True):
+        """`fork` False: threads even where the platform forks (for tasks that let go of the GIL)."""
         self.task, self.jobs, self.cancel = task, max(1, jobs), cancel
         self.pool = self.threads = None
-        self.forked = self.jobs > 1 and can_fork()
+        self.forked = self.jobs > 1 and fork and can_fork()
 
     def __enter__(self):
         global _TASK

@@ -1,0 +1,200 @@
+"""The full flow's C kernel (runtime_c/compiler/vis_flow.c) from Python, through ctypes: one call
+flows one source portal to the end, the whole of pvs_merged._Wave for that source, so Python pays
+nothing per state or per batch.  The C gives the NumPy path's rows, states and growths bit for bit
+(tests/core/test_pvs_flow_c.py); the NumPy path stays the reference and the fallback where no
+library loads.  ctypes lets go of the GIL during a call, so threads run sources side by side.
+
+Only the standard library and NumPy.  The library is the project's one native library
+(core/native_lib.py: shipped, or built from runtime_c/brushbake.c and runtime_c/compiler/*.c);
+where it cannot be had, 'auto' answers with NumPy and 'c' says why.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from ...errors import BackendUnavailableError, CancelledError
+from ...native_lib import load_library
+
+KERNEL_DIR = Path(__file__).resolve().parents[3] / "runtime_c" / "compiler"
+VERSION = 1  # bbk_compiler.h's BBKC_VERSION
+
+_P = ctypes.c_void_p
+_I = ctypes.c_int64
+_D = ctypes.c_double
+
+
+class FlowInputs(ctypes.Structure):
+    """bbk_compiler.h's bbkc_flow."""
+
+    _fields_ = [("num_portals", _I), ("num_clusters", _I), ("width", _I), ("kdop", _I),
+                ("windings", _P), ("count", _P), ("normal", _P), ("dist", _P), ("plane", _P), ("src", _P),
+                ("dst", _P), ("dirs", _P), ("full", _P), ("centre", _P), ("first", _P), ("leaving", _P),
+                ("flood_bits", _P), ("might_cl", _P), ("test_cl", _P), ("flood_stride", _I), ("cl_stride", _I),
+                ("clip_margin", _D), ("plane_epsilon", _D), ("min_normal", _D), ("growth_epsilon", _D),
+                ("wait_key_step", _D), ("max_growth", _I), ("order_k", _I), ("max_winding", _I)]
+
+
+class FlowCounts(ctypes.Structure):
+    _fields_ = [("expanded", _I), ("clipped", _I), ("most_growths", _I)]
+
+
+_LOCK = threading.Lock()
+_LIB = None
+
+
+def _load() -> ctypes.CDLL:
+    return load_library()
+
+
+def library() -> ctypes.CDLL:
+    """The library holding the kernels; BackendUnavailableError where it cannot be had."""
+    global _LIB
+    with _LOCK:
+        if _LIB is None:
+            try:
+                lib = _load()
+                lib.bbkc_version.restype = ctypes.c_int
+                version = lib.bbkc_version()
+            except (OSError, AttributeError) as err:
+                raise BackendUnavailableError(f"the compiler's C kernels cannot be loaded ({err}).",
+                                              hint="Use --backend numpy.") from None
+            if version != VERSION:
+                raise BackendUnavailableError("the compiler's C kernels are of another version.",
+                                              hint="Use --backend numpy.")
+            lib.bbkc_plane_portal_reach.restype = ctypes.c_int
+            lib.bbkc_plane_portal_reach.argtypes = [_I, _I, _P, _P, _P, _P, _P, _P, _D, _I, _I, _P, _P]
+            lib.bbkc_allowed.restype = ctypes.c_int
+            lib.bbkc_allowed.argtypes = [_I, _P, _P, _I, _I, _P]
+            for name in ("bbkc_flood", "bbkc_cluster_rows"):
+                fn = getattr(lib, name)
+                fn.restype = ctypes.c_int
+                fn.argtypes = [_I, _I, _P, _P, _P, _P, _I, _I, _P]
+            lib.bbkc_flow_source.restype = ctypes.c_int
+            lib.bbkc_flow_source.argtypes = [ctypes.POINTER(FlowInputs), _I, _P, ctypes.POINTER(FlowCounts)]
+            _LIB = lib
+        return _LIB
+
+
+def available() -> bool:
+    try:
+        library()
+        return True
+    except BackendUnavailableError:
+        return False
+
+
+def _ptr(a: np.ndarray):
+    return a.ctypes.data
+
+
+class FlowKernel:
+    """The flow's read-only tables, packed once, and a call per source.  The arrays are kept here
+    (the C holds their addresses); test_cl is the flow's own array, written between waves."""
+
+    def __init__(self, dp, flood_bits, might_cl, test_cl, dirs, full, centre, first, leaving, constants: dict):
+        self.lib = library()
+        c = np.ascontiguousarray
+        self.keep = [c(dp.windings, dtype=np.float64), c(dp.count, dtype=np.int64), c(dp.normal, dtype=np.float64),
+                     c(dp.dist, dtype=np.float64), c(dp.plane, dtype=np.int64), c(dp.src, dtype=np.int64),
+                     c(dp.dst, dtype=np.int64), c(dirs, dtype=np.float64), c(full, dtype=np.float64),
+                     c(centre, dtype=np.float64), c(first, dtype=np.int64), c(leaving, dtype=np.int64),
+                     c(flood_bits, dtype=np.uint8), c(might_cl, dtype=np.uint8)]
+        if not (test_cl.flags.c_contiguous and test_cl.dtype == np.uint8):
+            raise ValueError("test_cl must be a C-contiguous uint8 array (it is written in place between waves)")
+        self.test_cl = test_cl
+        w, n, nrm, dist, plane, src, dst, dirs_, full_, cen, first_, leav, flood_, might_ = self.keep
+        self.cl_stride = might_.shape[1]
+        self.inputs = FlowInputs(
+            dp.num, dp.num_clusters, w.shape[1], dirs_.shape[1], _ptr(w), _ptr(n), _ptr(nrm), _ptr(dist), _ptr(plane),
+            _ptr(src), _ptr(dst), _ptr(dirs_), _ptr(full_), _ptr(cen), _ptr(first_), _ptr(leav), _ptr(flood_),
+            _ptr(might_), _ptr(test_cl), flood_.shape[1], might_.shape[1], constants["clip_margin"],
+            constants["plane_epsilon"], constants["min_normal"], constants["growth_epsilon"],
+            constants["wait_key_step"], constants["max_growth"], constants["order_k"], constants["max_winding"])
+
+    def run(self, sources: np.ndarray, cancel=None):
+        """(packed rows (W, cl_stride), expanded, clipped, most growths) for the sources, in order."""
+        rows = np.zeros((len(sources), self.cl_stride), dtype=np.uint8)
+        counts = FlowCounts()
+        expanded = clipped = most = 0
+        ref = ctypes.byref(self.inputs)
+        for i, s in enumerate(sources):
+            if cancel is not None and cancel():
+                raise CancelledError()
+            rc = self.lib.bbkc_flow_source(ref, int(s), rows[i].ctypes.data, ctypes.byref(counts))
+            if rc != 0:
+                raise MemoryError(f"the flow's C kernel failed (code {rc}) on portal {int(s)}")
+            expanded += counts.expanded
+            clipped += counts.clipped
+            most = max(most, counts.most_growths)
+        return rows, expanded, clipped, most
+
+
+def _csr_call(name: str, dp, table: np.ndarray, out: np.ndarray, count: int, cancel, chunk: int) -> None:
+    lib = library()
+    first, leaving = dp.leaving()
+    first = np.ascontiguousarray(first, dtype=np.int64)
+    leaving = np.ascontiguousarray(leaving, dtype=np.int64)
+    dst = np.ascontiguousarray(dp.dst, dtype=np.int64)
+    table = np.ascontiguousarray(table)
+    assert table.dtype == np.bool_ and out.dtype == np.bool_ and out.flags.c_contiguous
+    fn = getattr(lib, name)
+    for lo in range(0, count, chunk):
+        if cancel is not None and cancel():
+            raise CancelledError()
+        rc = fn(dp.num, dp.num_clusters, _ptr(first), _ptr(leaving), _ptr(dst), _ptr(table), lo,
+                min(count, lo + chunk), _ptr(out))
+        if rc != 0:
+            raise MemoryError(f"{name} failed (code {rc})")
+
+
+def base_portal_vis(w, count, normal, dist, centre, radius, eps: float) -> np.ndarray:
+    """pvs_flow.base_portal_vis by the C kernels, from the undirected portals' windings, planes and
+    bounding spheres (pvs_flow._spheres): the same (D, D) bool table."""
+    lib = library()
+    c = np.ascontiguousarray
+    w, count, normal, dist = c(w, dtype=np.float64), c(count, dtype=np.int64), c(normal, dtype=np.float64), \
+        c(dist, dtype=np.float64)
+    centre, radius = c(centre, dtype=np.float64), c(radius, dtype=np.float64)
+    p = len(count)
+    above = np.zeros((p, p), dtype=bool)
+    below = np.zeros((p, p), dtype=bool)
+    rc = lib.bbkc_plane_portal_reach(p, w.shape[1], _ptr(w), _ptr(count), _ptr(normal), _ptr(dist), _ptr(centre),
+                                     _ptr(radius), eps, 0, p, _ptr(above), _ptr(below))
+    allowed = np.zeros((2 * p, 2 * p), dtype=bool)
+    if rc == 0:
+        rc = lib.bbkc_allowed(2 * p, _ptr(above), _ptr(below), 0, 2 * p, _ptr(allowed))
+    if rc != 0:
+        raise MemoryError(f"base_portal_vis's C kernel failed (code {rc})")
+    return allowed
+
+
+def flood(dp, allowed: np.ndarray, cancel=None) -> np.ndarray:
+    """pvs_flow.simple_flood by the C kernel: the same (D, D) bool table."""
+    out = np.zeros((dp.num, dp.num), dtype=bool)
+    _csr_call("bbkc_flood", dp, allowed, out, dp.num, cancel, 1024)
+    return out
+
+
+def cluster_rows_one_way(dp, portal_vis: np.ndarray, cancel=None) -> np.ndarray:
+    """pvs_flow.cluster_rows before its AND with the transpose, by the C kernel."""
+    out = np.zeros((dp.num_clusters, dp.num_clusters), dtype=bool)
+    _csr_call("bbkc_cluster_rows", dp, portal_vis, out, dp.num_clusters, cancel, 256)
+    return out
+
+
+def resolve_backend(backend: str) -> str:
+    """'c' or 'numpy' for a requested flow backend: 'auto' is C where the library loads, else NumPy;
+    'c' where it cannot load raises BackendUnavailableError (saying why)."""
+    if backend == "auto":
+        return "c" if available() else "numpy"
+    if backend == "c":
+        library()
+        return "c"
+    if backend == "numpy":
+        return "numpy"
+    raise ValueError(f"unknown flow backend {backend!r} (auto, c or numpy)")

@@ -1,0 +1,109 @@
+/* brushbake's compiler kernels: hot loops of the compiler (not of the engines' run-time, which is
+ * runtime_c/brushbake.h + brushbake.c).  C99, libc only, no threads inside: the Python side calls
+ * these through ctypes (which lets go of the GIL) from threads or forked workers.  Every kernel
+ * gives the NumPy reference's answers bit for bit (built with -ffp-contract=off: no fused
+ * multiply-adds; sums in the reference's order).  GPL-3.0-or-later. */
+#ifndef BBK_COMPILER_H
+#define BBK_COMPILER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* BBK_API marks the functions a shared library exports (a Windows DLL is built with
+ * BBK_BUILD_DLL defined); everywhere else it is empty.  As in runtime_c/brushbake.h. */
+#ifndef BBK_API
+#if defined(_WIN32) && defined(BBK_BUILD_DLL)
+#define BBK_API __declspec(dllexport)
+#else
+#define BBK_API
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BBKC_VERSION 1
+
+/* The full portal flow's read-only inputs (core/compile/vis/pvs_merged.py, class _Flow): D directed
+ * portals, C clusters, K k-DOP directions.  Arrays are C-contiguous; bit rows are little-endian
+ * packed (bit j of a row is byte j >> 3, bit j & 7), as np.packbits(..., bitorder="little"). */
+typedef struct bbkc_flow {
+    int64_t num_portals;      /* D */
+    int64_t num_clusters;     /* C */
+    int64_t width;            /* M: vertices a portal winding row holds (padded) */
+    int64_t kdop;             /* K */
+    const double *windings;   /* (D, M, 3) */
+    const int64_t *count;     /* (D,) vertex counts */
+    const double *normal;     /* (D, 3) plane facing into dst */
+    const double *dist;       /* (D,) */
+    const int64_t *plane;     /* (D,) plane table index (plane ^ 1: the flipped plane) */
+    const int64_t *src;       /* (D,) cluster left */
+    const int64_t *dst;       /* (D,) cluster entered */
+    const double *dirs;       /* (D, K, 3) k-DOP directions in each portal's plane */
+    const double *full;       /* (D, K) each whole portal's extents */
+    const double *centre;     /* (D, 3) each portal's centre */
+    const int64_t *first;     /* (C + 1,) CSR: portals leaving cluster c are leaving[first[c]:first[c+1]] */
+    const int64_t *leaving;   /* (D,) */
+    const uint8_t *flood_bits; /* (D, flood_stride) portal rows of the fast flood */
+    const uint8_t *might_cl;  /* (D, cl_stride) clusters of each portal's flood */
+    const uint8_t *test_cl;   /* (D, cl_stride) flood clusters, or the final row once done */
+    int64_t flood_stride;     /* bytes of a flood row, (D + 7) / 8 */
+    int64_t cl_stride;        /* bytes of a cluster row, (C + 7) / 8 */
+    double clip_margin;       /* FLOW_CLIP_MARGIN */
+    double plane_epsilon;     /* FLOW_PLANE_EPSILON */
+    double min_normal;        /* FLOW_MIN_NORMAL */
+    double growth_epsilon;    /* GROWTH_EPSILON */
+    double wait_key_step;     /* WAIT_KEY_STEP */
+    int64_t max_growth;       /* MAX_GROWTH */
+    int64_t order_k;          /* ORDER_K */
+    int64_t max_winding;      /* MAX_WINDING */
+} bbkc_flow;
+
+/* What one source's flow counted. */
+typedef struct bbkc_flow_counts {
+    int64_t expanded;         /* states expanded */
+    int64_t clipped;          /* targets clipped */
+    int64_t most_growths;     /* the most growths of any state */
+} bbkc_flow_counts;
+
+#define BBKC_OK 0
+#define BBKC_ERR_MEMORY (-1)
+#define BBKC_ERR_ARGUMENT (-2)
+
+/* The merged flow from directed portal `source` to the end (pvs_merged.py's _Wave for one source):
+ * writes its cluster row (cl_stride bytes, packed) into row and its counts into counts.  Reads
+ * only f; safe to call from several threads at once. */
+BBK_API int bbkc_flow_source(const bbkc_flow *f, int64_t source, uint8_t *row, bbkc_flow_counts *counts);
+
+/* The fast mode (core/compile/vis/pvs_flow.py).  simple_flood for sources [s0, s1): flood row s
+ * (num_portals bytes, 0 or 1) holds portal q when allowed[s][q] and q leaves a cluster reached from
+ * dst[s] through such portals; allowed and flood are (D, D) bytes.  first/leaving: the portals
+ * leaving each cluster (CSR), dst: the cluster each enters. */
+BBK_API int bbkc_flood(int64_t num_portals, int64_t num_clusters, const int64_t *first, const int64_t *leaving,
+                       const int64_t *dst, const uint8_t *allowed, int64_t s0, int64_t s1, uint8_t *flood);
+/* cluster_rows before its AND with the transpose, for clusters [c0, c1): row c (num_clusters
+ * bytes) holds c, and for every portal p leaving c, dst[p] and dst[q] of every q with
+ * portal_vis[p][q]. */
+BBK_API int bbkc_cluster_rows(int64_t num_portals, int64_t num_clusters, const int64_t *first,
+                              const int64_t *leaving, const int64_t *dst, const uint8_t *portal_vis, int64_t c0,
+                              int64_t c1, uint8_t *rows);
+
+/* BasePortalVis (pvs_flow.base_portal_vis): the (P, P) tables of which undirected portal u reaches
+ * beyond eps in front of (above) and behind (below) plane a, for planes [a0, a1), decided as the
+ * reference decides them (bounding spheres given, then the vertices); then the (D, D) table of
+ * allowed (source, portal) pairs for sources [s0, s1), D = 2P. */
+BBK_API int bbkc_plane_portal_reach(int64_t num, int64_t width, const double *windings, const int64_t *count,
+                                    const double *normal, const double *dist, const double *centre,
+                                    const double *radius, double eps, int64_t a0, int64_t a1, uint8_t *above,
+                                    uint8_t *below);
+BBK_API int bbkc_allowed(int64_t num_directed, const uint8_t *above, const uint8_t *below, int64_t s0, int64_t s1,
+                         uint8_t *allowed);
+
+BBK_API int bbkc_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
