@@ -64,7 +64,7 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
     if settings.bevels:
         t0 = time.perf_counter()
         report = bar.stage("bevel")
-        add_bevels(level, BevelSettings(angle=settings.bevel_angle), cancel=cancel, progress=report)
+        add_bevels(level, BevelSettings.from_settings(settings), cancel=cancel, progress=report)
         level.stats.setdefault("times", {})["bevel"] = time.perf_counter() - t0
         report(1.0, "done")
     if settings.slices:
@@ -88,8 +88,7 @@ def slices_stage(scene: Scene, level: CompiledLevel, progress=None, cancel=None)
         bounds = np.array([b[:, 0].min(axis=0), b[:, 1].max(axis=0)])
     else:
         bounds = np.zeros((2, 3))
-    crowd = slice_world(scene.brushes, bounds, SliceSettings(s.slice_width, s.slice_height, s.slice_step,
-                                                             s.slice_cell, s.slice_resolution),
+    crowd = slice_world(scene.brushes, bounds, SliceSettings.from_settings(s),
                         progress=progress, cancel=cancel)
     level.crowd = crowd
     ny, nx = crowd.shape

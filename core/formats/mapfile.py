@@ -61,6 +61,7 @@ from ..errors import (
     SceneFormatError,
 )
 from ..model.scene import Light, Marker, Scene, Settings
+from ..model.setting_specs import check_value
 from ..tolerances import COLLINEAR_SINE, DIST_EPSILON, MAX_BRUSH_PLANES, MAX_COORDINATE, NORMAL_EPSILON
 from ..units import QUAKE_UNIT
 from .map_lines import key_fields, plane_fields
@@ -710,13 +711,10 @@ def scene_from_mapfile(
     strict=True: the first such brush raises its typed error.  Checks that need no geometry (too
     few planes, collinear points, non-finite numbers) run over the whole file before the slow
     building, so strict mode fails fast.  A coordinate beyond the world limit (MAX_COORDINATE
-    metres after scaling) raises InvalidCoordinatesError in both modes, before anything else.
+    metres after scaling) raises InvalidCoordinatesError in both modes, before anything else; a
+    scale out of map_scale's range (core/model/setting_specs.py), InvalidSettingError.
     """
-    if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
-        raise InvalidCoordinatesError(
-            f"the .map scale must be a positive number of metres per unit, not {scale!r}.",
-            hint="Use 1/32 (0.03125) for Quake levels.",
-        )
+    check_value("map_scale", scale, subject=mapfile.source_name)  # its range, before any work (1/32 for Quake)
     source = mapfile.source_name
     warnings: list[str] = list(mapfile.warnings)
     builder = _Builder(mapfile, float(scale), strict, warnings)

@@ -17,6 +17,7 @@ from brushbake.core.errors import (
     CancelledError,
     DegenerateBrushError,
     InvalidCoordinatesError,
+    InvalidSettingError,
     SceneFormatError,
 )
 from brushbake.core.formats.mapfile import (
@@ -255,10 +256,9 @@ def test_scale_and_axes():
     np.testing.assert_allclose(metres.volume, units.volume / 32.0**3)
     scene = load_map_text(text, "a.map", scale=0.5)
     assert scene.settings.map_scale == 0.5
-    with pytest.raises(InvalidCoordinatesError):
-        load_map_text(text, "a.map", scale=0.0)
-    with pytest.raises(InvalidCoordinatesError):
-        load_map_text(text, "a.map", scale=float("nan"))
+    for bad in (0.0, float("nan"), 1000.0):  # the setting map_scale's range, checked before any work
+        with pytest.raises(InvalidSettingError, match=r"a.map: map_scale is .*; it must be from 0.0009765625 to 100"):
+            load_map_text(text, "a.map", scale=bad)
 
 
 def test_tolerated_syntax_variants():
@@ -518,8 +518,11 @@ def test_world_limit_is_checked_at_once_naming_entity_brush_and_line(number):
         assert "100000 m" in str(info.value)
     edge = entity_block("worldspawn", brush_block((3199935, -3200000, 0), (3199999, -3199936, 64)))
     assert len(load_map_text(edge, "edge.map", strict=True).brushes) == 1  # up to the limit: accepted
+    far = entity_block("worldspawn", brush_block((1000, 0, 0), (1064, 64, 64)))
     with pytest.raises(InvalidCoordinatesError, match="entity0:brush0"):
-        load_map_text(good, "scaled.map", scale=1e5)  # the limit is in metres, after scaling
+        load_map_text(far, "scaled.map", scale=100)  # the limit is in metres, after scaling
+    with pytest.raises(InvalidSettingError, match="map_scale is 100000.0; it must be from 0.0009765625 to 100"):
+        load_map_text(good, "scaled.map", scale=1e5)  # beyond map_scale's range, before any work
 
 
 def test_entity_origin_beyond_the_world_limit_is_refused():

@@ -28,6 +28,7 @@ import numpy as np
 from ...errors import InvalidSettingError, check_cancel
 from ...model.brushes import Brush, Contents
 from ...model.scene import Hull
+from ...model.setting_specs import setting_view
 from ...runtime.crowd import INVALID, CrowdSlices
 from ...tolerances import MAX_SLICE_CELLS, SLICE_FINEST_UNIT, SLICE_HULL_DEPTH, SLICE_TOUCH, SLICE_VERTICAL_NZ
 from ..trees.expand import expand_brushes
@@ -40,12 +41,11 @@ KEY = 1 << 17
 
 
 @dataclass(frozen=True)
+@setting_view(width="slice_width", height="slice_height", step="slice_step", cell="slice_cell",
+              resolution="slice_resolution")
 class SliceSettings:
-    width: float = 1.0
-    height: float = 1.75
-    step: float = 0.5625
-    cell: float = 0.25
-    resolution: float = 0.1
+    """The avatar and grid the slices serve: the bake settings slice_* (core/model/setting_specs.py),
+    checked when made."""
 
 
 @dataclass

@@ -27,6 +27,7 @@ import numpy as np
 
 from ...errors import check_cancel
 from ...model.light_units import light_power
+from ...model.scene import check_settings
 from ...runtime.pvs import has_vis, visibility
 from ...runtime.query import point_leaves, point_solid
 from ...tolerances import LUXEL_LIFT
@@ -191,6 +192,7 @@ def bake_light(level, scene, progress=None, cancel=None, backend: str = "auto", 
     (core/compile/light/lm_rays.py: 'auto' = the C run-time where it builds, else NumPy; 'numpy';
     'c'): the same pages either way.  `farm` (the bake farm's LevelFarm: shadow_rays(level,
     backend)) traces the large ray batches on a cluster's workers: the same pages again."""
+    check_settings(scene.settings, where=f"scene {scene.name!r}")  # the light settings, where first used
     clock = time.perf_counter
     t0 = clock()
     stats: dict = {"rays": 0}

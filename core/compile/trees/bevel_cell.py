@@ -16,6 +16,7 @@ import numpy as np
 
 from ...detmath import arctan2, matmul, norm
 from ...geometry import snap_normals
+from ...model.setting_specs import invalid, setting_view
 from ...tolerances import (AXIAL_SNAP_EPSILON, BEVEL_COSINE_SLACK, BEVEL_MIN_DIRECTION, BEVEL_ON_EPSILON,
                           CORNER_DETERMINANT, CORNER_FEASIBLE_SLACK, FLAT_TOP_LEVEL_Z, MIN_EDGE_LENGTH,
                           NORMAL_EPSILON, ON_EPSILON)
@@ -27,14 +28,25 @@ MAX_EDGE_PARTS = 8
 
 
 @dataclass
+@setting_view(angle="bevel_angle")
 class BevelSettings:
-    """What bevels to add (angles in degrees)."""
+    """What bevels to add (angles in degrees).  `angle` is the bake setting bevel_angle (edge
+    bevels where adjacent planes at a cell's edge differ by more than it; its default and range
+    are core/model/setting_specs.py's); the rest are not user settings.  Checked when made."""
 
-    angle: float = 90.0  #: edge bevels where adjacent planes at a cell's edge differ by more than this
     vertices: bool = True
     vertex_angle: float = 60.0  #: vertex bevel where the grown corner reaches over 1/cos(this) times the shift
     axial: bool = True
     flat_top: bool = True
+
+    def __post_init__(self):
+        if isinstance(self.vertex_angle, bool) or not (isinstance(self.vertex_angle, (int, float))
+                                                       and 0.0 <= self.vertex_angle < 90.0):
+            raise invalid("vertex_angle", f"is {self.vertex_angle!r}; it must be from 0 to under 90 (degrees: a "
+                          "corner reaching over 1/cos(it) times the shift gets a vertex bevel).", "BevelSettings")
+        for name in ("vertices", "axial", "flat_top"):
+            if not isinstance(getattr(self, name), bool):
+                raise invalid(name, f"is {getattr(self, name)!r}; it must be true or false.", "BevelSettings")
 
     @classmethod
     def off(cls) -> "BevelSettings":

@@ -40,6 +40,7 @@ from .csg import FaceList
 from ...detmath import matmul
 from ...errors import check_cancel
 from ...geometry import PlaneTable, split_polygon, split_polygons
+from ...model.setting_specs import setting_view
 from ...tolerances import (
     MIN_RELATION_FLOOR,
     ON_EPSILON,
@@ -50,14 +51,12 @@ from ...tolerances import (
 )
 
 
-@dataclass
+@dataclass(frozen=True)
+@setting_view(splitter="splitter", split_weight="split_weight", min_relation="min_relation",
+              relation_scale="relation_scale", max_candidates="max_candidates", max_score_faces="max_score_faces")
 class SplitterSettings:
-    splitter: str = "onion"
-    split_weight: float = 8.0
-    min_relation: float = 0.8
-    relation_scale: float = 2.0
-    max_candidates: int = 48
-    max_score_faces: int = 1024
+    """The tree's splitter choice: the bake settings of those names (core/model/setting_specs.py),
+    checked when made."""
 
 
 @dataclass

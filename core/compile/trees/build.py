@@ -16,7 +16,7 @@ from ...detmath import matmul
 from ...errors import check_cancel
 from ...geometry import PlaneTable
 from ...model.brushes import Contents
-from ...model.scene import Scene
+from ...model.scene import Scene, check_settings
 from ...runtime.level import FACE_DETAIL, POINT_HULL_BIT, CompiledLevel
 from ...tolerances import ON_EPSILON, PROBE_STEPS
 from ..stage_progress import StageProgress
@@ -27,9 +27,7 @@ from .probes import builder_leaves, leaf_probes
 
 
 def splitter_settings(scene: Scene) -> SplitterSettings:
-    s = scene.settings
-    return SplitterSettings(s.splitter, s.split_weight, s.min_relation, s.relation_scale, s.max_candidates,
-                            s.max_score_faces)
+    return SplitterSettings.from_settings(scene.settings)
 
 
 def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
@@ -45,6 +43,7 @@ def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
         weights["onion"] = 6.0 * len(scene.hulls)
     weights["arrays"] = 0.2
     bar = StageProgress(progress, weights)
+    check_settings(scene.settings, where=f"scene {scene.name!r}")  # a Settings checks itself; forced fields too
     stats: dict = {"brushes": len(scene.brushes)}
     times: dict = {}
 
