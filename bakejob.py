@@ -15,6 +15,12 @@ from pathlib import Path
 import numpy as np
 
 from .core.errors import BrushbakeError, LeakError
+from .core.model.setting_specs import SPECS
+
+
+def _dest(flag: str) -> str:
+    """argparse's attribute for a flag: --max-candidates -> max_candidates."""
+    return flag.lstrip("-").replace("-", "_")
 
 EXIT_OK, EXIT_USER_ERROR, EXIT_CANCELLED = 0, 1, 130
 #: bake: the map leaks (the chain is written beside the output as LEVEL.pts); --allow-leak bakes anyway
@@ -74,11 +80,10 @@ def write_outputs(files: list[tuple[Path, bytes]]) -> None:
                              hint=WRITE_HINT) from None
 
 
-#: the bake flags that decide a level's bytes: `farm` sends them to its workers as a plain dict
-BAKE_FLAGS = ("scale", "splitter", "max_candidates", "map_trees", "no_bevels", "bevel_angle", "no_hulls", "hull",
-              "point", "vis", "allow_leak", "no_fill", "seal", "slices", "light", "no_light", "luxel", "patch", "bounces",
-              "reflectance", "light_samples", "light_threshold", "shoot_fraction", "luxel_samples", "png", "exposure",
-              "backend")
+#: the bake flags that decide a level's bytes: every setting's flag (the table's,
+#: core/model/setting_specs.py) and the others; `farm` sends them to its workers as a plain dict
+BAKE_FLAGS = tuple(dict.fromkeys([_dest(s.flag) for s in SPECS if s.flag] + [_dest(s.off_flag) for s in SPECS if s.off_flag]
+                                 + ["no_hulls", "hull", "point", "png", "backend"]))
 
 
 def bake_options(args) -> dict:
@@ -141,16 +146,7 @@ def apply_bake_options(scene, opts: dict, scene_path: Path) -> None:
     """The command line's flags (bake_options) onto a loaded scene's settings and hulls (a .map
     without --hull or hulls of its own gets qbsp's hulls 1 and 2, as qbsp builds them)."""
     st = scene.settings
-    if opts["splitter"]:
-        st.splitter = opts["splitter"]
-    if opts["max_candidates"] is not None:
-        st.max_candidates = opts["max_candidates"]
-    if opts["map_trees"]:
-        st.onion_map_trees = True
-    if opts["no_bevels"]:
-        st.bevels = False
-    if opts["bevel_angle"] is not None:
-        st.bevel_angle = opts["bevel_angle"]
+    apply_setting_flags(st, opts)
     if opts["no_hulls"]:
         scene.hulls = []
     elif not opts["hull"] and Path(scene_path).suffix.lower() == ".map" and not scene.hulls:
@@ -159,22 +155,32 @@ def apply_bake_options(scene, opts: dict, scene_path: Path) -> None:
         scene.hulls = quake_map_hulls(st.map_scale)  # qbsp's hulls 1 and 2, as qbsp builds them
     elif opts["hull"]:
         scene.hulls = option_hulls(opts)
-    if opts["vis"] is not None:
-        st.vis = opts["vis"]
-    if opts["allow_leak"]:
-        st.allow_leak = True
-    if opts["no_fill"]:
-        st.fill = False
-    if opts["exposure"] is not None:
-        st.png_exposure = opts["exposure"]
-    if opts["seal"] is not None:
-        st.seal = opts["seal"]
-    if opts["slices"] is not None:
-        st.slices = True
-        st.slice_width, st.slice_height, st.slice_step = opts["slices"][:3]
-        if len(opts["slices"]) == 4:
-            st.slice_cell = opts["slices"][3]
-    apply_light_options(st, opts)
+
+
+def apply_setting_flags(settings, opts: dict) -> None:
+    """The setting flags given (bake_options), copied into `settings` by the table
+    (core/model/setting_specs.py): a value flag sets its setting (and turns on the one it
+    `enables`: --luxel turns on light, --slices slices), a bool flag sets True; then --png turns
+    light on, and an off flag (--no-light, --no-bevels, --no-fill) sets False, whatever else was
+    given.  --scale went to the loader, which set map_scale."""
+    for spec in SPECS:
+        if spec.flag is None or spec.loader:
+            continue
+        value = opts.get(_dest(spec.flag))
+        if spec.part is not None:
+            value = value[spec.part] if value is not None and len(value) > spec.part else None
+        if spec.kind is bool:
+            if value:
+                setattr(settings, spec.name, True)
+        elif value is not None:
+            setattr(settings, spec.name, value)
+            if spec.enables:
+                setattr(settings, spec.enables, True)
+    if opts.get("png"):
+        settings.light = True
+    for spec in SPECS:
+        if spec.off_flag and opts.get(_dest(spec.off_flag)):
+            setattr(settings, spec.name, False)
 
 
 def option_hulls(opts: dict) -> list:
@@ -204,20 +210,6 @@ def leak_warning_text(report, pointfile: Path) -> str:
 
 NOTHING_INSIDE = ("no player start, light, marker or --point lies in empty space, so nothing says what is "
                   "inside: the leak check was skipped.")
-
-
-LIGHT_OPTIONS = ("luxel", "patch", "bounces", "reflectance", "light_samples", "light_threshold", "shoot_fraction", "luxel_samples")
-
-
-def apply_light_options(settings, opts: dict) -> None:
-    """--light and its settings (each given one also turns light on; --no-light turns it off)."""
-    given = [name for name in LIGHT_OPTIONS if opts[name] is not None]
-    for name in given:
-        setattr(settings, name, opts[name])
-    if opts["light"] or given or opts["png"]:
-        settings.light = True
-    if opts["no_light"]:
-        settings.light = False
 
 
 def parse_point(text: str) -> tuple[float, float, float]:

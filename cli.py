@@ -33,6 +33,7 @@ from . import __version__
 from .bakejob import (EXIT_CANCELLED, EXIT_LEAK, EXIT_OK, EXIT_USER_ERROR, NOTHING_INSIDE, bake_options,  # noqa: F401
                       bake_scene_file, check_outputs, leak_error_text, leak_warning_text, pointfile_text, write_outputs)
 from .core.errors import BrushbakeError, CancelledError
+from .core.model.setting_specs import SPEC, SPECS, setting_error
 from .core.native_lib import backend_report
 
 #: 128 + SIGPIPE: what `cat`, `grep` and others end with when the reader of their output is gone
@@ -89,110 +90,107 @@ def _table(rows: list[tuple[str, str, str]]) -> str:
 
 
 def bake_table(stats: dict, times: dict, roles: dict | None = None) -> str:
-    s = stats
+    """The bake's table of counts and seconds, read through core/compile/bake_stats.py's records
+    (each key named once there: a misspelt or missing one fails, never prints 0)."""
+    from .core.compile.bake_stats import BakeStats, StageSeconds
+
+    st, t = BakeStats.of(stats), StageSeconds.of(times)
+    tr = st.tree
     rows = [("stage", "count", "seconds")]
     if roles is not None:
         # the same figures as the load's last progress line ('Built N brushes and M mover brushes'):
         # the brushes by role, then the movers, which are read but not compiled yet
         rows += [
-            ("load: brushes", f"{roles['brushes']}", f"{times.get('load', 0):.2f}"),
+            ("load: brushes", f"{roles['brushes']}", f"{t.load:.2f}"),
             ("  structural / detail / clip / nonsolid",
              f"{roles['structural']} / {roles['detail']} / {roles['clip']} / {roles['nonsolid']}", ""),
             ("  movers: skipped, not compiled yet", f"{roles['movers']}", ""),
         ]
     else:
         rows += [
-            ("load: brushes", f"{s.get('brushes', 0)}", f"{times.get('load', 0):.2f}"),
-            ("  structural / detail", f"{s.get('structural_brushes', 0)} / {s.get('detail_brushes', 0)}", ""),
+            ("load: brushes", f"{tr.brushes}", f"{t.load:.2f}"),
+            ("  structural / detail", f"{tr.structural_brushes} / {tr.detail_brushes}", ""),
         ]
     rows += [
-        ("csg: faces before / after", f"{s.get('faces_before_csg', 0)} / {s.get('faces_after_csg', 0)}",
-         f"{times.get('csg', 0):.2f}"),
-        ("tree: splits", f"{s.get('splits', 0)}", f"{times.get('tree', 0):.2f}"),
-        ("  nodes", f"{s.get('nodes', 0)}", ""),
-        ("  leaves (solid / empty)",
-         f"{s.get('leaves', 0)} ({s.get('solid_leaves', 0)} / {s.get('leaves', 0) - s.get('solid_leaves', 0)})", ""),
-        ("  depth", f"{s.get('depth', 0)}", ""),
-        ("detail: nodes added", f"{s.get('nodes', 0) - s.get('structural_nodes', 0)}", f"{times.get('detail', 0):.2f}"),
-        ("arrays: faces / planes", f"{s.get('faces', 0)} / {s.get('planes', 0)}", f"{times.get('arrays', 0):.2f}"),
+        ("csg: faces before / after", f"{tr.faces_before_csg} / {tr.faces_after_csg}", f"{t.csg:.2f}"),
+        ("tree: splits", f"{tr.splits}", f"{t.tree:.2f}"),
+        ("  nodes", f"{tr.nodes}", ""),
+        ("  leaves (solid / empty)", f"{tr.leaves} ({tr.solid_leaves} / {tr.leaves - tr.solid_leaves})", ""),
+        ("  depth", f"{tr.depth}", ""),
+        ("detail: nodes added", f"{tr.nodes - tr.structural_nodes}", f"{t.detail:.2f}"),
+        ("arrays: faces / planes", f"{tr.faces} / {tr.planes}", f"{t.arrays:.2f}"),
     ]
-    if s.get("hulls"):
-        rows += [
-            ("onion: expand + csg (faces per hull)",
-             " / ".join(str(s.get(f"space{h}_faces", 0)) for h in range(s["hulls"] + 1)), f"{times.get('expand_csg', 0):.2f}"),
-        ]
-        if s.get("map_tree_nodes"):
+    if st.onion is not None:
+        on = st.onion
+        rows += [("onion: expand + csg (faces per hull)", " / ".join(map(str, on.space_faces)), f"{t.expand_csg:.2f}")]
+        if on.map_tree_nodes:
             rows += [
-                ("  map trees (nodes per hull)", " / ".join(map(str, s["map_tree_nodes"])), f"{times.get('map_trees', 0):.2f}"),
-                ("  onion tree nodes (separate trees)", f"{s.get('onion_nodes', 0)} ({s.get('separate_tree_nodes', 0)})",
-                 f"{times.get('onion_tree', 0):.2f}"),
+                ("  map trees (nodes per hull)", " / ".join(map(str, on.map_tree_nodes)), f"{t.map_trees:.2f}"),
+                ("  onion tree nodes (separate trees)", f"{on.onion_nodes} ({on.separate_tree_nodes})",
+                 f"{t.onion_tree:.2f}"),
             ]
         else:
-            rows += [("  onion tree nodes", f"{s.get('onion_nodes', 0)}", f"{times.get('onion_tree', 0):.2f}")]
-        rows += [
-            ("  leaf solidity", f"{s.get('onion_leaves', 0)} leaves", f"{times.get('leaf_solidity', 0):.2f}"),
-        ]
-    if s.get("bevel"):
-        bv = s["bevel"]
-        rows += [("bevel: nodes plain / beveled", f"{bv['plain_nodes']} / {bv['beveled_nodes']}",
-                  f"{times.get('bevel', 0):.2f}"),
+            rows += [("  onion tree nodes", f"{on.onion_nodes}", f"{t.onion_tree:.2f}")]
+        rows += [("  leaf solidity", f"{on.onion_leaves} leaves", f"{t.leaf_solidity:.2f}")]
+    if st.bevel is not None:
+        bv = st.bevel
+        rows += [("bevel: nodes plain / beveled", f"{bv.plain_nodes} / {bv.beveled_nodes}", f"{t.bevel:.2f}"),
                  ("  edge / vertex / axial / flat-top",
-                  f"{bv['edge_bevels']} / {bv['vertex_bevels']} / {bv['axial_bevels']} / {bv['flat_top_bevels']}", "")]
-    if s.get("leaks"):
-        lk = s["leaks"]
+                  f"{bv.edge_bevels} / {bv.vertex_bevels} / {bv.axial_bevels} / {bv.flat_top_bevels}", "")]
+    if st.leaks is not None:
+        lk = st.leaks
         rows += [
-            ("portals: clusters / portals / void", f"{lk['clusters']} / {lk['portals']} / {lk['void_portals']}",
-             f"{times.get('portals', 0):.2f}"),
-            ("leaks: verdict (inside points judged)", f"{'LEAKS' if lk['leaks'] else 'sealed'} ({lk['judged']})",
-             f"{times.get('leaks', 0):.2f}"),
-            ("  clusters the void reaches", f"{lk['outside_clusters']}", ""),
+            ("portals: clusters / portals / void", f"{lk.clusters} / {lk.portals} / {lk.void_portals}", f"{t.portals:.2f}"),
+            ("leaks: verdict (inside points judged)", f"{'LEAKS' if lk.leaks else 'sealed'} ({lk.judged})",
+             f"{t.leaks:.2f}"),
+            ("  clusters the void reaches", f"{lk.outside_clusters}", ""),
         ]
-        if "sliver_sites" in lk:
-            rows.append(("  seal as qbsp: brush tips cut", f"{lk['sliver_sites']}", f"{times.get('seal', 0):.2f}"))
-    if s.get("fill"):
-        fl = s["fill"]
-        per_hull = " / ".join(str(v) for v in fl.get("onion_filled", []))
+        if lk.sliver_sites is not None:
+            rows.append(("  seal as qbsp: brush tips cut", f"{lk.sliver_sites}", f"{t.seal:.2f}"))
+    if st.fill is not None:
+        fl = st.fill
+        per_hull = " / ".join(str(v) for v in fl.onion_filled or [])
         rows.append(("outside fill: point leaves (onion, per hull)",
-                     f"{fl['point_filled']}" + (f" ({per_hull})" if per_hull else ""), f"{times.get('fill', 0):.2f}"))
-        if fl.get("point_nodes"):
-            rows.append(("  point nodes pruned after it (before / after)", " / ".join(map(str, fl["point_nodes"])), ""))
-        if fl.get("onion_nodes"):
-            rows.append(("  onion nodes pruned after it (before / after)", " / ".join(map(str, fl["onion_nodes"])), ""))
-        if fl.get("onion_leaking"):
-            rows.append(("  hulls not filled (their void reaches an entity)", ", ".join(fl["onion_leaking"]), ""))
-    if s.get("vis"):
-        vs = s["vis"]
-        by = {"c": " in C", "numpy": " in NumPy"}.get(vs.get("vis_backend"), "")
+                     f"{fl.point_filled}" + (f" ({per_hull})" if per_hull else ""), f"{t.fill:.2f}"))
+        if fl.point_nodes:
+            rows.append(("  point nodes pruned after it (before / after)", " / ".join(map(str, fl.point_nodes)), ""))
+        if fl.onion_nodes:
+            rows.append(("  onion nodes pruned after it (before / after)", " / ".join(map(str, fl.onion_nodes)), ""))
+        if fl.onion_leaking:
+            rows.append(("  hulls not filled (their void reaches an entity)", ", ".join(fl.onion_leaking), ""))
+    if st.vis is not None:
+        vs = st.vis
+        by = {"c": " in C", "numpy": " in NumPy"}.get(vs.vis_backend, "")
         rows += [
-            (f"vis ({vs['mode']}){by}: clusters / portals", f"{vs['clusters']} / {vs['portals']}", f"{times.get('vis', 0):.2f}"),
-            ("  avg clusters / leaves visible", f"{vs['avg_clusters_visible']:.1f} / {vs['avg_leaves_visible']:.1f}", ""),
-            ("  compressed rows (bytes)", f"{vs['compressed_bytes']}", ""),
+            (f"vis ({vs.mode}){by}: clusters / portals", f"{vs.clusters} / {vs.portals}", f"{t.vis:.2f}"),
+            ("  avg clusters / leaves visible", f"{vs.avg_clusters_visible:.1f} / {vs.avg_leaves_visible:.1f}", ""),
+            ("  compressed rows (bytes)", f"{vs.compressed_bytes}", ""),
         ]
-    if s.get("png"):
-        pg = s["png"]
+    if st.png is not None:
+        pg = st.png
         rows.append(("png: exposure (lit texels clipped)",
-                     f"{pg['exposure']:.4g}{' auto' if pg['auto'] else ''} ({100 * pg['clipped']:.2f}%)", ""))
-    if s.get("slices_taken"):
+                     f"{pg.exposure:.4g}{' auto' if pg.auto else ''} ({100 * pg.clipped:.2f}%)", ""))
+    if st.slices is not None and st.slices.slices_taken:
+        sl = st.slices
         rows += [
-            ("slices: taken / kept", f"{s['slices_taken']} / {s['slices_kept']}", f"{times.get('slices', 0):.2f}"),
-            ("  grid (cells) / bytes kept", f"{s['slice_grid']} / {s['slice_bytes']}", ""),
+            ("slices: taken / kept", f"{sl.slices_taken} / {sl.slices_kept}", f"{t.slices:.2f}"),
+            ("  grid (cells) / bytes kept", f"{sl.slice_grid} / {sl.slice_bytes}", ""),
         ]
-    if s.get("light"):
-        lt = s["light"]
+    if st.light is not None:
+        lt = st.light
         rows += [
-            ("light: faces / luxels / patches", f"{lt['faces']} / {lt['luxels']} / {lt['patches']}",
-             f"{times.get('light', 0):.2f}"),
-            ("  pages (texels a side)", f"{lt['pages']} ({lt['page_size']})", f"{lt['charts_seconds']:.2f}"),
-            ("  rays traced by", lt.get("native", lt.get("backend", "")), ""),
-            ("  direct: shadow rays", f"{lt['direct_rays']}", f"{lt['direct_seconds']:.2f}"),
+            ("light: faces / luxels / patches", f"{lt.faces} / {lt.luxels} / {lt.patches}", f"{t.light:.2f}"),
+            ("  pages (texels a side)", f"{lt.pages} ({lt.page_size})", f"{lt.charts_seconds:.2f}"),
+            ("  rays traced by", lt.native if lt.native is not None else lt.backend, ""),
+            ("  direct: shadow rays", f"{lt.direct_rays}", f"{lt.direct_seconds:.2f}"),
         ]
-        rows += [(f"  bounce {r['round']}: shooters / rays" if r["round"] else "  surface lights: shooters / rays",
-                  f"{r['shooters']} / {r['rays']}", f"{r['seconds']:.2f}") for r in lt["bounce_rounds"]]
-        if lt["cancelled"]:
-            rows.append(("  cancelled: bounces kept", f"{lt['bounces_done']}", ""))
+        rows += [(f"  bounce {r.round}: shooters / rays" if r.round else "  surface lights: shooters / rays",
+                  f"{r.shooters} / {r.rays}", f"{r.seconds:.2f}") for r in lt.bounce_rounds]
+        if lt.cancelled:
+            rows.append(("  cancelled: bounces kept", f"{lt.bounces_done}", ""))
     rows += [
-        ("write", "", f"{times.get('write', 0):.2f}"),
-        ("total", "", f"{sum(v for v in times.values()):.2f}"),
+        ("write", "", f"{t.write:.2f}"),
+        ("total", "", f"{t.total():.2f}"),
     ]
     return _table(rows)
 
@@ -571,7 +569,8 @@ def _count(name: str, high: int):
     return parse
 
 
-SLICE_FIELDS = ("slice_width", "slice_height", "slice_step", "slice_cell")
+#: the settings --slices W,H,STEP[,CELL] sets, in order (the table's parts of --slices)
+SLICE_FIELDS = tuple(s.name for s in sorted((s for s in SPECS if s.flag == "--slices"), key=lambda s: s.part))
 
 
 def _jobs(text: str) -> int:
@@ -587,8 +586,6 @@ def _jobs(text: str) -> int:
 
 def _slices(text: str) -> tuple[float, ...]:
     """--slices W,H,STEP[,CELL]: three or four numbers, each checked against its setting's range."""
-    from .core.model.scene import setting_error
-
     parts = text.split(",")
     if len(parts) not in (3, 4):
         raise argparse.ArgumentTypeError(f"is {text!r}; it takes W,H,STEP or W,H,STEP,CELL in metres, "
@@ -613,29 +610,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {self.prog}: {message} (see --help)\n")
 
 
-def _exposure(text: str) -> float:
-    """--exposure: 'auto' (0, settings.png_exposure's 'pick one') or a positive number."""
-    if text.strip().lower() == "auto":
-        return 0.0
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value <= 1e6:
-        raise argparse.ArgumentTypeError(f"is {text!r}; give a factor above 0 (at most 1000000; 1: as baked), or auto")
-    return value
-
-
 def _setting(name: str):
-    """An argparse type for Settings field `name`: parsed and checked against SETTING_RANGES when
-    the command line is read, before any work."""
-    from .core.model.scene import SETTING_RANGES, setting_error
-
-    integer = SETTING_RANGES[name].integer
+    """An argparse type for setting `name`: parsed and checked against the table when the
+    command line is read, before any work, with the words every reader of a setting uses."""
+    spec = SPEC[name]
+    words = dict(spec.words)
 
     def parse(text: str):
+        if text.strip().lower() in words:
+            return words[text.strip().lower()]
         try:
-            value = int(text) if integer else float(text)
+            value = spec.kind(text) if spec.kind in (int, float) else text
         except ValueError:
             value = text
         problem = setting_error(name, value)
@@ -648,46 +633,37 @@ def _setting(name: str):
 
 
 def _range(name: str) -> str:
-    from .core.model.scene import SETTING_RANGES
+    return SPEC[name].range.text()
 
-    return SETTING_RANGES[name].text()
+
+def add_setting_flags(parser, *names: str) -> None:
+    """The flags of these settings, made from the table (core/model/setting_specs.py): a value
+    flag (type, range check, help with its range and default; a choice's words), a bool's flag and
+    off flag."""
+    for name in names:
+        spec = SPEC[name]
+        if spec.flag is not None and spec.part is None:
+            if spec.kind is bool:
+                parser.add_argument(spec.flag, action="store_true", help=spec.help_text())
+            else:
+                parser.add_argument(spec.flag, type=_setting(name), choices=spec.values or None, default=None,
+                                    metavar=spec.metavar, help=spec.help_text())
+        if spec.off_flag is not None:
+            parser.add_argument(spec.off_flag, action="store_true", help=spec.off_help)
 
 
 def _add_bake_flags(b) -> None:
-    """The flags that decide a level (BAKE_FLAGS but --png): `bake` and `farm` take the same."""
-    b.add_argument("--scale", type=_setting("map_scale"), default=None,
-                   help=f"metres per .map unit ({_range('map_scale')}; default 1/32)")
-    b.add_argument("--splitter", choices=("onion", "thesis"), help="splitter heuristic (default onion)")
-    b.add_argument("--max-candidates", type=_setting("max_candidates"),
-                   help=f"splitter planes scored per node ({_range('max_candidates')}; 0 = all)")
+    """The flags that decide a level (BAKE_FLAGS but --png and --exposure): `bake` and `farm` take
+    the same; the settings' flags made from the table."""
+    add_setting_flags(b, "map_scale", "splitter", "max_candidates", "split_weight", "min_relation", "relation_scale",
+                      "max_score_faces")
     b.add_argument("--hull", action="append", metavar="NAME=MINX,MINY,MINZ,MAXX,MAXY,MAXZ",
                    help="a box hull for the onion tree (metres), or a preset name such as stand, crouch, "
                         "q1_player; repeatable; replaces the scene's own hulls.  Without it a .json scene "
                         "builds the hulls it declares and a .map builds Quake's, as qbsp does: 'stand' (the "
                         "player, 32 x 32 x 56 units) and 'large' (64 x 64 x 88), at the map's --scale")
     b.add_argument("--no-hulls", action="store_true", help="build only the point tree")
-    b.add_argument("--no-fill", action="store_true",
-                   help="keep the void outside a sealed map empty; by default it is made solid in the point "
-                        "tree and every hull's tree, as qbsp's fill makes it (queries there answer solid).  "
-                        "A leaking map, or a bake with --vis none, is never filled")
-    b.add_argument("--map-trees", action="store_true",
-                   help="also build each hull's separate map tree: leaf solidity by Listing 3 verbatim, and "
-                        "the onion tree's size against the separate trees in the table")
-    b.add_argument("--no-bevels", action="store_true", help="do not build the beveled tree (plane shifting)")
-    b.add_argument("--bevel-angle", type=_setting("bevel_angle"), default=None,
-                   help="edge bevels where adjacent planes at a solid cell's edge differ by more than this "
-                        f"(degrees, {_range('bevel_angle')}; default 90)")
-    b.add_argument("--vis", choices=("flow", "fast", "sample", "none"), default=None,
-                   help="visibility: portals, the leak check and the PVS by this method: fast (conservative "
-                        "portal flood, seconds; the default unless the scene's settings say otherwise), flow "
-                        "(conservative portal flow with separating planes, chains merged: tight, about a minute on big maps), sample "
-                        "(Ranta-Eskola's sample rays: may miss); 'none' skips all three")
-    b.add_argument("--seal", choices=("exact", "qbsp"), default=None,
-                   help="the leak check's rule: qbsp (the default: also a leak where the seal rests on a brush tip under "
-                        "0.1 unit that qbsp-based compilers such as ericw-tools can drop; a map sealed in exact geometry "
-                        "is checked again with those tips cut) or exact (the brushes as they are)")
-    b.add_argument("--allow-leak", action="store_true",
-                   help="bake a leaking map anyway, treated as unsealed (the chain is still written as LEVEL.pts)")
+    add_setting_flags(b, "fill", "onion_map_trees", "bevels", "bevel_angle", "vis", "seal", "allow_leak")
     b.add_argument("--point", action="append", metavar="X,Y,Z",
                    help="a point that must be inside (metres, as the level), besides the scene's player starts, "
                         "lights and markers; repeatable")
@@ -696,26 +672,8 @@ def _add_bake_flags(b) -> None:
                         f"tall stepping up or down STEP, on a grid of CELL (metres; W {_range('slice_width')}, H "
                         f"{_range('slice_height')}, STEP {_range('slice_step')}, CELL {_range('slice_cell')}, "
                         "default 0.25)")
-    b.add_argument("--light", action="store_true",
-                   help="bake lightmaps after visibility: direct light and radiosity bounces (docs/USER_GUIDE.md)")
-    b.add_argument("--no-light", action="store_true", help="no lightmaps, even if the scene's settings ask for them")
-    b.add_argument("--luxel", type=_setting("luxel"), help=f"metres per luxel ({_range('luxel')}; default 0.5)")
-    b.add_argument("--patch", type=_setting("patch"),
-                   help=f"luxels per radiosity patch side ({_range('patch')}; default 4)")
-    b.add_argument("--bounces", type=_setting("bounces"), help=f"radiosity bounces ({_range('bounces')}; default 8)")
-    b.add_argument("--reflectance", type=_setting("reflectance"),
-                   help=f"diffuse reflectance of every face ({_range('reflectance')}; default 0.5)")
-    b.add_argument("--light-samples", type=_setting("light_samples"),
-                   help=f"shadow rays per luxel for lights with a radius ({_range('light_samples')}; default 8)")
-    b.add_argument("--light-threshold", type=_setting("light_threshold"),
-                   help=f"stop bouncing below this fraction of unshot power ({_range('light_threshold')}; "
-                        "default 0.001)")
-    b.add_argument("--luxel-samples", type=_setting("luxel_samples"),
-                   help=f"direct light at N x N points a luxel, averaged: antialiased shadow edges "
-                        f"({_range('luxel_samples')}; default 1, the centre)")
-    b.add_argument("--shoot-fraction", type=_setting("shoot_fraction"),
-                   help="a bounce shoots its brightest patches holding this fraction of its unshot power, the rest "
-                        f"waits for the next ({_range('shoot_fraction')}; default 0.95; 1: every patch, exact bounces)")
+    add_setting_flags(b, "slice_resolution", "light", "luxel", "patch", "bounces", "reflectance", "light_samples",
+                      "light_threshold", "luxel_samples", "shoot_fraction")
     b.add_argument("--backend", choices=("auto", "numpy", "c"), default="auto",
                    help="what runs the visibility and traces light's rays: auto (the default: the native library "
                         "where it loads, else NumPy), numpy or c; the same level to the byte either way")
@@ -735,9 +693,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="cores the full vis (--vis flow) may use (default: all; the output is the same for any N)")
     b.add_argument("--png", action="store_true",
                    help="also write each lightmap page as LEVEL.lmK.png (8-bit sRGB; implies --light)")
-    b.add_argument("--exposure", type=_exposure, default=None, metavar="X|auto",
-                   help="the PNG pages' values times X (1: as baked); auto (the default) picks the one that "
-                        "clips at most 1%% of the lit texels, never above 1")
+    add_setting_flags(b, "png_exposure")
     b.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run the level's long work (the full vis's sources, light's ray batches) on this Dask "
                         "scheduler's workers (docs/FARM.md; pip install 'brushbake[farm]'): the same bytes")

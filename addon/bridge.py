@@ -32,6 +32,7 @@ from ..core.errors import BrushbakeError, BrushError
 from ..core.model.hulls import make_hull
 from ..core.model.light_units import light_power
 from ..core.model.scene import DetailMesh, Hull, Marker, Scene, Settings
+from ..core.model.setting_specs import SPECS, from_float32
 from ..core.tolerances import PLANES_MATCH_TOLERANCE
 from .roles import CONTENTS_ROLE, ROLE_CONTENTS
 
@@ -129,17 +130,22 @@ def hulls_from_settings(settings) -> list[Hull]:
 
 
 def core_settings(settings) -> Settings:
-    """Compile settings from the scene's PropertyGroup; the rest keep core's (and the CLI's) defaults."""
-    return Settings(splitter=settings.splitter, split_weight=settings.split_weight,
-                    max_candidates=settings.max_candidates, map_scale=settings.map_scale,
-                    bevels=settings.use_bevels, bevel_angle=settings.bevel_angle,
-                    vis=settings.vis_mode if settings.use_vis else "none", allow_leak=settings.allow_leak,
-                    fill=settings.fill,
-                    seal=settings.seal,
-                    slices=settings.use_slices, slice_width=settings.slice_width, slice_height=settings.slice_height,
-                    slice_step=settings.slice_step, slice_cell=settings.slice_cell,
-                    light=settings.use_light, luxel=settings.luxel, bounces=settings.light_bounces,
-                    patch=settings.patch, reflectance=settings.reflectance)
+    """Compile settings from the scene's PropertyGroup, copied by the table
+    (core/model/setting_specs.py) as addon/properties.py made them: a float as the decimal typed
+    (Blender keeps float32: 0.1 is 0.1, as on the command line), a toggled-off choice as its off
+    value (Visibility off: vis 'none').  Raises InvalidSettingError for a value out of range (NaN:
+    Blender clamps the rest)."""
+    values = {}
+    for spec in SPECS:
+        if spec.prop_name is None:
+            continue
+        value = getattr(settings, spec.prop_name)
+        if spec.toggle is not None and not getattr(settings, spec.toggle.prop):
+            value = spec.toggle.off_value
+        elif spec.kind is float:
+            value = from_float32(value)
+        values[spec.name] = value
+    return Settings(**values)
 
 
 def scene_from_objects(objects, settings, name: str = "blender", depsgraph=None) -> Scene:

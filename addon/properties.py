@@ -23,8 +23,7 @@ from bpy.props import (
 from bpy.types import PropertyGroup
 
 from ..core.model.hulls import PRESETS
-from ..core.model.scene import SETTING_RANGES as _RANGES
-from ..core.units import QUAKE_UNIT
+from ..core.model.setting_specs import SPECS
 from . import overlays
 
 # Blender 4.5 marks a '//' (blend-relative) path as invalid unless the property opts in, and older
@@ -114,79 +113,8 @@ class BRUSHBAKE_PG_settings(PropertyGroup):
         default="SELECTED",
     )
     collection: PointerProperty(type=bpy.types.Collection, name="Collection")  # type: ignore[valid-type]
-    # compile settings (defaults are core.scene.Settings' and the command line's; min and max are
-    # core.model.scene.SETTING_RANGES', the one table every reader of a setting checks)
-    splitter: EnumProperty(  # type: ignore[valid-type]
-        name="Splitter",
-        items=(("onion", "Onion", "Balance plus weighted splits (the onion article)"),
-               ("thesis", "Thesis", "CHOOSE-DIVIDING-POLYGON (the thesis)")),
-        default="onion",
-    )
-    split_weight: FloatProperty(  # type: ignore[valid-type]
-        name="Split weight", default=8.0, min=_RANGES["split_weight"].low, max=_RANGES["split_weight"].high,
-        description="Onion splitter score: |front - back| + weight * splits",
-    )
-    max_candidates: IntProperty(  # type: ignore[valid-type]
-        name="Candidates", default=48, min=int(_RANGES["max_candidates"].low), max=int(_RANGES["max_candidates"].high),
-        description="Splitter planes scored per node (0 = all)",
-    )
-    use_bevels: BoolProperty(  # type: ignore[valid-type]
-        name="Bevels", default=True,
-        description="Also build the beveled tree for plane shifting (spheres, cylinders, any box)",
-    )
-    bevel_angle: FloatProperty(  # type: ignore[valid-type]
-        name="Bevel angle", default=90.0, min=_RANGES["bevel_angle"].low, max=_RANGES["bevel_angle"].high,
-        description="Edge bevels where adjacent planes at a solid cell's edge differ by more than this (degrees)",
-    )
-    use_vis: BoolProperty(  # type: ignore[valid-type]
-        name="Visibility", default=False,
-        description="Also build portals, check for leaks and bake the PVS (the command line's --vis)",
-    )
-    vis_mode: EnumProperty(  # type: ignore[valid-type]
-        name="Method",
-        items=(("fast", "Fast", "Conservative portal flood: seconds on every map"),
-               ("flow", "Flow", "Conservative portal flow with separating planes: tighter, slower"),
-               ("sample", "Sample", "The thesis's sample rays: fast, may miss")),
-        default="fast",
-    )
-    seal: EnumProperty(  # type: ignore[valid-type]
-        name="Seal rule",
-        items=(("qbsp", "As qbsp", "Also a leak where the seal rests on a brush tip under 0.1 unit that "
-                "qbsp-based compilers (ericw-tools) can drop: the verdict those compilers give (the command line's "
-                "--seal qbsp, the default)"),
-               ("exact", "Exact", "The brushes as they are: brushes meeting at an edge or a vertex seal "
-                "(--seal exact)")),
-        default="qbsp",
-    )
-    fill: BoolProperty(  # type: ignore[valid-type]
-        name="Fill outside", default=True,
-        description="Make the void outside a sealed map solid in every tree, as qbsp's fill does (the command "
-                    "line's default; --no-fill keeps it empty)",
-    )
-    allow_leak: BoolProperty(  # type: ignore[valid-type]
-        name="Allow leak", default=False,
-        description="Bake a leaking map anyway, treated as unsealed (the leak is still drawn)",
-    )
-    use_slices: BoolProperty(  # type: ignore[valid-type]
-        name="Crowd slices", default=False,
-        description="Also slice the world for crowds: multi-level height maps (the command line's --slices)",
-    )
-    slice_width: FloatProperty(  # type: ignore[valid-type]
-        name="Width", default=1.0, min=_RANGES["slice_width"].low, max=_RANGES["slice_width"].high, unit="LENGTH",
-        description="Avatar width (metres)",
-    )
-    slice_height: FloatProperty(  # type: ignore[valid-type]
-        name="Height", default=1.75, min=_RANGES["slice_height"].low, max=_RANGES["slice_height"].high,
-        unit="LENGTH", description="The smallest avatar height the slices serve (metres)",
-    )
-    slice_step: FloatProperty(  # type: ignore[valid-type]
-        name="Step", default=0.5625, min=_RANGES["slice_step"].low, max=_RANGES["slice_step"].high, unit="LENGTH",
-        description="The largest step an avatar takes up or down (metres)",
-    )
-    slice_cell: FloatProperty(  # type: ignore[valid-type]
-        name="Cell", default=0.25, min=_RANGES["slice_cell"].low, max=_RANGES["slice_cell"].high, unit="LENGTH",
-        description="The slices' grid cell (metres)",
-    )
+    # the bake settings (splitter, bevels, vis, slices, light, map scale ...) are made from the
+    # table, below the class: setting_properties()
     crowd_avatars: IntProperty(  # type: ignore[valid-type]
         name="Avatars", default=500, min=1, max=10_000_000, description="How many avatars Spawn Crowd places",
     )
@@ -194,26 +122,6 @@ class BRUSHBAKE_PG_settings(PropertyGroup):
         name="Frames", default=250, min=1, max=1_000_000, description="Frames the crowd walks, one tick a frame",
     )
     crowd_seed: IntProperty(name="Seed", default=0, min=0, description="Seed of the crowd's spawn and turns")  # type: ignore[valid-type]
-    use_light: BoolProperty(  # type: ignore[valid-type]
-        name="Light", default=False,
-        description="Also bake lightmaps: direct light and radiosity bounces (the command line's --light)",
-    )
-    luxel: FloatProperty(  # type: ignore[valid-type]
-        name="Luxel", default=0.5, min=_RANGES["luxel"].low, max=_RANGES["luxel"].high, unit="LENGTH",
-        description="Side of a lightmap luxel (0.5 m: Quake's 16 units)",
-    )
-    light_bounces: IntProperty(  # type: ignore[valid-type]
-        name="Bounces", default=8, min=int(_RANGES["bounces"].low), max=int(_RANGES["bounces"].high),
-        description="Radiosity bounces after direct light (progressive refinement)",
-    )
-    patch: IntProperty(  # type: ignore[valid-type]
-        name="Patch", default=4, min=int(_RANGES["patch"].low), max=int(_RANGES["patch"].high),
-        description="Luxels per radiosity patch side",
-    )
-    reflectance: FloatProperty(  # type: ignore[valid-type]
-        name="Reflectance", default=0.5, min=_RANGES["reflectance"].low, max=_RANGES["reflectance"].high,
-        description="Diffuse reflectance of every face (the bake and the Cycles comparison use it)",
-    )
     cycles_samples: IntProperty(  # type: ignore[valid-type]
         name="Cycles samples", default=64, min=1, max=65536,
         description="Samples per texel when baking Blender's own lighting with Cycles for comparison",
@@ -224,10 +132,6 @@ class BRUSHBAKE_PG_settings(PropertyGroup):
                ("CYCLES", "Cycles", "Blender's own diffuse lighting baked into the same pages"),
                ("DIFFERENCE", "Difference", "|baked - Cycles| / Cycles per texel")),
         default="BAKED",
-    )
-    map_scale: FloatProperty(  # type: ignore[valid-type]
-        name="Map scale", default=QUAKE_UNIT, min=_RANGES["map_scale"].low, max=_RANGES["map_scale"].high, precision=5,
-        description="Metres per .map unit when importing (1/32: a 56-unit Quake player is 1.75 m)",
     )
     # status of the last bake, shown in the panel (errors as data: the text of the last report)
     status: StringProperty(name="Status", default="")  # type: ignore[valid-type]
@@ -255,6 +159,38 @@ class BRUSHBAKE_PG_settings(PropertyGroup):
         description="Cull for the 3D viewport's own view instead of the scene's active camera",
     )
     camera_stats: StringProperty(name="Camera counts", default="")  # type: ignore[valid-type]
+
+
+def setting_properties() -> dict:
+    """A bpy property for every setting of core/model/setting_specs.py's table, by its add-on
+    name: default, min and max (Blender clamps to them), label and tooltip from the table.  A
+    setting with a Toggle is a checkbox plus a menu without the toggle's value (Visibility + Method
+    for vis).  addon/bridge.py copies them back into core Settings by the same table."""
+    props = {}
+    for spec in SPECS:
+        if spec.prop_name is None:
+            continue
+        if spec.toggle is not None:
+            t = spec.toggle
+            props[t.prop] = BoolProperty(name=t.label, default=t.default, description=t.tip)
+        common = {"name": spec.label, "default": spec.default, "description": spec.tip_text()}
+        if spec.choices:
+            off = spec.toggle.off_value if spec.toggle else None
+            items = tuple((c.value, c.label, c.tip) for c in spec.choices if c.value != off)
+            props[spec.prop_name] = EnumProperty(items=items, **common)
+        elif spec.kind is bool:
+            props[spec.prop_name] = BoolProperty(**common)
+        elif spec.kind is int:
+            props[spec.prop_name] = IntProperty(min=int(spec.range.low), max=int(spec.range.high), **common)
+        else:
+            extra = {"unit": "LENGTH"} if spec.unit == "m" else {}
+            if spec.precision is not None:
+                extra["precision"] = spec.precision
+            props[spec.prop_name] = FloatProperty(min=spec.range.low, max=spec.range.high, **extra, **common)
+    return props
+
+
+BRUSHBAKE_PG_settings.__annotations__.update(setting_properties())
 
 
 class BRUSHBAKE_PG_object(PropertyGroup):

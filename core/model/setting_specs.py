@@ -4,9 +4,11 @@ property.
 ericw-tools' habit (one `setting_scalar` line drives the parser, the default and the help): each
 SettingSpec below is the only place a setting is written.  Settings (core/model/scene.py) and the
 narrower objects a stage takes (SplitterSettings, BevelSettings, SliceSettings) take their fields'
-defaults from it and check themselves against it; the command line (cli.py), the .json reader and
-the add-on (addon/properties.py) check by it.  One checker, setting_error, so every reader says
-the same thing about a bad value (tests/core/test_settings.py).
+defaults from it and check themselves against it; the command line (cli.py) makes its flags and
+help from it and bakejob.py copies them into Settings by it; the add-on (addon/properties.py)
+makes its bpy properties from it, and addon/bridge.py copies them into Settings by it.  One
+checker, setting_error, so every reader says the same thing about a bad value
+(tests/core/test_settings.py, tests/test_cli_settings.py).
 
 Ranges are closed (low <= value <= high) and finite: Blender's properties clamp to a closed range.
 Blender stores floats as float32; from_float32 reads one back as the decimal the user typed.

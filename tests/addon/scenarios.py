@@ -244,6 +244,81 @@ def scenario_settings(args) -> dict:
     return out
 
 
+def _typed(spec, value):
+    """A value a user could type for a number setting: six digits, which float32 keeps (the value
+    need not be exact in float32: the bridge reads the decimal back)."""
+    return int(value) if spec.kind is int else float(f"{float(value):.6g}")
+
+
+def scenario_settings_table(args) -> dict:
+    """Every setting of the table (core/model/setting_specs.py) through the add-on: its property as
+    Blender holds it (default, min, max, label, tooltip, menu items); values set on the property
+    reaching core Settings through the bridge; and what a bad value (beyond a bound, NaN, an
+    infinity) does: clamped by Blender, or refused by the bridge with InvalidSettingError."""
+    bpy = setup()
+    from brushbake.addon.bridge import core_settings
+    from brushbake.core.errors import InvalidSettingError
+    from brushbake.core.model.setting_specs import SPECS
+
+    props = bpy.context.scene.brushbake
+    rna = type(props).bl_rna.properties
+    out: dict = {"props": {}, "round_trip": {}, "bad": {}, "defaults": None}
+    out["defaults"] = {k: v for k, v in vars(core_settings(props)).items()}
+    for spec in SPECS:
+        name = spec.prop_name
+        if name is None:  # not an add-on setting (png_exposure: the command line's PNGs)
+            continue
+        p = rna[name]
+        entry = {"label": p.name, "description": p.description}
+        if spec.choices:
+            entry.update(default=p.default, items=[i.identifier for i in p.enum_items])
+        else:
+            entry["default"] = p.default
+        if spec.kind in (int, float):
+            entry.update(min=p.hard_min, max=p.hard_max, unit=p.unit)
+        if spec.toggle is not None:
+            entry["toggle"] = [rna[spec.toggle.prop].default, rna[spec.toggle.prop].name]
+        out["props"][spec.name] = entry
+        # values set on the property, as core sees them
+        if spec.choices:
+            values = [c.value for c in spec.choices]
+        elif spec.kind is bool:
+            values = [not spec.default, spec.default]
+        else:
+            r = spec.range
+            values = [spec.kind(r.low), spec.kind(r.high), _typed(spec, r.low + (r.high - r.low) / 3)]
+        seen = []
+        for value in values:
+            if spec.toggle is not None:
+                off = value == spec.toggle.off_value
+                setattr(props, spec.toggle.prop, not off)
+                if not off:
+                    setattr(props, name, value)
+            else:
+                setattr(props, name, value)
+            seen.append([value, getattr(core_settings(props), spec.name)])
+        out["round_trip"][spec.name] = seen
+        bpy.ops.wm.read_factory_settings(use_empty=True)  # every property back to its default
+        props = bpy.context.scene.brushbake
+        if spec.kind not in (int, float):
+            continue
+        bad = []
+        for value in (spec.range.low - 1, spec.range.high + 1, float("nan"), float("inf"), -float("inf")):
+            try:
+                setattr(props, name, value)
+            except (TypeError, ValueError, OverflowError) as err:
+                bad.append([value, "refused by Blender", type(err).__name__])
+                continue
+            stored = getattr(props, name)
+            try:
+                bad.append([value, stored, "ok", getattr(core_settings(props), spec.name)])
+            except InvalidSettingError as err:
+                bad.append([value, stored, "error", str(err)])
+            setattr(props, name, spec.default)
+        out["bad"][spec.name] = bad
+    return out
+
+
 def scenario_save_reload(args) -> dict:
     """The bake is saved with the .blend and comes back; baking again replaces it whole."""
     bpy = setup()

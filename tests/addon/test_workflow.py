@@ -298,6 +298,53 @@ def test_setting_ranges_equal_core_table_and_bad_values_are_reported(tmp_path):
     assert r["clamped"] == 180.0 and r["clamped_bake"] == ["FINISHED"]
 
 
+def test_every_setting_of_the_table_round_trips_through_the_add_on(tmp_path):
+    """Issue 31 point 3: the add-on's properties are made from the table (default, min, max, label,
+    tooltip, menu items) and the bridge copies them into core Settings by it: every value set on a
+    property reaches Settings as typed; a bad value is clamped by Blender into the range, or (NaN)
+    refused by the bridge with the API's own message."""
+    import math
+
+    from brushbake.core.model.scene import Settings
+    from brushbake.core.model.setting_specs import SPECS
+
+    r = run_scenario(tmp_path, "settings_table")
+    core = Settings()
+    assert r["defaults"] == {**vars(core), "vis": "none"}  # Visibility is off in a new scene
+    assert {s.name for s in SPECS if s.prop_name is None} == {"png_exposure"}  # the command line's PNGs only
+    for spec in SPECS:
+        if spec.prop_name is None:
+            continue
+        p = r["props"][spec.name]
+        assert p["label"] == spec.label and p["description"] == spec.tip_text(), spec.name
+        if spec.choices:
+            off = spec.toggle.off_value if spec.toggle else None
+            assert p["items"] == [c.value for c in spec.choices if c.value != off] and p["default"] == spec.default
+        elif spec.kind is float:
+            assert [p["min"], p["max"], p["default"]] == [float(np.float32(v)) for v in
+                                                          (spec.range.low, spec.range.high, spec.default)], spec.name
+            assert p["unit"] == ("LENGTH" if spec.unit == "m" else "NONE"), spec.name
+        elif spec.kind is int:
+            assert [p["min"], p["max"], p["default"]] == [spec.range.low, spec.range.high, spec.default], spec.name
+        else:
+            assert p["default"] == spec.default
+        for typed, seen in r["round_trip"][spec.name]:
+            assert seen == typed and type(seen) is spec.kind, (spec.name, typed, seen)
+        for row in r["bad"].get(spec.name, []):
+            value, stored, verdict = row[:3]
+            if stored == "refused by Blender":
+                continue
+            if verdict == "ok":
+                assert spec.range.low <= row[3] <= spec.range.high and not math.isnan(value), (spec.name, row)
+            else:
+                with pytest.raises(Exception) as api:
+                    Settings(**{spec.name: stored})
+                assert row[3] == str(api.value), (spec.name, row)
+        if spec.kind is float:  # NaN gets through Blender's clamp: the bridge refuses it
+            nan_row = next(row for row in r["bad"][spec.name] if isinstance(row[0], float) and math.isnan(row[0]))
+            assert nan_row[2] == "error" and f"{spec.name} is nan" in nan_row[3], nan_row
+
+
 def test_visibility_in_blender(tmp_path):
     """Issue 11 point 6: Visibility bakes the PVS when asked; a leak fails the bake, keeps the
     previous one and draws the chain through the hole; Frame Leak selects the nearest brush; the
