@@ -27,7 +27,7 @@ from brushbake.exporters import native  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 
 #: cases per kind in the default run (a few seconds in all)
-SUBSET = {"tree": 300, "hull": 40, "coords": 150, "options": 150, "degenerate": 8, "crowd": 200, "junk": 40}
+SUBSET = {"tree": 300, "hull": 40, "coords": 150, "options": 150, "degenerate": 8, "crowd": 200, "junk": 40, "settings": 40}
 
 
 @pytest.mark.parametrize("kind", list(SUBSET))
