@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -69,9 +70,11 @@ def scene_params(paths, big: bool):
 
 
 def _all_paths():
-    from conftest import MAP_PATHS, SAMPLE_PATHS
-
-    return SAMPLE_PATHS + MAP_PATHS
+    """The sample scenes and maps (as tests/conftest.py lists them; read here, since another folder's
+    conftest module may answer to that name)."""
+    root = Path(__file__).resolve().parents[2]
+    samples = sorted((root / "sample_scenes").glob("*.json")) + sorted((root / "sample_scenes").glob("*.map"))
+    return samples + sorted((root / "maps").glob("**/*.map"))
 
 
 @pytest.mark.parametrize("path", scene_params(_all_paths(), big=False))
@@ -178,9 +181,7 @@ def sanitized_flow(tmp_path_factory):
 
 @pytest.mark.parametrize("name", ["garage.json", "light_general.map", "two_rooms.map"])
 def test_sanitized_kernel_gives_the_library_rows(sanitized_flow, tmp_path, levels, name):
-    from conftest import MAP_PATHS, SAMPLE_PATHS
-
-    path = next(p for p in SAMPLE_PATHS + MAP_PATHS if p.name == name)
+    path = next(p for p in _all_paths() if p.name == name)
     dp, flood = directed(levels.get(path).level)
     flow = pvs_merged._Flow(dp, flood, None, backend="c")
     centre, radius = pvs_flow._spheres(dp.windings, dp.count)
