@@ -12,7 +12,7 @@ compared, how many are lit, and the mean and largest (ericw byte - brushbake val
     python bench/ericw_light.py --ericw-dir DIR    # DIR ($ERICW_DIR): qbsp, light, libembree4.so.4.4.0
 
 The anchors' libembree4.so.4 may be stored as a text file naming its target: the tools are copied
-into a temporary folder with the link made there.
+into a temporary folder with the link made there (bench/ericw_tools.py tool_dir).
 """
 
 from __future__ import annotations
@@ -20,13 +20,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import struct
 import subprocess
-import tempfile
+import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from ericw_tools import tool_dir  # noqa: E402
+from quake_bsp import Bsp  # noqa: E402
 
 from brushbake.core.model.light_units import quake_angle, quake_light_value  # noqa: E402
 
@@ -67,12 +70,7 @@ def room_map(keys: dict, minlight: float = 0.0) -> str:
 def floor_samples(bsp: bytes):
     """(points (N, 3) in units, bytes (N,)) of every lightmap sample of the faces on the plane z = 0
     facing up."""
-    lumps = [struct.unpack_from("<ii", bsp, 4 + 8 * i) for i in range(15)]
-
-    def lump(i, dtype):
-        offset, length = lumps[i]
-        return np.frombuffer(bsp[offset:offset + length], dtype=dtype)
-
+    lump = Bsp(bsp).lump
     planes = lump(1, np.dtype([("n", "<f4", 3), ("d", "<f4"), ("t", "<i4")]))
     verts = lump(3, "<f4").reshape(-1, 3).astype(np.float64)
     tex = lump(6, np.dtype([("v", "<f4", (2, 4)), ("m", "<i4"), ("f", "<i4")]))
@@ -106,12 +104,7 @@ def main() -> int:
     args = p.parse_args()
     if not args.ericw_dir:
         p.error("--ericw-dir (or $ERICW_DIR): the folder holding ericw-tools' qbsp and light")
-    src = Path(args.ericw_dir)
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        for name in ("qbsp", "light", "libembree4.so.4.4.0"):
-            shutil.copy(src / name, tmp / name)
-        (tmp / "libembree4.so.4").symlink_to("libembree4.so.4.4.0")
+    with tool_dir(args.ericw_dir, tools=("qbsp", "light")) as tmp:
         env = {"LD_LIBRARY_PATH": str(tmp), "PATH": "/usr/bin:/bin"}
         for keys, formula in CASES:
             (tmp / "case.map").write_text(room_map(keys, formula.get("minlight", 0.0)))

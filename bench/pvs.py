@@ -114,29 +114,22 @@ def run_scene(path: Path, modes: list[str], segments: int, seed: int, flow_limit
 def ericw_vis(path: Path, bin_dir: Path) -> dict:
     """qbsp (untimed) then vis on a copy of the map in a temporary folder; vis's wall and CPU
     seconds (its threads' too) and its average leafs visible."""
-    import os
     import re
     import shutil
-    import subprocess
     import tempfile
+
+    from ericw_tools import run_tool
 
     with tempfile.TemporaryDirectory(prefix="pvs-ericw-") as tmp:
         shutil.copyfile(path, Path(tmp) / path.name)
-        common = ["-nopercent", "-noprogress"]
-        q = subprocess.run([str(bin_dir / "qbsp"), *common, "-wadpath", str(path.parent), path.name], cwd=tmp,
-                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
-        bsp = path.with_suffix(".bsp").name
-        if q.returncode != 0 or not (Path(tmp) / path.with_suffix(".prt").name).exists():
-            return {"error": f"qbsp failed or left no .prt (rc {q.returncode})"}
-        t0 = time.perf_counter()
-        p = subprocess.Popen([str(bin_dir / "vis"), *common, bsp], cwd=tmp, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)
-        text = p.stdout.read()
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t0
-        m = re.search(r"^average leafs visible: ([\d.]+)$", text, re.M)
-        return {"vis_wall_s": round(wall, 3), "vis_cpu_s": round(ru.ru_utime + ru.ru_stime, 3),
-                "rc": os.waitstatus_to_exitcode(status), "avg_leafs_visible": float(m.group(1)) if m else None}
+        q = run_tool(bin_dir, "qbsp", ["-wadpath", str(path.parent)], path.name, tmp)
+        if q["rc"] != 0 or not (Path(tmp) / path.with_suffix(".prt").name).exists():
+            return {"error": f"qbsp failed or left no .prt (rc {q['rc']})"}
+        log_path = Path(tmp) / "vis.out"
+        v = run_tool(bin_dir, "vis", [], path.with_suffix(".bsp").name, tmp, log=log_path)
+        m = re.search(r"^average leafs visible: ([\d.]+)$", log_path.read_text(errors="replace"), re.M)
+        return {"vis_wall_s": v["wall_s"], "vis_cpu_s": v["cpu_s"], "rc": v["rc"],
+                "avg_leafs_visible": float(m.group(1)) if m else None}
 
 
 def interest(level, result, seed: int) -> dict:

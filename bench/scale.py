@@ -161,25 +161,20 @@ def run_child(args, layout: str, brushes: int) -> dict:
 def run_ericw(args, layout: str, brushes: int) -> dict:
     """ericw-tools on the same world: qbsp alone (wall s, peak MB from wait4), or run.sh's three."""
     sys.path.insert(0, str(HERE))
+    from ericw_tools import run_all, run_tool, tool_dir
     from worlds import make_world
 
-    ericw = Path(args.ericw_dir)
     out: dict = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, tool_dir(args.ericw_dir) as bin_dir:
         path = Path(tmp) / f"{layout}_{brushes}.map"
         path.write_text(make_world(layout, brushes, args.seed), encoding="ascii")
         if args.ericw == "all":
-            proc = subprocess.run([str(ericw / "run.sh"), str(path), tmp], capture_output=True, text=True)
-            for line in proc.stdout.splitlines():
-                rec = json.loads(line)
-                out[rec["tool"]] = {"wall_s": rec.get("wall_s"), "peak_mb": rec.get("maxrss_mb"), "rc": rec.get("rc")}
+            for tool, rec in run_all(path, tmp, bin_dir).items():
+                if isinstance(rec, dict):
+                    out[tool] = {"wall_s": rec.get("wall_s"), "peak_mb": rec.get("maxrss_mb"), "rc": rec.get("rc")}
             return out
-        t0 = time.perf_counter()
-        p = subprocess.Popen([str(ericw / "qbsp"), "-nopercent", "-noprogress", path.name], cwd=tmp,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, status, ru = os.wait4(p.pid, 0)
-        out["qbsp"] = {"wall_s": round(time.perf_counter() - t0, 3), "peak_mb": round(ru.ru_maxrss / 1024, 1),
-                       "rc": os.waitstatus_to_exitcode(status)}
+        rec = run_tool(bin_dir, "qbsp", [], path.name, tmp)
+        out["qbsp"] = {"wall_s": rec["wall_s"], "peak_mb": rec["maxrss_mb"], "rc": rec["rc"]}
     return out
 
 
