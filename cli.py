@@ -548,7 +548,8 @@ def cmd_crowd(args) -> int:
     ms = np.array(times) * 1e3
     print(json.dumps({"level": args.level, "avatars": args.avatars, "ticks": args.ticks, "seed": args.seed,
                       "ms_per_tick": round(float(ms.mean()), 3), "ms_min": round(float(ms.min()), 3),
-                      "ms_max": round(float(ms.max()), 3), "spawn_ms": round(spawn * 1e3, 3),
+                      "ms_median": round(float(np.median(ms)), 3), "ms_max": round(float(ms.max()), 3),
+                      "spawn_ms": round(spawn * 1e3, 3),
                       "moved_per_tick": round(moved / args.ticks, 1), "slices_kept": level.crowd.kept}))
     return EXIT_OK
 

@@ -4,6 +4,7 @@ the exact-collision check of 1,000,000 random moves per scene, and the time per 
 
     python bench/crowd.py [--only NAME ...] [--moves N] [--truth-maps] [--tick-scene NAME]
                           [--tick-cell METRES] [--ticks T] [--seed S]
+    python bench/crowd.py --map NAME [--map-cell METRES] [--avatars N] [--ticks T]
 
 Prints ONE JSON object on stdout (sorted keys); progress goes to stderr.
 - slicing: per scene and map, seconds to slice (wall and CPU; the slicing stage alone, after the
@@ -19,14 +20,25 @@ Prints ONE JSON object on stdout (sorted keys); progress goes to stderr.
   fill under half its standing places), ms per tick (median of --ticks after two warm-up ticks,
   wall and CPU) for 1,000, 100,000 and 1,000,000 avatars; the paper's Table 1 beside it (3,990 ms
   for a million in 2007); the target is under 50 ms for a million.
+- --map NAME (a map in maps/, e.g. lq_e0m3): crowds on a real map at a fine grid (--map-cell,
+  default 1/32 m), each part in its own process so each peak is its own: `bake MAP --vis none
+  --no-bevels --slices 1,1.75,0.5625,CELL` (wall, CPU, peak memory, the level file's bytes and
+  its crowd sections' bytes), then `crowd LEVEL --avatars N --ticks T` (spawn seconds: reading
+  the level is not in it; ms per tick; the process's peak memory, reading included).  Prints
+  only that part's JSON.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
+import struct
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -113,6 +125,79 @@ def tick_times(c, counts, ticks: int, seed: int) -> dict:
     return out
 
 
+def map_crowd(name: str, cell: float, avatars: int, ticks: int, seed: int) -> dict:
+    path = next((p for p in scenes([]) if p.stem == name), None)
+    if path is None:
+        raise SystemExit(f"no map {name!r} in maps/")
+    py = sys.executable
+    with tempfile.TemporaryDirectory() as tmp:
+        level = Path(tmp) / f"{name}.bbk"
+        log(f"baking {name} with slices at {cell} m")
+        bake = _measured([py, "-m", "brushbake", "bake", str(path), "--vis", "none", "--no-bevels",
+                          "--slices", f"1,1.75,0.5625,{cell!r}", "-o", str(level)])
+        bake.pop("stdout")
+        sizes = _section_sizes(level)
+        nx, ny, taken = np.frombuffer(_section_bytes(level, sizes["CRSZ"]), "<u4")[:3].tolist()
+        bake.update({"file_bytes": level.stat().st_size, "crowd_section_bytes": sum(v[1] for k, v in sizes.items()
+                                                                                    if k.startswith("CR")),
+                     "grid": [nx, ny], "cells": nx * ny, "kept": sizes["CRSH"][1] // 2, "taken": taken})
+        log(f"  {bake}")
+        log(f"crowd of {avatars:,} on {name}")
+        run = _measured([py, "-m", "brushbake", "crowd", str(level), "--avatars", str(avatars), "--ticks",
+                         str(ticks), "--seed", str(seed)])
+        got = json.loads(run.pop("stdout"))
+        run.update({"spawn_s": round(got["spawn_ms"] / 1e3, 2), "ms_per_tick_mean": got["ms_per_tick"],
+                    "ms_median": got["ms_median"], "ms_min": got["ms_min"], "ms_max": got["ms_max"],
+                    "moved_per_tick": got["moved_per_tick"]})
+        log(f"  {run}")
+    return {"map": name, "cell": cell, "avatars": avatars, "ticks": ticks, "seed": seed, "bake": bake, "crowd": run}
+
+
+def _measured(cmd: list[str]) -> dict:
+    """Run a command in its own process: its stdout, wall and CPU seconds and peak resident MB."""
+    w0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=dict(os.environ, PYTHONPATH=os.environ.get("PYTHONPATH", str(REPO.parent))))
+    chunks = {}
+
+    def drain(name, f):
+        chunks[name] = f.read()
+
+    threads = [threading.Thread(target=drain, args=(k, f)) for k, f in (("out", proc.stdout), ("err", proc.stderr))]
+    for t in threads:
+        t.start()
+    _, status, ru = os.wait4(proc.pid, 0)
+    for t in threads:
+        t.join()
+    proc.returncode = status
+    if status:
+        raise SystemExit(f"{' '.join(cmd)} failed ({status}):\n{chunks['err'][-3000:].decode()}")
+    return {"stdout": chunks["out"].decode(), "wall_s": round(time.perf_counter() - w0, 2),
+            "cpu_s": round(ru.ru_utime + ru.ru_stime, 2), "peak_rss_mb": round(ru.ru_maxrss / 1024, 1)}
+
+
+def _section_sizes(path: Path) -> dict:
+    """(offset, byte_size) of each section of a .bbk by tag, from its table of contents (docs/FORMAT.md:
+    an entry is tag, record_size, record_count, offset, byte_size, crc, reserved)."""
+    from brushbake.exporters.native import ENTRY
+    with open(path, "rb") as f:
+        head = f.read(40)
+        header_size, entry_size, count = struct.unpack_from("<III", head, 12)
+        f.seek(header_size)
+        table = f.read(count * entry_size)
+    out = {}
+    for i in range(count):
+        e = ENTRY.unpack_from(table, i * entry_size)
+        out[e[0].decode()] = (int(e[3]), int(e[4]))
+    return out
+
+
+def _section_bytes(path: Path, where: tuple[int, int]) -> bytes:
+    with open(path, "rb") as f:
+        f.seek(where[0])
+        return f.read(where[1])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", nargs="*", default=[])
@@ -122,7 +207,14 @@ def main() -> int:
     ap.add_argument("--tick-cell", type=float, default=0.03)
     ap.add_argument("--ticks", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--map", help="crowds on this map of maps/ at --map-cell (only that part runs)")
+    ap.add_argument("--map-cell", type=float, default=1 / 32)
+    ap.add_argument("--avatars", type=int, default=1_000_000)
     args = ap.parse_args()
+    if args.map:
+        print(json.dumps(map_crowd(args.map, args.map_cell, args.avatars, args.ticks, args.seed), sort_keys=True,
+                         indent=1))
+        return 0
     result = {"paper_table2": PAPER_TABLE2, "paper_table1_move_ms": PAPER_TABLE1_MS, "slicing": {}, "truth": {}}
     for path in scenes(args.only):
         log(f"slicing {path.stem}")

@@ -339,9 +339,9 @@ def crowd_from_fields(f: dict) -> CrowdSlices:
     g = dict(zip(CROWD_GRID, (float(v) for v in f["crowd_grid"])))
     heights = f["crowd_slice_height"].astype(np.int64)
     ground = (heights[:, None, None] - f["crowd_depth"].astype(np.int64)).astype(np.int32)
-    return CrowdSlices(origin=(g["origin_x"], g["origin_y"]), cell=g["cell"], z0=g["z0"], unit=g["unit"],
-                       width=g["width"], height=g["height"], step=g["step"], resolution=g["resolution"],
-                       slice_height=heights, ground=ground, taken=int(f["crowd_size"][2]))
+    return CrowdSlices.from_ground(ground, origin=(g["origin_x"], g["origin_y"]), cell=g["cell"], z0=g["z0"],
+                                   unit=g["unit"], width=g["width"], height=g["height"], step=g["step"],
+                                   resolution=g["resolution"], slice_height=heights, taken=int(f["crowd_size"][2]))
 
 
 def level_from_fields(fields: dict) -> CompiledLevel:

@@ -86,9 +86,22 @@ class CrowdWord:
         return (((a >> self.wide(self.shift)) + self.wide(step_u)) & self.wide(0x1FFFF)).astype(self.wide)
 
 
+#: a change's value for 'the slice cuts through a solid here': the ground is the slice's own height
+CUT = 0xFFFF
+
+
 @dataclass
 class CrowdSlices:
-    """The kept slices of a level and the avatar they were taken for (all lengths in metres)."""
+    """The kept slices of a level and the avatar they were taken for (all lengths in metres).
+
+    Stored by change: going up the slices, a cell's ground only changes where a new solid top
+    comes under the slice, and a cell inside a solid reads each slice's own height (a cut), so the
+    slices are, per slice k, the cells whose *value* changes from slice k - 1 (every cell's value
+    is 0 below slice 0) and their new values: `change_count[k]` entries of `change_cell` (flat
+    cells of the unpadded grid, y then x, increasing within a slice) and `change_value` (u2: the
+    ground, 0 for nothing below, CUT for a cut).  The ground of cell c in slice k is
+    min(value, sliceHeight[k]).  Memory and work grow with the changes, not K x cells; `ground`
+    decodes the dense (K, ny, nx) array for small levels, tests and tools."""
 
     origin: tuple[float, float]  # the grid's (min x, min y) corner
     cell: float
@@ -99,12 +112,53 @@ class CrowdSlices:
     step: float
     resolution: float
     slice_height: np.ndarray  # (K,) int64 units, strictly increasing
-    ground: np.ndarray  # (K, ny, nx) int32 units: highest solid at or below the slice, 0 = INVALID
+    grid: tuple[int, int]  # (ny, nx)
+    change_count: np.ndarray  # (K,) int64
+    change_cell: np.ndarray  # (C,) int32, unpadded flat cells, increasing within each slice
+    change_value: np.ndarray  # (C,) uint16: the ground, 0 = INVALID, CUT = a cut
     taken: int = 0  # slices computed by Algorithm 3 (kept: K)
+
+    @classmethod
+    def from_ground(cls, ground, **kw) -> "CrowdSlices":
+        """From dense grounds (K, ny, nx): a slice's ground equal to its height is a cut."""
+        ground = np.asarray(ground)
+        k, ny, nx = ground.shape
+        top = np.asarray(kw["slice_height"], dtype=np.int64)
+        g = ground.reshape(k, -1).astype(np.int64)
+        value = np.where(g == top[:, None], CUT, g).astype(np.uint16)
+        before = np.vstack([np.zeros((1, g.shape[1]), np.uint16), value[:-1]])
+        ch = value != before
+        counts = ch.sum(axis=1).astype(np.int64)
+        kk, cc = np.nonzero(ch)  # slice-major, cells increasing
+        return cls(grid=(ny, nx), change_count=counts, change_cell=cc.astype(np.int32),
+                   change_value=value[kk, cc], **kw)
+
+    def changes(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Slice k's changes: (cells, values)."""
+        first = self.__dict__.get("_first")
+        if first is None:
+            first = self.__dict__["_first"] = np.concatenate([[0], np.cumsum(self.change_count)])
+        a, b = int(first[k]), int(first[k + 1])
+        return self.change_cell[a:b], self.change_value[a:b]
+
+    @property
+    def ground(self) -> np.ndarray:
+        """(K, ny, nx) int32 units: the highest solid at or below each slice, 0 = INVALID (dense:
+        K x cells; for small levels)."""
+        if "_ground" not in self.__dict__:
+            ny, nx = self.grid
+            value = np.zeros(ny * nx, dtype=np.int64)
+            out = np.zeros((self.kept, ny * nx), dtype=np.int32)
+            for k in range(self.kept):
+                c, v = self.changes(k)
+                value[c] = v
+                out[k] = np.minimum(value, int(self.slice_height[k]))
+            self.__dict__["_ground"] = out.reshape(self.kept, ny, nx)
+        return self.__dict__["_ground"]
 
     @property
     def shape(self) -> tuple[int, int]:
-        return int(self.ground.shape[1]), int(self.ground.shape[2])
+        return int(self.grid[0]), int(self.grid[1])
 
     @property
     def kept(self) -> int:
@@ -130,9 +184,16 @@ class CrowdSlices:
             cache["p"] = PaddedSlices(self)
         return cache["p"]
 
+    def walk(self, height_u: int, step_u: int) -> "Walk":
+        """The standing places and steps for avatars of one height and step (made once each)."""
+        cache = self.__dict__.setdefault("_walks", {})
+        if (height_u, step_u) not in cache:
+            cache[(height_u, step_u)] = Walk(self, height_u, step_u)
+        return cache[(height_u, step_u)]
+
     def nbytes(self) -> int:
-        """Bytes of the kept slices as stored (16-bit depths)."""
-        return int(self.ground.size) * 2 + 2 * self.kept
+        """Bytes of the kept slices as stored (heights, change counts, cells and values)."""
+        return 2 * self.kept + 4 * self.kept + 6 * int(len(self.change_cell))
 
 
 class PaddedSlices:
@@ -339,13 +400,131 @@ def check_moves(slices: CrowdSlices, moves, height: float | None = None, step: f
     return out.astype(np.uint8)
 
 
+class Walk:
+    """The standing places and every step between them for avatars of one height and step,
+    made by one sweep up the slices in time and memory linear in the places and the slices'
+    changes (CrowdSlices), never K x cells: what a crowd walks on.
+
+    Places are numbered 1 to P in the order of their dense keys slice * cells + cell (so place i
+    is standing_spots(padded, height)[i - 1]); 0 is the sink, where refused claims go.  Per
+    place: `cell` (int32, the padded grid's flat cell, PaddedSlices' numbering), `slice` and
+    `ground` (u2, units), and `step[8 * place + d]` (int32): the place an avatar standing there
+    lands on stepping in direction d when Algorithm 1 allows it (the same verdicts and landing
+    places as PaddedSlices.crowd_table and legal_steps: tests/core/test_crowd.py), else 0.
+
+    The sweep: pass 1 finds the places: each change that starts a ground v at slice k (a cell's
+    value, not INVALID nor a cut) stands an avatar in the slice i just above v + height, when the
+    value lasts up to i (checked at i: the cell has not changed since k).  Pass 2 keeps, per
+    padded cell, the value in the current slice and the place of that value, and judges from
+    each place of slice i the eight steps in slice i (ground, step height, corners); a step
+    whose head rises above slice i is judged again in the slice j just above the new head when
+    the sweep gets there (the same ground at A and at B, the corners clear there), landing on
+    B's place in j; the others land on B's place, made at or below i."""
+
+    def __init__(self, s: CrowdSlices, height_u: int, step_u: int):
+        ny, nx = s.shape
+        self.nx, self.ny = nx + 2, ny + 2
+        self.cells = self.nx * self.ny
+        top = np.asarray(s.slice_height, dtype=np.int64)
+        kept = len(top)
+        step_u = min(int(step_u), 0xFFFF)  # two 16-bit grounds never differ by more
+        offsets = DIRECTIONS[:, 0] + DIRECTIONS[:, 1] * self.nx
+        padded = [self._pad(s.changes(k)[0], nx) for k in range(kept)]
+        # pass 1: the places of each slice (padded cells, increasing)
+        start = np.zeros(self.cells, dtype=np.int32)
+        waiting: list[list] = [[] for _ in range(kept)]
+        places = []
+        for k in range(kept):
+            c, v = padded[k], s.changes(k)[1]
+            start[c] = k
+            ok = np.flatnonzero((v != INVALID) & (v != CUT))
+            at = np.searchsorted(top, v.take(ok).astype(np.int64) + height_u)
+            good = (at >= k) & (at < kept)
+            for i, cells in _groups(at[good], c.take(ok[good])):
+                waiting[i].append((k, cells))
+            got = [cells[start.take(cells) == k0] for k0, cells in waiting[k]]
+            waiting[k] = []
+            places.append(np.sort(np.concatenate(got)) if got else np.zeros(0, np.int32))
+        counts = np.array([len(x) for x in places], dtype=np.int64)
+        self.count = int(counts.sum())
+        self.cell = np.concatenate([np.zeros(1, np.int32)] + places).astype(np.int32)
+        self.slice = np.concatenate([[0], np.repeat(np.arange(kept), counts)]).astype(
+            np.uint8 if kept <= 256 else np.uint16)
+        self.ground = np.zeros(self.count + 1, dtype=np.uint16)
+        step = np.zeros((self.count + 1, 8), dtype=np.int32)
+        # pass 2: the steps
+        value = np.zeros(self.cells, dtype=np.uint16)
+        place = np.zeros(self.cells, dtype=np.int32)
+        risers: list[list] = [[] for _ in range(kept)]
+        first = 1
+        for k in range(kept):
+            c, v = padded[k], s.changes(k)[1]
+            value[c] = v
+            place[c] = 0
+            a = places[k]
+            idx = np.arange(first, first + len(a), dtype=np.int32)
+            place[a] = idx
+            first += len(a)
+            tk = int(top[k])
+            for src, d, ca, cb, fa, fb in risers[k]:  # steps judged again in the slice above the head
+                ok = (np.minimum(value.take(ca), tk) == fa) & (np.minimum(value.take(cb), tk) == fb)
+                dx, dy = (int(t) for t in DIRECTIONS[d])
+                if dx and dy:
+                    h0 = np.maximum(fa, fb)
+                    ok &= (np.minimum(value.take(ca + dx), tk) <= h0) & (np.minimum(value.take(ca + dy * self.nx), tk) <= h0)
+                step[src, d] = place.take(cb) * ok
+            risers[k] = []
+            fa = value.take(a).astype(np.int32)
+            self.ground[idx] = fa
+            for d in range(8):
+                dx, dy = (int(t) for t in DIRECTIONS[d])
+                b = a + int(offsets[d])
+                fb = np.minimum(value.take(b), tk).astype(np.int32)
+                ok = (fb != INVALID) & (np.abs(fb - fa) <= step_u)
+                if dx and dy:
+                    h0 = np.maximum(fa, fb)
+                    ok &= (np.minimum(value.take(a + dx), tk) <= h0) & (np.minimum(value.take(a + dy * self.nx), tk) <= h0)
+                rise = ok & (tk - fb < height_u)
+                step[idx, d] = place.take(b) * (ok & ~rise)
+                r = np.flatnonzero(rise)
+                if len(r):
+                    j = np.searchsorted(top, fb.take(r).astype(np.int64) + height_u)
+                    for jj, sub in _groups(j, r):
+                        if jj < kept:
+                            risers[jj].append((idx.take(sub), d, a.take(sub), b.take(sub), fa.take(sub), fb.take(sub)))
+        self.step = step.reshape(-1)
+        self.top = top
+
+    @staticmethod
+    def _pad(cells, nx: int) -> np.ndarray:
+        c = np.asarray(cells, dtype=np.int32)
+        return (c // nx + 1) * (nx + 2) + c % nx + 1
+
+    def keys(self, places) -> np.ndarray:
+        """Dense place keys (PaddedSlices: slice * cells + padded cell) of place numbers (int64)."""
+        places = np.asarray(places)
+        return self.slice.take(places).astype(np.int64) * self.cells + self.cell.take(places)
+
+
+def _groups(labels: np.ndarray, items: np.ndarray):
+    """(label, items with that label) for each label, items in their order."""
+    if not len(labels):
+        return []
+    order = np.argsort(labels, kind="stable")
+    lab = labels.take(order)
+    cut = np.flatnonzero(lab[1:] != lab[:-1]) + 1
+    edges = np.concatenate([[0], cut, [len(lab)]])
+    return [(int(lab[e0]), items.take(order[e0:e1])) for e0, e1 in zip(edges[:-1], edges[1:])]
+
+
 class Crowd:
     """N avatars walking on a level's slices, one tick at a time, all in NumPy (no loop over
-    avatars).  Each avatar is a place key (slice * cells + cell), its feet and a direction.  Each
+    avatars).  Each avatar is a standing place (Walk: numbered 1 to P) and a direction.  Each
     tick every avatar tries one step to the neighbouring cell it faces (Algorithm 1, then the
     occupancy of the place it would stand on); an avatar whose step is refused turns left or right
     at random (90 degrees, the paper's rule) and tries the new direction once in the same tick, as
-    the paper's timings include.  Same seed, same walk.
+    the paper's timings include.  Same seed, same walk.  Spawning draws place numbers (the
+    places are never listed as keys); memory and time grow with the places, not K x cells.
 
     Occupancy is one small unsigned int per place: 0 when free, else the claim tag of the avatar
     that took it, 1 + direction + 8 * slice (uint8 up to 31 slices, uint16 up to 8,191).  Avatars
@@ -355,65 +534,71 @@ class Crowd:
     exactly one winner whatever order the writes land in; NumPy writes repeated indices in order,
     so it is the highest avatar number, on every run (tests/core/test_crowd.py: PlainCrowd).
 
-    Layout (structure of arrays, one row per avatar): key (intp: NumPy turns any other index type
-    into intp on every gather), `a` (crowd words: the feet as CrowdWord's A, so the step test is
-    t - A and one comparison), dir (uint8) and the claim tag's base 1 + 8 * slice; work buffers of
-    N rows for one pass, reused every tick.  A pass (_pass) gathers the crowd word of each target
-    place (PaddedSlices.crowd_table: ground, arrival bits by direction, landing slice), tests the
-    step by whole-word arithmetic and the arrival bit, moves the few targets that land in another
-    slice, reads the occupancy, sends every refused avatar's claim to the sink (place 0, padding),
-    scatters the claims, gathers them back and moves the winners: all branch-free (verdicts are
-    bools multiplied in; at a million avatars half are refused at random, and a branch per
-    avatar mispredicted that often costs more than the arithmetic); the only index list is the
-    refused, for the second pass."""
+    Layout (structure of arrays, one row per avatar): place (intp: NumPy turns any other index
+    type into intp on every gather), dir (uint8) and the claim tag's base 1 + 8 * slice; work
+    buffers of N rows for one pass, reused every tick.  A pass (_pass) gathers the landing place
+    of each avatar's step (Walk.step: 0, the sink, when refused), reads the occupancy there, sends
+    the claims on taken places to the sink, scatters the claims, gathers them back and moves the
+    winners: all branch-free (verdicts are bools multiplied in; at a million avatars half are
+    refused at random, and a branch per avatar mispredicted that often costs more than the
+    arithmetic); the only index list is the refused, for the second pass."""
 
     def __init__(self, slices: CrowdSlices, n: int, seed: int = 0, height: float | None = None,
                  step: float | None = None):
-        self.s, self.p = slices, slices.padded()
-        p = self.p
+        self.s = slices
         self.height_u = slices.length_units(slices.height if height is None else max(height, slices.height))
         self.step_u = slices.step_units(slices.step if step is None else step)
         self.rng = np.random.default_rng(seed)
-        spots = standing_spots(p, self.height_u)
-        if n > len(spots):
-            raise BrushbakeError(f"{n:,} avatars do not fit: the slices have {len(spots):,} standing places for "
+        self.walk = w = slices.walk(self.height_u, self.step_u)
+        if n > w.count:
+            raise BrushbakeError(f"{n:,} avatars do not fit: the slices have {w.count:,} standing places for "
                                  "this avatar.", subject="crowd",
                                  hint="Use fewer avatars, or bake with a smaller CELL in --slices W,H,STEP,CELL.")
-        pick = np.sort(self.rng.choice(len(spots), size=n, replace=False)) if n else np.zeros(0, np.int64)
-        self.key = spots[pick].astype(np.intp)
-        self.table = p.crowd_table(self.height_u)
-        self.word = w = CrowdWord(p.s.kept)
-        wide = w.wide
-        self._step = min(self.step_u, 0xFFFF)  # CrowdWord: the same verdicts
-        self.a = w.from_feet(p.ground[self.key], self._step)
+        pick = np.sort(self.rng.choice(w.count, size=n, replace=False)) if n else np.zeros(0, np.int64)
+        self.place = (pick + 1).astype(np.intp)
         self.dir = self.rng.integers(0, 8, size=n).astype(np.uint8)
-        self._dir_bit = (np.uint64(1) << np.arange(8, dtype=np.uint64)).astype(wide)
-        k = p.s.kept
+        k = slices.kept
         tag = np.uint8 if k <= TAG8_SLICES else np.uint16 if k <= TAG16_SLICES else np.uint32
+        #: per place the claim tag base 1 + 8 * slice (0 at the sink)
+        self.place_base = (1 + 8 * w.slice.astype(np.int64)).astype(tag)
+        self.place_base[0] = 0
         #: per place 0 when free, else the claim tag of the avatar standing there (Crowd docstring)
-        self.occupant = np.zeros(len(p.table), dtype=tag)
-        self.base = (1 + 8 * (self.key // p.cells)).astype(tag)  # claim tag base: 1 + 8 * slice
-        self.occupant[self.key] = self.base + self.dir
-        self._lim = wide((2 * self._step + 1) << w.shift)
-        self._step_hi = wide(self._step << w.shift)
-        #: work buffers for one pass (Crowd._pass): kb, d (intp), t, x (words), good, b2 (bool), o, tag
-        self._buf = tuple(np.empty(n, dt) for dt in (np.intp, np.intp, wide, wide, bool, bool, tag, tag))
+        self.occupant = np.zeros(w.count + 1, dtype=tag)
+        self.base = self.place_base.take(self.place)
+        self.occupant[self.place] = self.base + self.dir
+        #: work buffers for one pass (Crowd._pass): i (intp), kb (int32), o, tag, good, b2 (bool)
+        self._buf = tuple(np.empty(n, dt) for dt in (np.intp, np.int32, tag, tag, bool, bool))
         self.ticks = 0
 
     @property
+    def p(self) -> "PaddedSlices":
+        """The dense layout (PaddedSlices) of the same slices: for tests and small levels."""
+        return self.s.padded()
+
+    @property
+    def key(self) -> np.ndarray:
+        """(N,) int64 the avatars' dense place keys (slice * cells + padded cell)."""
+        return self.walk.keys(self.place)
+
+    @property
     def feet(self) -> np.ndarray:
-        """(N,) the avatars' feet in ground units (the crowd word's type)."""
-        return self.word.feet(self.a, self._step)
+        """(N,) the avatars' feet in ground units (u2)."""
+        return self.walk.ground.take(self.place)
 
     @property
     def occupied(self) -> np.ndarray:
-        """(K * cells,) bool: the places an avatar stands on."""
-        return self.occupant != 0
+        """(K * cells,) bool: the places an avatar stands on (dense: for tests and small levels)."""
+        out = np.zeros(self.s.kept * self.walk.cells, dtype=bool)
+        out[self.walk.keys(np.flatnonzero(self.occupant[1:]) + 1)] = True
+        return out
 
     def positions(self) -> np.ndarray:
         """(N, 3) feet positions in metres: cell centres at the ground height."""
-        xy = self.p.centre(self.key % self.p.cells)
-        return np.column_stack([xy, self.s.metres(self.feet)])
+        w, s = self.walk, self.s
+        cells = w.cell.take(self.place).astype(np.int64)
+        ix, iy = cells % w.nx - 1, cells // w.nx - 1
+        xy = np.stack([s.origin[0] + (ix + 0.5) * s.cell, s.origin[1] + (iy + 0.5) * s.cell], axis=1)
+        return np.column_stack([xy, s.metres(self.feet)])
 
     def tick(self) -> int:
         """Move every avatar one step (or turn it); returns how many moved."""
@@ -427,61 +612,46 @@ class Crowd:
         else:
             moved_again = 0
         self.ticks += 1
-        return len(self.key) - len(refused) + moved_again
+        return len(self.place) - len(refused) + moved_again
 
     def _pass(self, who, dirs=None):
         """Try the step each avatar in `who` (None: all; else with their new directions `dirs`)
         faces; move the winners; return the avatars refused (all) or how many moved.  Branch-free
         over the avatars (class docstring)."""
         if who is None:
-            key, a, base, dirs = self.key, self.a, self.base, self.dir
+            place, base, dirs = self.place, self.base, self.dir
         else:
-            key, a, base = (v.take(who, mode="wrap") for v in (self.key, self.a, self.base))
-        n = len(key)
-        kb, d, t, x, good, b2, o, tag = (v[:n] for v in self._buf)
-        wide = self.word.wide
-        np.copyto(d, dirs)  # the direction as an index
-        self.p.offsets.take(d, out=kb, mode="wrap")
-        kb += key
-        bit = self._dir_bit.take(d, mode="wrap")
-        self.table.take(kb, out=t, mode="wrap")  # keys are always on the padded grid
-        np.subtract(t, a, out=x)
-        np.less(x, self._lim, out=good)  # |fb - fa| <= step (CrowdWord)
-        np.bitwise_and(t, bit, out=x)
-        good &= np.not_equal(x, 0, out=b2)  # corners clear, ground there
-        np.bitwise_and(t, wide(self.word.fix_mask), out=x)
-        fix = np.flatnonzero(np.not_equal(x, 0, out=b2))
-        if len(fix):  # kb becomes the landing key, in the slice just above the new head
-            kb[fix] = kb.take(fix) + self.word.slice_offset(t.take(fix)) * self.p.cells
-        self.occupant.take(kb, out=o, mode="wrap")
-        good &= np.equal(o, 0, out=b2)  # free
-        kb *= good  # the refused claim the sink, place 0 (padding: no avatar ever stands there)
+            place, base = self.place.take(who, mode="wrap"), self.base.take(who, mode="wrap")
+        n = len(place)
+        i, kb, o, tag, good, b2 = (v[:n] for v in self._buf)
+        np.multiply(place, 8, out=i)
+        i += dirs
+        self.walk.step.take(i, out=kb, mode="wrap")  # the landing place, 0 (the sink) when refused
+        occ = self.occupant
+        occ.take(kb, out=o, mode="wrap")
+        np.equal(o, 0, out=good)  # free (the sink always reads free)
+        kb *= good  # claims on taken places go to the sink
         np.add(base, dirs, out=tag)
-        self.occupant[kb] = tag  # the claims: the last written wins
-        self.occupant[0] = 0
-        self.occupant.take(kb, out=o, mode="wrap")
+        occ[kb] = tag  # the claims: the last written wins
+        occ[0] = 0
+        occ.take(kb, out=o, mode="wrap")
         win = np.equal(o, tag, out=good)
         lose = np.logical_not(win, out=b2)
         # the winners leave their places (the others write 1: still taken); bool as the type
-        occ = self.occupant
-        occ[key] = lose.view(np.uint8) if occ.dtype == np.uint8 else lose.astype(occ.dtype)
-        np.subtract(kb, key, out=d)
-        d *= win
-        np.bitwise_and(t, wide(self.word.ground_mask), out=x)
-        x -= self._step_hi
-        x -= a
-        x *= win
-        if len(fix):  # winners that landed in another slice: their tag base
-            m = fix[win.take(fix)]
-            self.base[m if who is None else who.take(m)] = (1 + 8 * (kb.take(m) // self.p.cells)).astype(base.dtype)
+        occ[place] = lose.view(np.uint8) if occ.dtype == np.uint8 else lose.astype(occ.dtype)
+        np.subtract(kb, place, out=i)
+        i *= win
+        self.place_base.take(kb, out=o, mode="wrap")  # the winners' new tag base
+        o -= base
+        o *= win
         if who is None:
-            self.key += d
-            self.a += x
+            self.place += i
+            self.base += o
             return np.flatnonzero(lose)
-        key += d
-        a += x
-        self.key[who] = key
-        self.a[who] = a
+        place += i
+        base += o
+        self.place[who] = place
+        self.base[who] = base
         return int(np.count_nonzero(win))
 
 
@@ -508,7 +678,8 @@ def crowd_steps(p: PaddedSlices, table: np.ndarray, ka, kb, fa, height_u: int, s
 
 def standing_spots(p: PaddedSlices, height_u: int) -> np.ndarray:
     """Place keys of every place an avatar of that height can stand: ground there, head under
-    the slice, and the slice the lowest above the head (so each place once)."""
+    the slice, and the slice the lowest above the head (so each place once).  Dense (K x cells):
+    the reference for Walk's places, and for small levels."""
     t = p.table
     keys = np.flatnonzero(((t & np.uint32(0xFFFF)) != INVALID) & ((t >> np.uint32(16)) >= height_u))
     return keys[p.canon(height_u)[keys] == 0]

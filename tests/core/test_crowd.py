@@ -283,6 +283,32 @@ def test_the_crowds_fast_steps_agree_with_algorithm_1():
     assert risers.min() > 50, risers
 
 
+def test_the_walk_is_the_dense_tables():
+    """Walk (the sweep over the slices' changes) against the dense layout: the same standing
+    places in the same order, their grounds, and from every place in all eight directions the same
+    legal steps and landing places as crowd_steps on the crowd words (and so legal_steps), for the
+    slices' avatar, a taller one and a smaller step; the slices decode to the same grounds."""
+    for scene, cell in ((sample("garage.json"), 0.125), (sample("staircase.json"), 0.25), (bridge(), 0.25),
+                        (sample("cornell_box.json"), 0.25), (sample("two_rooms.json"), 0.25)):
+        c = baked(scene, cell=cell).crowd
+        p = c.padded()
+        for h, step in ((p.height_u, c.step_units(c.step)), (c.length_units(2.5), c.step_units(0.2))):
+            w = c.walk(h, step)
+            spots = standing_spots(p, h)
+            assert np.array_equal(w.keys(np.arange(1, w.count + 1)), spots)
+            assert np.array_equal(w.ground[1:], p.ground[spots])
+            table = p.crowd_table(h)
+            for d in range(8):
+                kb = spots + p.offsets[d]
+                ok, _, new = crowd_steps(p, table, spots, kb, p.ground[spots].astype(table.dtype), h, step)
+                land = w.step.reshape(-1, 8)[1:, d]
+                assert np.array_equal(np.flatnonzero(land), ok)
+                assert np.array_equal(w.keys(land[ok]), new)
+        again = crowd_mod.CrowdSlices.from_ground(c.ground, **{k: getattr(c, k) for k in (
+            "origin", "cell", "z0", "unit", "width", "height", "step", "resolution", "slice_height", "taken")})
+        assert np.array_equal(again.change_cell, c.change_cell) and np.array_equal(again.change_value, c.change_value)
+
+
 class PlainCrowd:
     """The tick written plainly, to hold Crowd's branch-free passes to: Algorithm 1 by legal_steps
     (what check_moves uses), occupancy as a set of taken places, and a place claimed by several
@@ -323,18 +349,16 @@ def _tick_scenes():
 
 @pytest.mark.parametrize("wide", [False, True])
 def test_the_tick_agrees_with_a_plain_tick(wide, monkeypatch):
-    """Crowd.tick (crowd words, whole-word step test, claim tags, branch-free passes) moves every
-    avatar exactly as PlainCrowd does, tick after tick, on crowds dense enough that many steps are
-    refused and places are fought over; `wide`: uint64 words and uint16 claim tags, as levels of
-    more than 64 (31) slices use."""
+    """Crowd.tick (the walk's step table, claim tags, branch-free passes) moves every avatar
+    exactly as PlainCrowd does, tick after tick, on crowds dense enough that many steps are
+    refused and places are fought over; `wide`: uint16 claim tags, as levels of more than 31
+    slices use."""
     if wide:
-        monkeypatch.setattr(crowd_mod, "WORD32_SLICES", 0)
         monkeypatch.setattr(crowd_mod, "TAG8_SLICES", 0)
     for scene, cell in _tick_scenes():
         c = baked(scene, cell=cell).crowd
         spots = len(standing_spots(c.padded(), c.padded().height_u))
         crowd = Crowd(c, spots // 2, seed=8)
-        assert crowd.table.dtype == (np.uint64 if wide else np.uint32)
         assert crowd.occupant.dtype == (np.uint16 if wide else np.uint8)
         plain = PlainCrowd(crowd)
         fought = 0

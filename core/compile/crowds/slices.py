@@ -287,8 +287,8 @@ def slice_world(brushes: list[Brush], bounds: np.ndarray, s: SliceSettings, prog
     ground[:, cols.cells] = np.array(values[::-1], dtype=np.int32).reshape(len(heights), -1)
     if progress is not None:
         progress(1.0, f"{len(heights)} of {taken} slices kept")
-    out = CrowdSlices(origin=(ox, oy), cell=s.cell, z0=z0, unit=unit, width=s.width, height=s.height,
-                      step=s.step, resolution=s.resolution, slice_height=np.array(heights[::-1], dtype=np.int64),
-                      ground=ground.reshape(len(heights), ny, nx), taken=taken)
+    out = CrowdSlices.from_ground(ground.reshape(len(heights), ny, nx), origin=(ox, oy), cell=s.cell, z0=z0,
+                                  unit=unit, width=s.width, height=s.height, step=s.step, resolution=s.resolution,
+                                  slice_height=np.array(heights[::-1], dtype=np.int64), taken=taken)
     out.seconds = time.perf_counter() - t0
     return out
