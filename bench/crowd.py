@@ -137,10 +137,13 @@ def map_crowd(name: str, cell: float, avatars: int, ticks: int, seed: int) -> di
                           "--slices", f"1,1.75,0.5625,{cell!r}", "-o", str(level)])
         bake.pop("stdout")
         sizes = _section_sizes(level)
-        nx, ny, taken = np.frombuffer(_section_bytes(level, sizes["CRSZ"]), "<u4")[:3].tolist()
-        bake.update({"file_bytes": level.stat().st_size, "crowd_section_bytes": sum(v[1] for k, v in sizes.items()
-                                                                                    if k.startswith("CR")),
-                     "grid": [nx, ny], "cells": nx * ny, "kept": sizes["CRSH"][1] // 2, "taken": taken})
+        old = "CRSZ" in sizes  # format 1.0's crowd group (CRGD ... CRSD), else 1.1's (CSGD ... CSCV)
+        nx, ny, taken = np.frombuffer(_section_bytes(level, sizes["CRSZ" if old else "CSSZ"]), "<u4")[:3].tolist()
+        group = "CR" if old else "CS"
+        bake.update({"file_bytes": level.stat().st_size,
+                     "crowd_section_bytes": sum(v[1] for k, v in sizes.items() if k.startswith(group)),
+                     "grid": [nx, ny], "cells": nx * ny, "kept": sizes["CRSH" if old else "CSSH"][1] // 2,
+                     "taken": taken})
         log(f"  {bake}")
         log(f"crowd of {avatars:,} on {name}")
         run = _measured([py, "-m", "brushbake", "crowd", str(level), "--avatars", str(avatars), "--ticks",

@@ -359,9 +359,11 @@ SLICE_HULL_DEPTH = 1e-6
 #: exact zeros (AXIAL_SNAP_EPSILON); a tilt of 1e-12 would put its z crossing a million km away.
 SLICE_VERTICAL_NZ = 1e-12
 
-#: cells. Most cells one slice grid may have (x times y): 2^25 cells are 64 MiB per kept slice.
-#: A finer cell on a large world is refused with the grid's size, before any work.
-MAX_SLICE_CELLS = 1 << 25
+#: cells. Most cells one slice grid may have (x times y): the slices are stored by change, but the
+#: crowd's sweep keeps about 10 bytes per cell (value, place, start: 640 MiB at 2^26 cells), and a
+#: 1.0 file's depths 2 bytes per cell and kept slice.  A finer cell on a large world is refused
+#: with the grid's size, before any work.
+MAX_SLICE_CELLS = 1 << 26
 
 #: m. How far an avatar's feet given to query --moves may be from the slices' ground under them
 #: (before) and from the slices' landing height (after) and still be the same standing position:

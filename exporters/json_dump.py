@@ -7,7 +7,8 @@ The beveled tree's arrays (bevel_node_plane, bevel_node_children, bevel_leaf_sol
 read back when the level has one, as the .bbk file's optional sections are; a dump has all three or
 none.  So are the visibility arrays (vis_leaf_cluster, vis_row_offset, vis_rows) of a level baked
 with visibility and its culling portals (cull_*), and the crowd slices (crowd_grid, crowd_size,
-crowd_slice_height, crowd_depth) of a level baked with --slices.
+crowd_slice_height and the changes crowd_span_count, crowd_span, crowd_change_value) of a
+level baked with --slices; a dump of format 1.0 with crowd_depth instead of the changes is read too.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .native import (
     VERSION_MAJOR,
     VERSION_MINOR,
     CROWD_SECTIONS,
+    CROWD_CHANGE_SECTIONS,
     as_field_array,
     crowd_arrays,
     as_name_list,
@@ -38,7 +40,9 @@ from .native import (
 )
 
 FORMAT_NAME = "brushbake-level"
-CROWD_FIELDS = tuple(s.field for s in CROWD_SECTIONS) + ("crowd_depth",)
+CROWD_FIELDS = tuple(s.field for s in CROWD_CHANGE_SECTIONS)
+#: a 1.0 dump's crowd slices (depths)
+CROWD_DEPTH_FIELDS = tuple(s.field for s in CROWD_SECTIONS) + ("crowd_depth",)
 REDUMP = "Dump the level to JSON again."
 
 
@@ -83,12 +87,16 @@ def level_from_json(text: str, source_name: str = "<json>") -> CompiledLevel:
     for s in OPTIONAL_SECTIONS + VIS_SECTIONS + LIGHT_SECTIONS + CULL_SECTIONS:  # the beveled tree: all three or none (check_level_fields says which)
         if s.field in doc:
             fields[s.field] = as_field_array(doc[s.field], s, source_name, REDUMP)
-    crowd = [name for name in CROWD_FIELDS if name in doc]
-    if crowd:  # the crowd slices: all four or none
-        if len(crowd) < len(CROWD_FIELDS):
-            raise LevelFormatError(f"has {', '.join(crowd)} but not all of {', '.join(CROWD_FIELDS)}.",
+    names = CROWD_DEPTH_FIELDS if "crowd_depth" in doc else CROWD_FIELDS
+    if "crowd_depth" in doc and any(name in doc for name in CROWD_FIELDS[3:]):
+        raise LevelFormatError("has both crowd_depth and the changes (crowd_span_count ...): a level has one crowd group.",
+                               subject=source_name, hint=REDUMP)
+    crowd = [name for name in names if name in doc]
+    if crowd:  # the crowd slices: all of a group or none
+        if len(crowd) < len(names):
+            raise LevelFormatError(f"has {', '.join(crowd)} but not all of {', '.join(names)}.",
                                    subject=source_name, hint=REDUMP)
-        fields.update(crowd_arrays({name: doc[name] for name in CROWD_FIELDS}, source_name, REDUMP))
+        fields.update(crowd_arrays({name: doc[name] for name in names}, source_name, REDUMP))
     check_level_fields(fields, subject=source_name, hint=REDUMP)
     return level_from_fields(fields)
 

@@ -23,7 +23,7 @@ import numpy as np
 from ..core.errors import LevelFormatError
 from ..core.runtime.level import CompiledLevel
 from ..core.model.scene import SETTING_RANGES
-from ..core.runtime.crowd import CrowdSlices
+from ..core.runtime.crowd import CUT, CrowdSlices, expand_spans
 from ..core.runtime.pvs_rows import decompress_rows
 from ..core.detmath import dot
 from ..core.tolerances import (CULL_PORTAL_ON_PLANE, MAX_COORDINATE, MAX_SLICE_CELLS, NORMAL_LENGTH_TOLERANCE,
@@ -31,7 +31,7 @@ from ..core.tolerances import (CULL_PORTAL_ON_PLANE, MAX_COORDINATE, MAX_SLICE_C
 
 MAGIC = b"BRBK"
 VERSION_MAJOR = 1
-VERSION_MINOR = 0
+VERSION_MINOR = 1
 
 #: magic, major, minor, flags, header size, entry size, section count, file size, header crc,
 #: reserved.  Magic and version stay at offsets 0-7 in every version of the format.
@@ -138,6 +138,22 @@ CROWD_SECTIONS = (
     ArraySection(b"CRSH", "crowd_slice_height", "<u2", (), "crowd slices"),
 )
 CROWD_DEPTH_TAG = b"CRSD"
+#: the crowd slices by change (format 1.1; core/runtime/crowd.py CrowdSlices): what a writer stores,
+#: after everything else, only when the level was baked with --slices; all six or none.  The first
+#: three mean what CRGD, CRSZ and CRSH mean; new tags, so a 1.0 reader skips the whole group.  A
+#: reader reads either group (1.0 files have CRGD ... CRSD), never both in one file.
+CROWD_CHANGE_SECTIONS = (
+    ArraySection(b"CSGD", "crowd_grid", "<f8", (9,), "crowd grid"),
+    ArraySection(b"CSSZ", "crowd_size", "<u4", (4,), "crowd size"),
+    ArraySection(b"CSSH", "crowd_slice_height", "<u2", (), "crowd slices"),
+    ArraySection(b"CSSN", "crowd_span_count", "<u4", (), "crowd slices"),
+    ArraySection(b"CSSP", "crowd_span", "<u4", (2,), "crowd spans"),
+    ArraySection(b"CSCV", "crowd_change_value", "<u2", (), "crowd changes"),
+)
+#: the crowd fields of one record each
+CROWD_SINGLE_FIELDS = ("crowd_grid", "crowd_size")
+#: the fields only the change group has
+CROWD_CHANGE_FIELDS = ("crowd_span_count", "crowd_span", "crowd_change_value")
 #: CRGD's nine values, in order
 CROWD_GRID = ("origin_x", "origin_y", "cell", "z0", "unit", "width", "height", "step", "resolution")
 #: the setting each avatar value of CRGD must lie in the range of
@@ -287,39 +303,40 @@ def fields_from_level(level: CompiledLevel, subject: str, hint: str) -> dict:
 
 
 def crowd_fields(c: CrowdSlices, subject: str | None, hint: str) -> dict:
-    """The crowd slices as canonical arrays: CRGD, CRSZ, CRSH and crowd_depth (K, ny, nx) u2, the
-    depth of each cell's ground below its slice (sliceHeight - ground; sliceHeight itself where
-    there is no ground)."""
+    """The crowd slices as canonical arrays of the change group: CSGD, CSSZ, CSSH, per slice the
+    count of spans of changed cells, the spans (first cell, length) and every changed cell's value
+    (core/runtime/crowd.py CrowdSlices)."""
     grid = [c.origin[0], c.origin[1], c.cell, c.z0, c.unit, c.width, c.height, c.step, c.resolution]
-    heights = np.asarray(c.slice_height, dtype=np.int64)
-    ground = np.asarray(c.ground, dtype=np.int64)
-    if ground.ndim != 3 or len(ground) != len(heights):
-        raise _fail(f"crowd ground has shape {ground.shape} for {len(heights)} slices.", subject, hint)
-    depth = heights[:, None, None] - ground
-    if depth.size and (depth.min() < 0 or depth.max() > 0xFFFF):
-        raise _fail("crowd ground lies above its slice or more than 65,535 units below it.", subject, hint)
+    ny, nx = c.shape
     f = {"crowd_grid": np.array(grid, dtype=np.float64),
-         "crowd_size": np.array([ground.shape[2], ground.shape[1], c.taken, 0], dtype=np.int64),
-         "crowd_slice_height": heights, "crowd_depth": depth}
+         "crowd_size": np.array([nx, ny, c.taken, 0], dtype=np.int64),
+         "crowd_slice_height": np.asarray(c.slice_height, dtype=np.int64),
+         "crowd_span_count": np.asarray(c.span_count, dtype=np.int64),
+         "crowd_span": np.asarray(c.span, dtype=np.int64).reshape(-1, 2), "crowd_change_value": np.asarray(c.change_value)}
     return crowd_arrays(f, subject, hint)
 
 
 def crowd_arrays(f: dict, subject: str | None, hint: str) -> dict:
-    """Canonical crowd arrays from plain values (lists from a JSON dump, or arrays): CRGD and CRSZ
-    one record each, CRSH (K,), crowd_depth (K, ny, nx) u2 with nx, ny from CRSZ."""
+    """Canonical crowd arrays from plain values (lists from a JSON dump, or arrays): the grid and
+    size one record each, the heights (K,), and either the changes (1.1: span counts (K,), spans
+    (S, 2), values (C,)) or crowd_depth (1.0: (K, ny, nx) u2 with nx, ny from the size)."""
     out = {}
-    for s in CROWD_SECTIONS:
+    change = any(name in f for name in CROWD_CHANGE_FIELDS)
+    for s in CROWD_CHANGE_SECTIONS if change else CROWD_SECTIONS:
         value = f[s.field]
-        if s.record:
+        single = s.field in CROWD_SINGLE_FIELDS
+        if single:
             try:
                 value = np.asarray(value).reshape(1, -1) if np.size(value) == s.record[0] else value
             except (ValueError, TypeError):
                 pass  # as_field_array says what is wrong with it
-        out[s.field] = as_field_array(value, s, subject, hint).reshape(s.record if s.record else -1)
+        out[s.field] = as_field_array(value, s, subject, hint).reshape(s.record if single else (-1, *s.record))
     nx, ny = (int(v) for v in out["crowd_size"][:2])
     if not (1 <= nx and 1 <= ny and nx * ny <= MAX_SLICE_CELLS):
         raise _fail(f"crowd_size gives a grid of {nx} x {ny} cells; it must have 1 to {MAX_SLICE_CELLS:,} cells.",
                     subject, hint)
+    if change:
+        return out
     try:
         depth = np.asarray(f["crowd_depth"])
     except (ValueError, TypeError) as err:
@@ -336,12 +353,19 @@ def _depth_section(cells: int) -> ArraySection:
 
 
 def crowd_from_fields(f: dict) -> CrowdSlices:
+    """CrowdSlices from checked canonical fields of either group (1.0 depths are re-encoded as changes)."""
     g = dict(zip(CROWD_GRID, (float(v) for v in f["crowd_grid"])))
     heights = f["crowd_slice_height"].astype(np.int64)
-    ground = (heights[:, None, None] - f["crowd_depth"].astype(np.int64)).astype(np.int32)
-    return CrowdSlices.from_ground(ground, origin=(g["origin_x"], g["origin_y"]), cell=g["cell"], z0=g["z0"],
-                                   unit=g["unit"], width=g["width"], height=g["height"], step=g["step"],
-                                   resolution=g["resolution"], slice_height=heights, taken=int(f["crowd_size"][2]))
+    kw = dict(origin=(g["origin_x"], g["origin_y"]), cell=g["cell"], z0=g["z0"], unit=g["unit"], width=g["width"],
+              height=g["height"], step=g["step"], resolution=g["resolution"], slice_height=heights,
+              taken=int(f["crowd_size"][2]))
+    if "crowd_depth" in f:
+        ground = (heights[:, None, None] - f["crowd_depth"].astype(np.int64)).astype(np.int32)
+        return CrowdSlices.from_ground(ground, **kw)
+    nx, ny = (int(v) for v in f["crowd_size"][:2])
+    return CrowdSlices(grid=(ny, nx), span_count=f["crowd_span_count"].astype(np.int64),
+                       span=f["crowd_span"].astype(np.int64).reshape(-1, 2),
+                       change_value=f["crowd_change_value"].astype(np.uint16), **kw)
 
 
 def level_from_fields(fields: dict) -> CompiledLevel:
@@ -499,10 +523,14 @@ def _check_crowd(f: dict, fail) -> None:
     coordinate limit, the avatar values in their settings' ranges, a power-of-two unit; 1 to
     MAX_SLICE_CELLS cells; 1 <= kept <= taken; slice heights strictly increasing from 1; no depth
     below unit 0.  Linear in the sections' size."""
-    if not _all_or_none(f, [s.field for s in CROWD_SECTIONS] + ["crowd_depth"], "the crowd slices need", fail):
+    change = any(name in f for name in CROWD_CHANGE_FIELDS)
+    if change and "crowd_depth" in f:
+        raise fail("has both crowd groups (the depths CRSD and the changes CSSN, CSSP, CSCV): a level has one.")
+    group = [s.field for s in CROWD_CHANGE_SECTIONS] if change else [s.field for s in CROWD_SECTIONS] + ["crowd_depth"]
+    if not _all_or_none(f, group, "the crowd slices need", fail):
         return
     grid, size = f["crowd_grid"], f["crowd_size"].astype(np.int64)
-    heights, depth = f["crowd_slice_height"].astype(np.int64), f["crowd_depth"]
+    heights = f["crowd_slice_height"].astype(np.int64)
     if not np.all(np.isfinite(grid)):
         raise fail("crowd_grid holds NaN or infinite values.")
     g = dict(zip(CROWD_GRID, (float(v) for v in grid)))
@@ -524,16 +552,55 @@ def _check_crowd(f: dict, fail) -> None:
     if not 1 <= kept <= taken or size[3] != 0:
         raise fail(f"crowd_size says {taken} slices taken (reserved {int(size[3])}) for {kept} kept; "
                    "1 <= kept <= taken and reserved 0.")
-    if depth.shape != (kept, ny, nx):
-        raise fail(f"crowd_depth has shape {depth.shape}, expected ({kept}, {ny}, {nx}).")
     if heights[0] < 1 or np.any(np.diff(heights) <= 0):
         raise fail("crowd_slice_height must increase strictly from at least 1.")
+    if change:
+        _check_crowd_changes(f, heights, nx * ny, fail)
+        return
+    depth = f["crowd_depth"]
+    if depth.shape != (kept, ny, nx):
+        raise fail(f"crowd_depth has shape {depth.shape}, expected ({kept}, {ny}, {nx}).")
     deepest = depth.reshape(kept, -1).max(axis=1).astype(np.int64)
     over = np.flatnonzero(deepest > heights)
     if over.size:
         k = int(over[0])
         raise fail(f"crowd slice {k} has a depth of {int(deepest[k])} units below its height of "
                    f"{int(heights[k])}: a depth reaches at most unit 0.")
+
+
+def _check_crowd_changes(f: dict, heights: np.ndarray, cells: int, fail) -> None:
+    """The change group: a span count per slice adding up to the spans; in each slice spans of at
+    least one cell, on the grid, increasing and apart (a span ends before the next one's cell
+    before it: touching spans are one); the spans' cells add up to the values; each value CUT
+    (0xFFFF) or below its slice's height, and not the value the cell already has (so every level
+    has one encoding).  One sweep: linear in the spans and changes plus the cells."""
+    count, span, value = f["crowd_span_count"].astype(np.int64), f["crowd_span"].astype(np.int64), f["crowd_change_value"]
+    kept = len(heights)
+    if len(count) != kept:
+        raise fail(f"crowd_span_count has {len(count)} entries for {kept} slices: one per slice.")
+    if int(count.sum()) != len(span):
+        raise fail(f"crowd_span_count adds up to {int(count.sum())} spans but crowd_span has {len(span)}.")
+    if len(span) and (span[:, 1].min() < 1 or int((span[:, 0] + span[:, 1]).max()) > cells):
+        raise fail(f"crowd_span holds an empty span or one past the grid's {cells} cells.")
+    if int(span[:, 1].sum()) != len(value):
+        raise fail(f"crowd_span's spans hold {int(span[:, 1].sum())} cells but crowd_change_value has "
+                   f"{len(value)} values: one per cell.")
+    now = np.zeros(cells, dtype=np.uint16)
+    s_first = np.concatenate([[0], np.cumsum(count)])
+    c_first = np.concatenate([[0], np.cumsum(span[:, 1])])[s_first]
+    for k in range(kept):
+        sp = span[s_first[k]:s_first[k + 1]]
+        if np.any(sp[1:, 0] <= sp[:-1, 0] + sp[:-1, 1]):
+            raise fail(f"crowd slice {k}'s spans do not increase strictly, apart.")
+        c, v = expand_spans(sp), value[c_first[k]:c_first[k + 1]]
+        if np.any((v != CUT) & (v.astype(np.int64) >= heights[k])):
+            raise fail(f"crowd slice {k} has a ground at or above its height of {int(heights[k])} units "
+                       "(a ground there is a cut, 0xFFFF).")
+        if np.any(now.take(c) == v):
+            raise fail(f"crowd slice {k} changes a cell to the value it already has.")
+        now[c] = v
+
+
 def _check_light(f: dict, faces: int, verts: int, fail) -> None:
     """The lightmap sections: all six or none; one luxel size > 0; one page shape (side 1 to
     MAX_LIGHT_PAGE) whose pages hold exactly the texels stored; texels finite and >= 0; a page
@@ -739,10 +806,12 @@ def _encode_sections(f: dict) -> list[tuple[bytes, int, int, bytes]]:
     if "cull_num_clusters" in f:
         for s in CULL_SECTIONS:
             sections.append((s.tag, s.record_size, len(f[s.field]), f[s.field].tobytes()))
-    for s in CROWD_SECTIONS:  # all four when the level has slices (check_level_fields saw to it)
+    crowd = CROWD_CHANGE_SECTIONS if "crowd_span_count" in f else CROWD_SECTIONS
+    for s in crowd:  # all of a group when the level has slices (check_level_fields saw to it)
         if s.field in f:
-            sections.append((s.tag, s.record_size, 1 if s.record else len(f[s.field]), f[s.field].tobytes()))
-    if "crowd_depth" in f:
+            single = s.field in CROWD_SINGLE_FIELDS
+            sections.append((s.tag, s.record_size, 1 if single else len(f[s.field]), f[s.field].tobytes()))
+    if "crowd_depth" in f:  # a 1.0 group (tests write one to read it back)
         depth = f["crowd_depth"]
         sections.append((CROWD_DEPTH_TAG, 2 * depth.shape[1] * depth.shape[2], len(depth), depth.tobytes()))
     if "lm_luxel" in f:
@@ -798,13 +867,26 @@ def _decode_sections(sections: dict, subject: str) -> dict:
 
 def _decode_crowd(sections: dict, f: dict, subject: str) -> None:
     """The crowd sections, when any is present (check_level_fields checks that all four are and
-    what they hold); CRGD and CRSZ are single records, CRSD's records are nx * ny depths."""
+    what they hold); CRGD and CRSZ are single records, CRSD's records are nx * ny depths.  The
+    change group (CSGD ... CSCV) likewise; a file with both is refused."""
+    old = [s.tag.decode() for s in CROWD_SECTIONS if s.tag in sections] + (["CRSD"] if CROWD_DEPTH_TAG in sections else [])
+    new = [s.tag.decode() for s in CROWD_CHANGE_SECTIONS if s.tag in sections]
+    if old and new:
+        raise _fail(f"has both crowd groups ({', '.join(old)} and {', '.join(new)}): a level has one.", subject)
+    for s in CROWD_CHANGE_SECTIONS:
+        if s.tag in sections:
+            count, payload = _known_section(sections, s.tag, s.record_size, s.field, subject)
+            single = s.field in CROWD_SINGLE_FIELDS
+            if single and count != 1:
+                raise _fail(f"section {s.tag.decode()} ({s.field}) has {count} records, expected 1.", subject)
+            f[s.field] = np.frombuffer(payload, dtype=s.dtype).reshape(s.record if single else (-1, *s.record))
     for s in CROWD_SECTIONS:
         if s.tag in sections:
             count, payload = _known_section(sections, s.tag, s.record_size, s.field, subject)
-            if s.record and count != 1:
+            single = s.field in CROWD_SINGLE_FIELDS
+            if single and count != 1:
                 raise _fail(f"section {s.tag.decode()} ({s.field}) has {count} records, expected 1.", subject)
-            f[s.field] = np.frombuffer(payload, dtype=s.dtype).reshape(s.record if s.record else -1)
+            f[s.field] = np.frombuffer(payload, dtype=s.dtype).reshape(s.record if single else (-1, *s.record))
     if CROWD_DEPTH_TAG in sections:
         if "crowd_size" not in f:
             raise _fail("has section CRSD but no CRSZ: the crowd slices need all of CRGD, CRSZ, CRSH, CRSD.",

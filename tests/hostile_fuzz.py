@@ -48,7 +48,7 @@ KINDS = {
     "coords": 0.15,     # class 3: huge .map / .json numbers and far-moved brushes (load only)
     "options": 0.20,    # class 4: bake settings from the command line and .json scenes
     "degenerate": 0.02,  # class 5: tiny brushes with repeated planes, baked with box hulls
-    "crowd": 0.05,      # issue 13: .bbk / .json dumps whose crowd slices (CRGD, CRSZ, CRSH, CRSD) are forged
+    "crowd": 0.05,      # issue 13: .bbk / .json dumps whose crowd slices (CSGD ... CSCV) are forged
     "junk": 0.10,       # issue 29: a .map line of 100 B to 1 MB with junk after its texture (and the like)
     "settings": 0.10,   # issue 29: Settings, SplitterSettings, BevelSettings, SliceSettings and the light
                         # settings with hostile values through the Python API
@@ -467,7 +467,7 @@ def crowd_fields() -> dict:
     return native.fields_from_level(bake_scene(scene), "base", native.COMPILER_BUG)
 
 
-CROWD_KEYS = ("crowd_grid", "crowd_size", "crowd_slice_height", "crowd_depth")
+CROWD_KEYS = ("crowd_grid", "crowd_size", "crowd_slice_height", "crowd_span_count", "crowd_span", "crowd_change_value")
 
 
 def forge_crowd(rng: np.random.Generator) -> tuple[str, dict]:
@@ -489,7 +489,7 @@ def forge_crowd(rng: np.random.Generator) -> tuple[str, dict]:
         f.pop(key)
     elif what == "truncate" and a.ndim and len(a) > 1:
         f[key] = a[:-1]
-    elif what == "grow" and key in ("crowd_slice_height", "crowd_depth"):
+    elif what == "grow" and key not in ("crowd_grid", "crowd_size"):
         f[key] = np.concatenate([a, a[-1:]])
     elif what == "valid_shift":  # the grid moved: still a valid level (accepted)
         f["crowd_grid"][:2] += float(rng.uniform(-10, 10))

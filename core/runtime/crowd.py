@@ -97,11 +97,12 @@ class CrowdSlices:
     Stored by change: going up the slices, a cell's ground only changes where a new solid top
     comes under the slice, and a cell inside a solid reads each slice's own height (a cut), so the
     slices are, per slice k, the cells whose *value* changes from slice k - 1 (every cell's value
-    is 0 below slice 0) and their new values: `change_count[k]` entries of `change_cell` (flat
-    cells of the unpadded grid, y then x, increasing within a slice) and `change_value` (u2: the
-    ground, 0 for nothing below, CUT for a cut).  The ground of cell c in slice k is
-    min(value, sliceHeight[k]).  Memory and work grow with the changes, not K x cells; `ground`
-    decodes the dense (K, ny, nx) array for small levels, tests and tools."""
+    is 0 below slice 0) and their new values: `span_count[k]` spans of consecutive flat cells
+    (unpadded grid, y then x; `span` rows (first cell, length), increasing and apart within a
+    slice) and for each of their cells in order its `change_value` (u2: the ground, 0 for nothing
+    below, CUT for a cut).  The ground of cell c in slice k is min(value, sliceHeight[k]).
+    Memory and work grow with the changes, not K x cells; `ground` decodes the dense (K, ny, nx)
+    array for small levels, tests and tools."""
 
     origin: tuple[float, float]  # the grid's (min x, min y) corner
     cell: float
@@ -113,8 +114,8 @@ class CrowdSlices:
     resolution: float
     slice_height: np.ndarray  # (K,) int64 units, strictly increasing
     grid: tuple[int, int]  # (ny, nx)
-    change_count: np.ndarray  # (K,) int64
-    change_cell: np.ndarray  # (C,) int32, unpadded flat cells, increasing within each slice
+    span_count: np.ndarray  # (K,) int64 spans per slice
+    span: np.ndarray  # (S, 2) int64 (first cell, length)
     change_value: np.ndarray  # (C,) uint16: the ground, 0 = INVALID, CUT = a cut
     taken: int = 0  # slices computed by Algorithm 3 (kept: K)
 
@@ -128,18 +129,21 @@ class CrowdSlices:
         value = np.where(g == top[:, None], CUT, g).astype(np.uint16)
         before = np.vstack([np.zeros((1, g.shape[1]), np.uint16), value[:-1]])
         ch = value != before
-        counts = ch.sum(axis=1).astype(np.int64)
         kk, cc = np.nonzero(ch)  # slice-major, cells increasing
-        return cls(grid=(ny, nx), change_count=counts, change_cell=cc.astype(np.int32),
-                   change_value=value[kk, cc], **kw)
+        counts, spans = spans_by_slice(kk, cc, k)
+        return cls(grid=(ny, nx), span_count=counts, span=spans, change_value=value[kk, cc], **kw)
 
     def changes(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Slice k's changes: (cells, values)."""
+        """Slice k's changes: (cells int64, values u2)."""
         first = self.__dict__.get("_first")
         if first is None:
-            first = self.__dict__["_first"] = np.concatenate([[0], np.cumsum(self.change_count)])
-        a, b = int(first[k]), int(first[k + 1])
-        return self.change_cell[a:b], self.change_value[a:b]
+            n = np.asarray(self.span, dtype=np.int64).reshape(-1, 2)[:, 1]
+            s_first = np.concatenate([[0], np.cumsum(self.span_count)])
+            c_first = np.concatenate([[0], np.cumsum(n)])[s_first]
+            first = self.__dict__["_first"] = (s_first, c_first)
+        s_first, c_first = first
+        cells = expand_spans(np.asarray(self.span, dtype=np.int64).reshape(-1, 2)[s_first[k]:s_first[k + 1]])
+        return cells, self.change_value[c_first[k]:c_first[k + 1]]
 
     @property
     def ground(self) -> np.ndarray:
@@ -192,8 +196,30 @@ class CrowdSlices:
         return cache[(height_u, step_u)]
 
     def nbytes(self) -> int:
-        """Bytes of the kept slices as stored (heights, change counts, cells and values)."""
-        return 2 * self.kept + 4 * self.kept + 6 * int(len(self.change_cell))
+        """Bytes of the kept slices as stored (heights, span counts, spans and values)."""
+        return 2 * self.kept + 4 * self.kept + 8 * int(len(self.span)) + 2 * int(len(self.change_value))
+
+
+def spans_by_slice(slices: np.ndarray, cells: np.ndarray, kept: int) -> tuple[np.ndarray, np.ndarray]:
+    """Changed (slice, cell) pairs, slice-major and cells increasing, as spans of consecutive cells:
+    ((K,) spans per slice, (S, 2) int64 (first cell, length))."""
+    slices, cells = np.asarray(slices, dtype=np.int64), np.asarray(cells, dtype=np.int64)
+    start = np.ones(len(cells), dtype=bool)
+    start[1:] = (cells[1:] != cells[:-1] + 1) | (slices[1:] != slices[:-1])
+    first = np.flatnonzero(start)
+    length = np.diff(np.append(first, len(cells)))
+    return (np.bincount(slices[first], minlength=kept).astype(np.int64),
+            np.stack([cells[first], length], axis=1).astype(np.int64).reshape(-1, 2))
+
+
+def expand_spans(spans: np.ndarray) -> np.ndarray:
+    """The cells of spans (S, 2) (first, length), in order (int64)."""
+    spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+    n = spans[:, 1]
+    total = int(n.sum())
+    if not total:
+        return np.zeros(0, np.int64)
+    return np.repeat(spans[:, 0] - (np.cumsum(n) - n), n) + np.arange(total, dtype=np.int64)
 
 
 class PaddedSlices:
@@ -429,13 +455,13 @@ class Walk:
         kept = len(top)
         step_u = min(int(step_u), 0xFFFF)  # two 16-bit grounds never differ by more
         offsets = DIRECTIONS[:, 0] + DIRECTIONS[:, 1] * self.nx
-        padded = [self._pad(s.changes(k)[0], nx) for k in range(kept)]
         # pass 1: the places of each slice (padded cells, increasing)
         start = np.zeros(self.cells, dtype=np.int32)
         waiting: list[list] = [[] for _ in range(kept)]
         places = []
         for k in range(kept):
-            c, v = padded[k], s.changes(k)[1]
+            c, v = s.changes(k)
+            c = self._pad(c, nx)
             start[c] = k
             ok = np.flatnonzero((v != INVALID) & (v != CUT))
             at = np.searchsorted(top, v.take(ok).astype(np.int64) + height_u)
@@ -458,7 +484,8 @@ class Walk:
         risers: list[list] = [[] for _ in range(kept)]
         first = 1
         for k in range(kept):
-            c, v = padded[k], s.changes(k)[1]
+            c, v = s.changes(k)
+            c = self._pad(c, nx)
             value[c] = v
             place[c] = 0
             a = places[k]
@@ -497,8 +524,8 @@ class Walk:
 
     @staticmethod
     def _pad(cells, nx: int) -> np.ndarray:
-        c = np.asarray(cells, dtype=np.int32)
-        return (c // nx + 1) * (nx + 2) + c % nx + 1
+        c = np.asarray(cells, dtype=np.int64)
+        return ((c // nx + 1) * (nx + 2) + c % nx + 1).astype(np.int32)
 
     def keys(self, places) -> np.ndarray:
         """Dense place keys (PaddedSlices: slice * cells + padded cell) of place numbers (int64)."""

@@ -107,6 +107,13 @@ def test_skipping_provably_dismissed_slices_changes_nothing(name):
     literal = sl.slice_world(scene.brushes, bounds, sl.SliceSettings(), literal=True)
     assert fast.taken == literal.taken and np.array_equal(fast.slice_height, literal.slice_height)
     assert np.array_equal(fast.ground, literal.ground)
+    # the slices stored by change decode to ComputeSlice at each kept height, cell by cell
+    cols = sl.build_columns(scene.brushes, sl.SliceSettings(), sl.grid_for(bounds, sl.SliceSettings()),
+                            *sl.height_unit(float(bounds[0, 2]), float(bounds[1, 2]), sl.SliceSettings()))
+    dense = np.zeros((fast.kept, fast.shape[0] * fast.shape[1]), dtype=np.int64)
+    dense[:, cols.cells] = [cols.slice_at(int(h)) for h in fast.slice_height]
+    assert np.array_equal(fast.ground.reshape(fast.kept, -1), dense)
+    assert np.all(np.diff(fast.ground, axis=0) >= 0)  # going up, a ground only rises
 
 
 def test_slicing_reports_progress_and_cancels():
@@ -306,7 +313,8 @@ def test_the_walk_is_the_dense_tables():
                 assert np.array_equal(w.keys(land[ok]), new)
         again = crowd_mod.CrowdSlices.from_ground(c.ground, **{k: getattr(c, k) for k in (
             "origin", "cell", "z0", "unit", "width", "height", "step", "resolution", "slice_height", "taken")})
-        assert np.array_equal(again.change_cell, c.change_cell) and np.array_equal(again.change_value, c.change_value)
+        assert np.array_equal(again.span, c.span) and np.array_equal(again.span_count, c.span_count)
+        assert np.array_equal(again.change_value, c.change_value)
 
 
 class PlainCrowd:
@@ -419,7 +427,37 @@ def test_slices_round_trip_byte_for_byte():
     assert native.level_to_bytes(level_from_json(level_to_json(level))) == data
     assert native.level_to_bytes(baked(sample("staircase.json"))) == data  # same input, same bytes
     tags = [data[40 + 40 * i: 44 + 40 * i] for i in range(int.from_bytes(data[20:24], "little"))]
+    assert tags[-6:] == [b"CSGD", b"CSSZ", b"CSSH", b"CSSN", b"CSSP", b"CSCV"]
+    assert data[4:8] == b"\x01\x00\x01\x00"  # format 1.1
+
+
+def _depth_group(level) -> dict:
+    """The level's fields with its crowd slices as a format 1.0 file stored them (CRGD, CRSZ, CRSH,
+    CRSD: per slice and cell the depth below the slice)."""
+    f = native.fields_from_level(level, "t", "")
+    for name in native.CROWD_CHANGE_FIELDS:
+        f.pop(name)
+    c = level.crowd
+    f["crowd_depth"] = (c.slice_height[:, None, None] - c.ground).astype("<u2")
+    f["crowd_slice_height"] = f["crowd_slice_height"].astype("<u2")
+    return f
+
+
+def test_format_1_0_slices_are_read():
+    """A 1.0 file's depths (CRSD) read back as the same slices, and are written again as changes;
+    a file with both groups is refused."""
+    level = baked(sample("garage.json"))
+    old = native._pack_sections(native._encode_sections(_depth_group(level)))
+    tags = [old[40 + 40 * i: 44 + 40 * i] for i in range(int.from_bytes(old[20:24], "little"))]
     assert tags[-4:] == [b"CRGD", b"CRSZ", b"CRSH", b"CRSD"]
+    again = native.level_from_bytes(old)
+    assert np.array_equal(again.crowd.ground, level.crowd.ground)
+    assert native.level_to_bytes(again) == native.level_to_bytes(level)
+    assert np.array_equal(Crowd(again.crowd, 500, seed=3).key, Crowd(level.crowd, 500, seed=3).key)
+    both = _depth_group(level)
+    both.update({k: v for k, v in native.fields_from_level(level, "t", "").items() if k in native.CROWD_CHANGE_FIELDS})
+    with pytest.raises(LevelFormatError, match="both crowd groups"):
+        native.level_from_bytes(native._pack_sections(native._encode_sections(both)), "both.bbk")
 
 
 def _forge(change) -> bytes:
@@ -445,8 +483,14 @@ def _set(f, key, index, value):
     (lambda f: _set(f, "crowd_size", 2, 1), "taken"),
     (lambda f: _set(f, "crowd_size", 3, 7), "reserved"),
     (lambda f: _set(f, "crowd_slice_height", 1, 1), "increase"),
-    (lambda f: _set(f, "crowd_depth", 5, 65535), "depth"),
-    (lambda f: f.pop("crowd_depth"), "crowd"),
+    (lambda f: _set(f, "crowd_change_value", 0, 60000), "at or above its height"),
+    (lambda f: _set(f, "crowd_span", 0, 10 ** 8), "past the grid"),
+    (lambda f: _set(f, "crowd_span", 1, 0), "past the grid|empty span"),
+    (lambda f: _overlap(f), "increase strictly"),
+    (lambda f: _set(f, "crowd_span", 3, 10 ** 6), "past the grid|hold"),
+    (lambda f: _set(f, "crowd_span_count", 0, 0), "adds up to"),
+    (lambda f: _swap_counts(f), "changes a cell to the value it already has|increase strictly|at or above"),
+    (lambda f: f.pop("crowd_change_value"), "crowd"),
     (lambda f: f.pop("crowd_slice_height"), "crowd"),
 ])
 def test_reader_refuses_forged_slices(change, words):
@@ -455,9 +499,37 @@ def test_reader_refuses_forged_slices(change, words):
         native.level_from_bytes(data, "forged.bbk")
 
 
+def _overlap(f):
+    """In the first slice with two spans, the second starts where the first does."""
+    n = f["crowd_span_count"].astype(np.int64)
+    k = int(np.flatnonzero(n >= 2)[0])
+    i = int(n[:k].sum())
+    _set(f, "crowd_span", 2 * (i + 1), int(f["crowd_span"][i, 0]))
+
+
+def _swap_counts(f):
+    """Move one change from the first slice to the second: the cell then changes in slice 1 to
+    a value it may not have there (every way of breaking the encoding must be refused)."""
+    n = f["crowd_span_count"].astype(np.int64)
+    n[0] -= 1
+    n[1] += 1
+    f["crowd_span_count"] = n.astype(f["crowd_span_count"].dtype)
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda f: _set(f, "crowd_depth", 5, 65535), "depth"),
+    (lambda f: f.pop("crowd_depth"), "crowd"),
+])
+def test_reader_refuses_forged_1_0_slices(change, words):
+    f = _depth_group(baked(bridge()))
+    change(f)
+    with pytest.raises(LevelFormatError, match=words):
+        native.level_from_bytes(native._pack_sections(native._encode_sections(f)), "forged.bbk")
+
+
 def test_reader_refuses_a_depth_record_of_the_wrong_size():
-    def shrink(f):
-        _set(f, "crowd_size", 0, int(f["crowd_size"][0]) + 1)
-    data = _forge(shrink)
+    f = _depth_group(baked(bridge()))
+    _set(f, "crowd_size", 0, int(f["crowd_size"][0]) + 1)
+    data = native._pack_sections(native._encode_sections(f))
     with pytest.raises(LevelFormatError, match="CRSD"):
         native.level_from_bytes(data, "forged.bbk")

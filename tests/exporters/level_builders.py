@@ -238,7 +238,7 @@ def split_bbk(data: bytes) -> list[tuple[bytes, int, int, bytes]]:
     return out
 
 
-def build_bbk(sections, major=1, minor=0, flags=0, header_extra=b"", entry_extra=b"", gap=0) -> bytes:
+def build_bbk(sections, major=1, minor=1, flags=0, header_extra=b"", entry_extra=b"", gap=0) -> bytes:
     """A .bbk file laid out as FORMAT.md says, with valid checksums.  header_extra and entry_extra
     append (8-byte multiples of) bytes a later minor version might add; gap adds zero padding
     before each section."""

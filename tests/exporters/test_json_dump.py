@@ -93,7 +93,7 @@ def test_text_is_stable_and_readable(box):
     doc = json.loads(text)
     assert list(doc) == sorted(doc)
     assert "stats" not in doc
-    assert doc["format"] == "brushbake-level" and doc["version"] == [1, 0]
+    assert doc["format"] == "brushbake-level" and doc["version"] == [1, 1]
     assert text.startswith('{\n "brush_names": [\n  "Crate.001')
     assert "\n   1.1,\n" in text  # repr(0.1 + 1.0)
     assert doc["node_children"][5] == [-6, -7]

@@ -101,7 +101,7 @@ def test_layout_matches_format_md(box):
     magic, major, minor, flags, header_size, entry_size, count, size, crc, reserved = struct.unpack_from(
         "<4sHHIIIIQII", data
     )
-    assert (magic, major, minor, flags, header_size, entry_size, reserved) == (b"BRBK", 1, 0, 0, 40, 40, 0)
+    assert (magic, major, minor, flags, header_size, entry_size, reserved) == (b"BRBK", 1, 1, 0, 40, 40, 0)
     assert size == len(data) and size % 8 == 0
     assert count == len(TAGS)
     table_end = 40 + 40 * count
@@ -171,7 +171,7 @@ def test_unknown_required_flag_is_rejected(box):
 
 
 def test_newer_major_version_is_rejected(box):
-    reject(build_bbk(split_bbk(level_to_bytes(box)), major=2), "version 2.0", "rebake")
+    reject(build_bbk(split_bbk(level_to_bytes(box)), major=2, minor=0), "version 2.0", "rebake")
 
 
 # --------------------------------------------------------------------------------------------

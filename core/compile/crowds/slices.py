@@ -29,7 +29,7 @@ from ...errors import InvalidSettingError, check_cancel
 from ...model.brushes import Brush, Contents
 from ...model.scene import Hull
 from ...model.setting_specs import setting_view
-from ...runtime.crowd import INVALID, CrowdSlices
+from ...runtime.crowd import CUT, INVALID, CrowdSlices, spans_by_slice
 from ...tolerances import MAX_SLICE_CELLS, SLICE_FINEST_UNIT, SLICE_HULL_DEPTH, SLICE_TOUCH, SLICE_VERTICAL_NZ
 from ..trees.expand import expand_brushes
 
@@ -237,6 +237,38 @@ def testSlice(cur: np.ndarray, h_cur: int, prev: np.ndarray, h_prev: int, prev2:
 testSlice.__test__ = False  # a name from the paper, not a pytest test
 
 
+class _Changes:
+    """The kept slices' changes (CrowdSlices), gathered top down as slices become final: a slice's
+    changes are its values (the ground, or CUT where it cuts a solid) that differ from the next
+    kept slice's below it.  Only the last kept slices stay whole (Algorithm 3 may still replace
+    the last and testSlice reads the one before it)."""
+
+    def __init__(self, cells: np.ndarray):
+        self.cells = cells
+        self.parts: list[tuple[np.ndarray, np.ndarray]] = []  # per slice, highest first
+
+    @staticmethod
+    def _code(values: np.ndarray, h: int) -> np.ndarray:
+        return np.where(values == h, CUT, values).astype(np.uint16)
+
+    def add(self, upper: np.ndarray, h_upper: int, lower: np.ndarray | None, h_lower: int | None) -> None:
+        code = self._code(upper, h_upper)
+        diff = np.flatnonzero(code != (self._code(lower, h_lower) if lower is not None else INVALID))
+        self.parts.append((self.cells[diff].astype(np.int32), code[diff]))
+
+    def lowest_first(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(spans per slice, spans, values), lowest slice first (CrowdSlices)."""
+        parts = self.parts[::-1]
+        counts, spans = [], []
+        for k, (c, _) in enumerate(parts):
+            n, sp = spans_by_slice(np.zeros(len(c), np.int64), c, 1)
+            counts.append(int(n[0]))
+            spans.append(sp)
+        value = np.concatenate([v for _, v in parts]) if parts else np.zeros(0, np.uint16)
+        return (np.array(counts, dtype=np.int64), np.concatenate(spans) if spans else np.zeros((0, 2), np.int64),
+                value)
+
+
 def slice_world(brushes: list[Brush], bounds: np.ndarray, s: SliceSettings, progress=None,
                 cancel=None, literal: bool = False) -> CrowdSlices:
     """Algorithm 3 (sliceWorld): the first slice at maxZ + avatarHeight + resolution, each next one
@@ -262,6 +294,7 @@ def slice_world(brushes: list[Brush], bounds: np.ndarray, s: SliceSettings, prog
     sweep = Sweep(cols)
     compute = cols.slice_at if literal else sweep.slice_at
     heights, values = [h], [compute(h)]
+    changes = _Changes(cols.cells)
     top = int(values[0].max()) if len(values[0]) else INVALID
     taken, span = 1, max(h - zmin, 1)
     while top > zmin + h_av:
@@ -280,15 +313,20 @@ def slice_world(brushes: list[Brush], bounds: np.ndarray, s: SliceSettings, prog
         if test == KEEP_SLICES:
             heights.append(h)
             values.append(cur)
+            if len(values) == 3:  # values[0] can no longer be replaced, nor values[1]: their changes are known
+                changes.add(values[0], heights[-3], values[1], heights[-2])
+                values.pop(0)
         elif test == REPLACE_PREVIOUS_SLICE:
             heights[-1], values[-1] = h, cur
+    if len(values) == 2:
+        changes.add(values[0], heights[-2], values[1], heights[-1])
+    changes.add(values[-1], heights[-1], None, None)  # the lowest slice: its changes from nothing
     ox, oy, nx, ny = grid
-    ground = np.zeros((len(heights), ny * nx), dtype=np.int32)
-    ground[:, cols.cells] = np.array(values[::-1], dtype=np.int32).reshape(len(heights), -1)
     if progress is not None:
         progress(1.0, f"{len(heights)} of {taken} slices kept")
-    out = CrowdSlices.from_ground(ground.reshape(len(heights), ny, nx), origin=(ox, oy), cell=s.cell, z0=z0,
-                                  unit=unit, width=s.width, height=s.height, step=s.step, resolution=s.resolution,
-                                  slice_height=np.array(heights[::-1], dtype=np.int64), taken=taken)
+    count, spans, value = changes.lowest_first()
+    out = CrowdSlices(origin=(ox, oy), cell=s.cell, z0=z0, unit=unit, width=s.width, height=s.height, step=s.step,
+                      resolution=s.resolution, slice_height=np.array(heights[::-1], dtype=np.int64), grid=(ny, nx),
+                      span_count=count, span=spans, change_value=value, taken=taken)
     out.seconds = time.perf_counter() - t0
     return out
