@@ -3,7 +3,7 @@ and end to end, wall and CPU seconds, peak memory, and how tight each PVS is.
 
     nice python bench/vs_ericw.py [--ericw-dir DIR] [--only NAME ...] [--no-maps]
                                   [--worlds tiled:1500,slab:2000] [--seed 0]
-                                  [--points 20000] [--pairs 100000] [--jobs N] [--table]
+                                  [--points 10000] [--pairs 100000] [--jobs N] [--keep DIR] [--table]
 
 For each map (maps/**/*.map, and each world of bench/worlds.py: LAYOUT:BRUSHES, comma-separated;
 '--worlds ""' for none), in this order:
@@ -20,15 +20,18 @@ For each map (maps/**/*.map, and each world of bench/worlds.py: LAYOUT:BRUSHES, 
   StageMemory); end to end the child's wall and CPU seconds from os.wait4 (the interpreter's
   start, the imports and the .bbk's writing included) and the largest stage peak (resetting
   VmHWM resets the child's ru_maxrss too);
-- the PVS pair share: --points random points in the world model's box (ericw's .bsp, in .map
-  units; brushbake's points are the same times the map's scale, 1/32 m by default), the points open
-  in either tool kept, then --pairs random pairs of them.  A pair is used when both points are
-  open in both tools: in ericw's tree a leaf of empty (or water, slime, lava) contents with a PVS
-  row; in brushbake's a leaf with a visibility cluster (solid leaves and the void outside a sealed
-  map have none).  The others are skipped and counted.  pair_share: of the pairs used, the share
+- the PVS pair share: random points in the world model's box (ericw's .bsp, in .map units;
+  brushbake's points are the same times the map's scale, 1/32 m by default), drawn until --points
+  of them are open in either tool (2,000,000 drawn at most), then --pairs random pairs of those.
+  A pair is used when both points are open in both tools: in ericw's tree a leaf of empty (or
+  water, slime, lava) contents with a PVS row; in brushbake's a leaf with a visibility cluster
+  (solid leaves and the void outside a sealed map have none).  The others are skipped and counted.  pair_share: of the pairs used, the share
   whose PVS lets the first point's leaf see the second's; ericw's rows are read from its .bsp
   (bench/quake_bsp.py), brushbake's through its level reader and run-time (exporters/native.py,
-  core/runtime/pvs.py).  Both are conservative, so the smaller share is the tighter PVS.
+  core/runtime/pvs.py).  Both are conservative, so the smaller share is the tighter PVS.  Against
+  the truth: pairs_clear counts the used pairs whose segment hits nothing in brushbake's point tree
+  (the exact CSG of the brushes, core/runtime/query.py segment_hits), and misses_ericw and
+  misses_brushbake the clear pairs each PVS hides (0 for a conservative PVS on the same geometry).
 
 Prints ONE JSON object on stdout: 'records', one a map a tool ('tool': ericw or brushbake; the
 brushbake record's 'ratio' holds brushbake / ericw per stage for wall, CPU and peak memory, and for
@@ -42,6 +45,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -183,20 +187,29 @@ def ericw_record(runs: dict) -> dict:
 # ---------------------------------------------------------------------------------------------- PVS pairs
 
 
-def pair_share(bsp, level, scale: float, points: int, pairs: int, seed: int) -> dict:
-    """The same random pairs of open points asked of both PVS (see the module docstring)."""
+def pair_share(bsp, level, scale: float, points: int, pairs: int, seed: int, most: int = 2_000_000) -> dict:
+    """The same random pairs of open points asked of both PVS (see the module docstring), and
+    each PVS's misses against the segments between the points that hit nothing."""
+    from brushbake.core.runtime import cruntime
     from brushbake.core.runtime.pvs import visibility
+    from brushbake.core.runtime.query import segment_hits
 
     vis = visibility(level)
+    open_leaf = bsp.open_leaves()
     lo, hi = bsp.bounds
     rng = np.random.default_rng(seed)
-    pts = rng.uniform(lo, hi, size=(points, 3))
-    e_leaf = bsp.point_leaves(pts)
-    e_open = bsp.open_leaves()[e_leaf]
-    b_cluster = vis.clusters_of_points(pts * scale)
-    b_open = b_cluster >= 0
+    pts, e_leaf, b_cluster, drawn, found = [], [], [], 0, 0
+    while drawn < most and (drawn == 0 or found < points):  # until `points` are open in either tool
+        batch = rng.uniform(lo, hi, size=(min(max(points, 10_000), most - drawn), 3))
+        pts.append(batch)
+        e_leaf.append(bsp.point_leaves(batch))
+        b_cluster.append(vis.clusters_of_points(batch * scale))
+        drawn += len(batch)
+        found += int((open_leaf[e_leaf[-1]] | (b_cluster[-1] >= 0)).sum())
+    pts, e_leaf, b_cluster = np.concatenate(pts), np.concatenate(e_leaf), np.concatenate(b_cluster)
+    e_open, b_open = open_leaf[e_leaf], b_cluster >= 0
     pool = np.flatnonzero(e_open | b_open)
-    out = {"points": points, "points_open_ericw": int(e_open.sum()), "points_open_brushbake": int(b_open.sum()),
+    out = {"points_drawn": drawn, "points_open_ericw": int(e_open.sum()), "points_open_brushbake": int(b_open.sum()),
            "points_open_both": int((e_open & b_open).sum())}
     if len(pool) < 2:
         return {**out, "pairs": 0, "error": "fewer than 2 open points"}
@@ -205,9 +218,13 @@ def pair_share(bsp, level, scale: float, points: int, pairs: int, seed: int) -> 
     i, j = i[use], j[use]
     e_see = bsp.can_see(e_leaf[i], e_leaf[j])
     b_see = vis.can_see(b_cluster[i], b_cluster[j])
+    backend = "c" if cruntime.available() else "numpy"
+    clear = segment_hits(level, pts[i] * scale, pts[j] * scale, backend=backend)[:, 0] >= 1.0
     return {**out, "pairs": pairs, "pairs_used": int(use.sum()), "pairs_skipped": int(pairs - use.sum()),
             "ericw": float(e_see.mean()) if len(i) else None, "brushbake": float(b_see.mean()) if len(i) else None,
-            "only_ericw_sees": int((e_see & ~b_see).sum()), "only_brushbake_sees": int((b_see & ~e_see).sum())}
+            "only_ericw_sees": int((e_see & ~b_see).sum()), "only_brushbake_sees": int((b_see & ~e_see).sum()),
+            "pairs_clear": int(clear.sum()), "clear_share": float(clear.mean()) if len(i) else None,
+            "misses_ericw": int((clear & ~e_see).sum()), "misses_brushbake": int((clear & ~b_see).sum())}
 
 
 # ---------------------------------------------------------------------------------------------- one map
@@ -241,6 +258,8 @@ def run_map(name: str, path: Path, source: str, args, bin_dir: Path) -> list[dic
             log(f"{name}: PVS pairs")
             pvs = pair_share(read_bsp(bsp_path), read_level(bb["bbk"]), DEFAULT_SCALE, args.points, args.pairs,
                              args.seed)
+        if args.keep:
+            shutil.copytree(tmp, Path(args.keep) / name, dirs_exist_ok=True)
     bb.pop("bbk", None)
     common = {"map": name, "source": source}
     ew_rec = {**common, "tool": "ericw", **ew}
@@ -281,8 +300,9 @@ def tables(records: list[dict]) -> tuple[str, str]:
     for rec in records:
         by_map.setdefault(rec["map"], {})[rec["tool"]] = rec
     full = ["| map | brushes | compile s: brushbake / qbsp | vis s: brushbake / vis | light s: brushbake / light "
-            "| end to end s (CPU s) | peak MB | pair share: brushbake / ericw (pairs used, skipped) |",
-            "|---|---|---|---|---|---|---|---|"]
+            "| end to end s (CPU s) | peak MB | pair share: brushbake / ericw (pairs used, skipped) "
+            "| clear segments, misses brushbake / ericw |",
+            "|---|---|---|---|---|---|---|---|---|"]
     summary = ["| map | compile | full vis | light | end to end (CPU) | peak memory | PVS pair share |",
                "|---|---|---|---|---|---|---|"]
     for name, t in by_map.items():
@@ -303,11 +323,13 @@ def tables(records: list[dict]) -> tuple[str, str]:
         if "pair_share" in p_bb and p_bb["pair_share"] is not None:
             share = (f"{p_bb['pair_share']:.3f} / {p_ew['pair_share']:.3f} ({x('pair_share')}; "
                      f"{p_bb['pairs_used']:,}, {p_bb['pairs_skipped']:,})")
+            truth = f"{p_bb['clear_share']:.3f}, {p_bb['misses_brushbake']} / {p_bb['misses_ericw']}"
         else:
             share = p_bb.get("skipped") or p_bb.get("error") or bb.get("error") and "brushbake failed" or "-"
+            truth = "-"
         brushes = ew.get("counts", {}).get("map_brushes")
         full.append(f"| {name} | {brushes if brushes is not None else '-'} | " + " | ".join(cols)
-                    + f" | {total} | {peak} | {share} |")
+                    + f" | {total} | {peak} | {share} | {truth} |")
         summary.append(f"| {name} | {x('compile')} | {x('vis')} | {x('light')} | {x('total')} "
                        f"({x('total', 'cpu')}) | {x('total', 'peak')} | {x('pair_share')} |")
     return "\n".join(full), "\n".join(summary)
@@ -325,9 +347,10 @@ def main(argv=None) -> int:
     ap.add_argument("--worlds", default="tiled:1500,slab:2000",
                     help="procedural worlds LAYOUT:BRUSHES, comma-separated (layouts slab, tiled, terrain; '' for none)")
     ap.add_argument("--seed", type=int, default=0, help="the worlds' seed and the pairs' seed")
-    ap.add_argument("--points", type=int, default=20_000, help="random points drawn in each map's box")
+    ap.add_argument("--points", type=int, default=10_000, help="open points wanted in each map's box")
     ap.add_argument("--pairs", type=int, default=100_000, help="random pairs of open points")
     ap.add_argument("--jobs", type=int, default=None, help="brushbake's cores for the full vis (default: all)")
+    ap.add_argument("--keep", help="copy each map's outputs (.bsp, .bbk, the tools' logs) into DIR/NAME")
     ap.add_argument("--table", action="store_true", help="also print the markdown tables on stderr")
     ap.add_argument("--child", nargs=2, metavar=("MAP", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
