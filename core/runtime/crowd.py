@@ -434,7 +434,7 @@ class Walk:
     Places are numbered 1 to P in the order of their dense keys slice * cells + cell (so place i
     is standing_spots(padded, height)[i - 1]); 0 is the sink, where refused claims go.  Per
     place: `cell` (int32, the padded grid's flat cell, PaddedSlices' numbering), `slice` and
-    `ground` (u2, units), and `step[8 * place + d]` (int32): the place an avatar standing there
+    `ground` (u2, units), and `step[d * (P + 1) + place]` (int32): the place an avatar standing there
     lands on stepping in direction d when Algorithm 1 allows it (the same verdicts and landing
     places as PaddedSlices.crowd_table and legal_steps: tests/core/test_crowd.py), else 0.
 
@@ -477,12 +477,14 @@ class Walk:
         self.slice = np.concatenate([[0], np.repeat(np.arange(kept), counts)]).astype(
             np.uint8 if kept <= 256 else np.uint16)
         self.ground = np.zeros(self.count + 1, dtype=np.uint16)
-        step = np.zeros((self.count + 1, 8), dtype=np.int32)
+        step = np.zeros((8, self.count + 1), dtype=np.int32)
+        del start
         # pass 2: the steps
-        value = np.zeros(self.cells, dtype=np.uint16)
+        value = np.zeros(self.cells, dtype=np.int32)
         place = np.zeros(self.cells, dtype=np.int32)
         risers: list[list] = [[] for _ in range(kept)]
         first = 1
+        twice = np.uint32(2 * step_u)
         for k in range(kept):
             c, v = s.changes(k)
             c = self._pad(c, nx)
@@ -499,21 +501,29 @@ class Walk:
                 if dx and dy:
                     h0 = np.maximum(fa, fb)
                     ok &= (np.minimum(value.take(ca + dx), tk) <= h0) & (np.minimum(value.take(ca + dy * self.nx), tk) <= h0)
-                step[src, d] = place.take(cb) * ok
+                step[d, src] = place.take(cb) * ok
             risers[k] = []
-            fa = value.take(a).astype(np.int32)
+            fa = value.take(a)
             self.ground[idx] = fa
-            for d in range(8):
+            rises_above = tk - height_u  # a ground above this: the head rises above slice k
+            beside = {}  # the axial neighbours' grounds: a diagonal step's corners
+            for d in (0, 2, 4, 6, 1, 3, 5, 7):
                 dx, dy = (int(t) for t in DIRECTIONS[d])
                 b = a + int(offsets[d])
-                fb = np.minimum(value.take(b), tk).astype(np.int32)
-                ok = (fb != INVALID) & (np.abs(fb - fa) <= step_u)
+                fb = np.minimum(value.take(b), tk)
+                diff = fb - fa
+                diff += step_u
+                ok = diff.view(np.uint32) <= twice  # |fb - fa| <= step
+                ok &= fb != INVALID
                 if dx and dy:
                     h0 = np.maximum(fa, fb)
-                    ok &= (np.minimum(value.take(a + dx), tk) <= h0) & (np.minimum(value.take(a + dy * self.nx), tk) <= h0)
-                rise = ok & (tk - fb < height_u)
-                step[idx, d] = place.take(b) * (ok & ~rise)
-                r = np.flatnonzero(rise)
+                    ok &= beside[(dx, 0)] <= h0
+                    ok &= beside[(0, dy)] <= h0
+                else:
+                    beside[(dx, dy)] = fb
+                rise = fb > rises_above
+                step[d, first - len(a):first] = place.take(b) * (ok > rise)  # legal, no riser: B's place, made at or below k
+                r = np.flatnonzero(ok & rise)
                 if len(r):
                     j = np.searchsorted(top, fb.take(r).astype(np.int64) + height_u)
                     for jj, sub in _groups(j, r):
@@ -593,6 +603,7 @@ class Crowd:
         self.occupant = np.zeros(w.count + 1, dtype=tag)
         self.base = self.place_base.take(self.place)
         self.occupant[self.place] = self.base + self.dir
+        self._stride = np.intp(w.count + 1)  # Walk.step: direction-major
         #: work buffers for one pass (Crowd._pass): i (intp), kb (int32), o, tag, good, b2 (bool)
         self._buf = tuple(np.empty(n, dt) for dt in (np.intp, np.int32, tag, tag, bool, bool))
         self.ticks = 0
@@ -651,8 +662,8 @@ class Crowd:
             place, base = self.place.take(who, mode="wrap"), self.base.take(who, mode="wrap")
         n = len(place)
         i, kb, o, tag, good, b2 = (v[:n] for v in self._buf)
-        np.multiply(place, 8, out=i)
-        i += dirs
+        np.multiply(dirs, self._stride, out=i, dtype=np.intp)
+        i += place
         self.walk.step.take(i, out=kb, mode="wrap")  # the landing place, 0 (the sink) when refused
         occ = self.occupant
         occ.take(kb, out=o, mode="wrap")
