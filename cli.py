@@ -550,7 +550,8 @@ def cmd_crowd(args) -> int:
                       "ms_per_tick": round(float(ms.mean()), 3), "ms_min": round(float(ms.min()), 3),
                       "ms_median": round(float(np.median(ms)), 3), "ms_max": round(float(ms.max()), 3),
                       "spawn_ms": round(spawn * 1e3, 3),
-                      "moved_per_tick": round(moved / args.ticks, 1), "slices_kept": level.crowd.kept}))
+                      "moved_per_tick": round(moved / args.ticks, 1), "slices_kept": level.crowd.kept,
+                      "standing_places": crowd.walk.count}))
     return EXIT_OK
 
 

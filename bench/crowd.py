@@ -4,7 +4,7 @@ the exact-collision check of 1,000,000 random moves per scene, and the time per 
 
     python bench/crowd.py [--only NAME ...] [--moves N] [--truth-maps] [--tick-scene NAME]
                           [--tick-cell METRES] [--ticks T] [--seed S]
-    python bench/crowd.py --map NAME [--map-cell METRES] [--avatars N] [--ticks T]
+    python bench/crowd.py --map NAME [--map-cell METRES] [--avatars N] [--ticks T] [--keep DIR | --level FILE]
 
 Prints ONE JSON object on stdout (sorted keys); progress goes to stderr.
 - slicing: per scene and map, seconds to slice (wall and CPU; the slicing stage alone, after the
@@ -51,7 +51,7 @@ from brushbake.core.truth.crowd_truth import check_crowd  # noqa: E402
 from brushbake.core.compile.pipeline import bake_scene, slices_stage  # noqa: E402
 from brushbake.core.formats.loaders import load_scene  # noqa: E402
 from brushbake.core.model.scene import Hull  # noqa: E402
-from brushbake.core.runtime.crowd import Crowd, standing_spots  # noqa: E402
+from brushbake.core.runtime.crowd import Crowd  # noqa: E402
 from brushbake.core.runtime.level import CompiledLevel  # noqa: E402
 
 PAPER_TABLE2 = {"cube": [42, 2], "garage": [86, 5], "church": [159, 7], "powerplant": [835, 85]}
@@ -81,7 +81,7 @@ def slice_scene(path: Path, cell: float | None = None) -> dict:
     ny, nx = c.shape
     return {"slice_s": round(wall, 3), "slice_cpu_s": round(cpu, 3), "taken": c.taken, "kept": c.kept,
             "grid": [nx, ny], "cell": c.cell, "bytes_kept": c.nbytes(), "unit_m": c.unit,
-            "standing_places": int(len(standing_spots(c.padded(), c.padded().height_u)))}, c
+            "standing_places": c.walk(c.length_units(c.height), c.step_units(c.step)).count}, c
 
 
 def _empty_level() -> dict:
@@ -125,17 +125,21 @@ def tick_times(c, counts, ticks: int, seed: int) -> dict:
     return out
 
 
-def map_crowd(name: str, cell: float, avatars: int, ticks: int, seed: int) -> dict:
+def map_crowd(name: str, cell: float, avatars: int, ticks: int, seed: int, keep: str | None = None,
+              level_file: str | None = None) -> dict:
     path = next((p for p in scenes([]) if p.stem == name), None)
     if path is None:
         raise SystemExit(f"no map {name!r} in maps/")
     py = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
-        level = Path(tmp) / f"{name}.bbk"
-        log(f"baking {name} with slices at {cell} m")
-        bake = _measured([py, "-m", "brushbake", "bake", str(path), "--vis", "none", "--no-bevels",
-                          "--slices", f"1,1.75,0.5625,{cell!r}", "-o", str(level)])
-        bake.pop("stdout")
+        level = Path(level_file) if level_file else Path(keep or tmp) / f"{name}.bbk"
+        if level_file:
+            bake = {"level": str(level)}
+        else:
+            log(f"baking {name} with slices at {cell} m")
+            bake = _measured([py, "-m", "brushbake", "bake", str(path), "--vis", "none", "--no-bevels",
+                              "--slices", f"1,1.75,0.5625,{cell!r}", "-o", str(level)])
+            bake.pop("stdout")
         sizes = _section_sizes(level)
         old = "CRSZ" in sizes  # format 1.0's crowd group (CRGD ... CRSD), else 1.1's (CSGD ... CSCV)
         nx, ny, taken = np.frombuffer(_section_bytes(level, sizes["CRSZ" if old else "CSSZ"]), "<u4")[:3].tolist()
@@ -151,7 +155,7 @@ def map_crowd(name: str, cell: float, avatars: int, ticks: int, seed: int) -> di
         got = json.loads(run.pop("stdout"))
         run.update({"spawn_s": round(got["spawn_ms"] / 1e3, 2), "ms_per_tick_mean": got["ms_per_tick"],
                     "ms_median": got["ms_median"], "ms_min": got["ms_min"], "ms_max": got["ms_max"],
-                    "moved_per_tick": got["moved_per_tick"]})
+                    "moved_per_tick": got["moved_per_tick"], "standing_places": got.get("standing_places")})
         log(f"  {run}")
     return {"map": name, "cell": cell, "avatars": avatars, "ticks": ticks, "seed": seed, "bake": bake, "crowd": run}
 
@@ -213,10 +217,12 @@ def main() -> int:
     ap.add_argument("--map", help="crowds on this map of maps/ at --map-cell (only that part runs)")
     ap.add_argument("--map-cell", type=float, default=1 / 32)
     ap.add_argument("--avatars", type=int, default=1_000_000)
+    ap.add_argument("--keep", help="with --map: bake the level into this folder and keep it")
+    ap.add_argument("--level", help="with --map: time the crowd on this level file (baked before), no bake")
     args = ap.parse_args()
     if args.map:
-        print(json.dumps(map_crowd(args.map, args.map_cell, args.avatars, args.ticks, args.seed), sort_keys=True,
-                         indent=1))
+        print(json.dumps(map_crowd(args.map, args.map_cell, args.avatars, args.ticks, args.seed, args.keep, args.level),
+                         sort_keys=True, indent=1))
         return 0
     result = {"paper_table2": PAPER_TABLE2, "paper_table1_move_ms": PAPER_TABLE1_MS, "slicing": {}, "truth": {}}
     for path in scenes(args.only):

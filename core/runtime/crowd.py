@@ -488,12 +488,15 @@ class Walk:
         for k in range(kept):
             c, v = s.changes(k)
             c = self._pad(c, nx)
+            v = v.astype(np.int32)
+            v[v == INVALID] = NOTHING
             value[c] = v
             place[c] = 0
-            a = places[k]
-            idx = np.arange(first, first + len(a), dtype=np.int32)
+            a = places[k].astype(np.intp)  # intp: NumPy turns any other index type into intp on every take
+            n = len(a)
+            idx = np.arange(first, first + n, dtype=np.int32)
             place[a] = idx
-            first += len(a)
+            first += n
             tk = int(top[k])
             for src, d, ca, cb, fa, fb in risers[k]:  # steps judged again in the slice above the head
                 ok = (np.minimum(value.take(ca), tk) == fa) & (np.minimum(value.take(cb), tk) == fb)
@@ -504,43 +507,49 @@ class Walk:
                 step[d, src] = place.take(cb) * ok
             risers[k] = []
             fa = value.take(a)
-            self.ground[idx] = fa
+            self.ground[first - n:first] = fa
+            fa_low = fa - step_u  # |fb - fa| <= step: fb - fa_low from 0 to 2 * step
             rises_above = tk - height_u  # a ground above this: the head rises above slice k
             beside = {}  # the axial neighbours' grounds: a diagonal step's corners
             for d in (0, 2, 4, 6, 1, 3, 5, 7):
                 dx, dy = (int(t) for t in DIRECTIONS[d])
                 b = a + int(offsets[d])
-                fb = np.minimum(value.take(b), tk)
-                diff = fb - fa
-                diff += step_u
-                ok = diff.view(np.uint32) <= twice  # |fb - fa| <= step
-                ok &= fb != INVALID
+                fb = np.minimum(value.take(b), tk)  # NOTHING (no ground) fails the step test below
+                ok = (fb - fa_low).view(np.uint32) <= twice
                 if dx and dy:
-                    h0 = np.maximum(fa, fb)
-                    ok &= beside[(dx, 0)] <= h0
-                    ok &= beside[(0, dy)] <= h0
+                    ok &= np.maximum(beside[(dx, 0)], beside[(0, dy)]) <= np.maximum(fa, fb)
                 else:
                     beside[(dx, dy)] = fb
-                rise = fb > rises_above
-                step[d, first - len(a):first] = place.take(b) * (ok > rise)  # legal, no riser: B's place, made at or below k
-                r = np.flatnonzero(ok & rise)
-                if len(r):
+                up = np.flatnonzero(fb > rises_above)
+                if len(up):
+                    r = up[ok.take(up)]  # legal so far, and the head rises above slice k: judged in j
+                    ok[up] = False
                     j = np.searchsorted(top, fb.take(r).astype(np.int64) + height_u)
                     for jj, sub in _groups(j, r):
                         if jj < kept:
                             risers[jj].append((idx.take(sub), d, a.take(sub), b.take(sub), fa.take(sub), fb.take(sub)))
+                np.multiply(place.take(b), ok, out=step[d, first - n:first])  # legal: B's place, made at or below k
         self.step = step.reshape(-1)
         self.top = top
 
     @staticmethod
     def _pad(cells, nx: int) -> np.ndarray:
-        c = np.asarray(cells, dtype=np.int64)
-        return ((c // nx + 1) * (nx + 2) + c % nx + 1).astype(np.int32)
+        c = np.asarray(cells, dtype=np.int32)
+        out = c // nx  # (y + 1) * (nx + 2) + x + 1 = c + 2 * y + nx + 3
+        out *= 2
+        out += c
+        out += nx + 3
+        return out
 
     def keys(self, places) -> np.ndarray:
         """Dense place keys (PaddedSlices: slice * cells + padded cell) of place numbers (int64)."""
         places = np.asarray(places)
         return self.slice.take(places).astype(np.int64) * self.cells + self.cell.take(places)
+
+
+#: Walk's working value for 'no ground': below every feet by more than any step, so the step test
+#: refuses it and a corner there is clear
+NOTHING = -(1 << 20)
 
 
 def _groups(labels: np.ndarray, items: np.ndarray):
