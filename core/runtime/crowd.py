@@ -474,6 +474,8 @@ class Walk:
         counts = np.array([len(x) for x in places], dtype=np.int64)
         self.count = int(counts.sum())
         self.cell = np.concatenate([np.zeros(1, np.int32)] + places).astype(np.int32)
+        ends = np.cumsum(counts) + 1
+        places = [self.cell[e - n:e] for e, n in zip(ends, counts)]  # views: the places are held once
         self.slice = np.concatenate([[0], np.repeat(np.arange(kept), counts)]).astype(
             np.uint8 if kept <= 256 else np.uint16)
         self.ground = np.zeros(self.count + 1, dtype=np.uint16)
@@ -613,6 +615,7 @@ class Crowd:
         self.base = self.place_base.take(self.place)
         self.occupant[self.place] = self.base + self.dir
         self._stride = np.intp(w.count + 1)  # Walk.step: direction-major
+        self._doff = self.dir.astype(np.intp) * self._stride  # each avatar's direction's row in Walk.step
         #: work buffers for one pass (Crowd._pass): i (intp), kb (int32), o, tag, good, b2 (bool)
         self._buf = tuple(np.empty(n, dt) for dt in (np.intp, np.int32, tag, tag, bool, bool))
         self.ticks = 0
@@ -655,6 +658,7 @@ class Crowd:
             turn = 2 + 4 * bits[: len(refused)]  # 90 degrees left (+2) or right (+6), uint8
             d = (self.dir.take(refused) + turn) & np.uint8(7)
             self.dir[refused] = d
+            self._doff[refused] = d.astype(np.intp) * self._stride
             moved_again = self._pass(refused, d)
         else:
             moved_again = 0
@@ -666,13 +670,12 @@ class Crowd:
         faces; move the winners; return the avatars refused (all) or how many moved.  Branch-free
         over the avatars (class docstring)."""
         if who is None:
-            place, base, dirs = self.place, self.base, self.dir
+            place, base, dirs, doff = self.place, self.base, self.dir, self._doff
         else:
-            place, base = self.place.take(who, mode="wrap"), self.base.take(who, mode="wrap")
+            place, base, doff = (v.take(who, mode="wrap") for v in (self.place, self.base, self._doff))
         n = len(place)
         i, kb, o, tag, good, b2 = (v[:n] for v in self._buf)
-        np.multiply(dirs, self._stride, out=i, dtype=np.intp)
-        i += place
+        np.add(doff, place, out=i)
         self.walk.step.take(i, out=kb, mode="wrap")  # the landing place, 0 (the sink) when refused
         occ = self.occupant
         occ.take(kb, out=o, mode="wrap")
