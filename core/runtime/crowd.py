@@ -486,7 +486,7 @@ class Walk:
         place = np.zeros(self.cells, dtype=np.int32)
         risers: list[list] = [[] for _ in range(kept)]
         first = 1
-        twice = np.uint32(2 * step_u)
+        buf = _WalkBuffers(min(WALK_CHUNK, max(1, int(counts.max(initial=1)))))
         for k in range(kept):
             c, v = s.changes(k)
             c = self._pad(c, nx)
@@ -508,31 +508,49 @@ class Walk:
                     ok &= (np.minimum(value.take(ca + dx), tk) <= h0) & (np.minimum(value.take(ca + dy * self.nx), tk) <= h0)
                 step[d, src] = place.take(cb) * ok
             risers[k] = []
-            fa = value.take(a)
-            self.ground[first - n:first] = fa
-            fa_low = fa - step_u  # |fb - fa| <= step: fb - fa_low from 0 to 2 * step
-            rises_above = tk - height_u  # a ground above this: the head rises above slice k
-            beside = {}  # the axial neighbours' grounds: a diagonal step's corners
-            for d in (0, 2, 4, 6, 1, 3, 5, 7):
-                dx, dy = (int(t) for t in DIRECTIONS[d])
-                b = a + int(offsets[d])
-                fb = np.minimum(value.take(b), tk)  # NOTHING (no ground) fails the step test below
-                ok = (fb - fa_low).view(np.uint32) <= twice
-                if dx and dy:
-                    ok &= np.maximum(beside[(dx, 0)], beside[(0, dy)]) <= np.maximum(fa, fb)
-                else:
-                    beside[(dx, dy)] = fb
-                up = np.flatnonzero(fb > rises_above)
-                if len(up):
-                    r = up[ok.take(up)]  # legal so far, and the head rises above slice k: judged in j
-                    ok[up] = False
-                    j = np.searchsorted(top, fb.take(r).astype(np.int64) + height_u)
-                    for jj, sub in _groups(j, r):
-                        if jj < kept:
-                            risers[jj].append((idx.take(sub), d, a.take(sub), b.take(sub), fa.take(sub), fb.take(sub)))
-                np.multiply(place.take(b), ok, out=step[d, first - n:first])  # legal: B's place, made at or below k
+            for lo in range(0, n, WALK_CHUNK):  # in chunks: the work buffers stay in the cache
+                hi = min(lo + WALK_CHUNK, n)
+                self._steps(step, risers, buf, value, place, a[lo:hi], first - n + lo, tk, top, height_u, step_u,
+                            offsets)
         self.step = step.reshape(-1)
         self.top = top
+
+    def _steps(self, step, risers, buf, value, place, a, at, tk, top, height_u, step_u, offsets) -> None:
+        """The eight steps from the places in cells `a` (intp) of slice k (numbered from `at`),
+        written into `step`; steps whose head rises above slice k go to `risers` (by the slice j
+        they are judged in again)."""
+        n = len(a)
+        kept = len(top)
+        fa, fa_low, b, t, ok, ok2, h0, pb = (x[:n] for x in (buf.fa, buf.fa_low, buf.b, buf.t, buf.ok, buf.ok2,
+                                                             buf.h0, buf.pb))
+        value.take(a, out=fa, mode="wrap")
+        self.ground[at:at + n] = fa
+        np.subtract(fa, step_u, out=fa_low)  # |fb - fa| <= step: fb - fa_low from 0 to 2 * step
+        rises_above = tk - height_u  # a ground above this: the head rises above slice k
+        twice = np.uint32(2 * step_u)
+        for d in (0, 2, 4, 6, 1, 3, 5, 7):
+            dx, dy = (int(v) for v in DIRECTIONS[d])
+            np.add(a, int(offsets[d]), out=b)
+            fb = buf.fb[d][:n] if d % 2 == 0 else buf.fb_diag[:n]  # the axial ones: the diagonals' corners
+            value.take(b, out=fb, mode="wrap")
+            np.minimum(fb, tk, out=fb)  # NOTHING (no ground) fails the step test below
+            np.subtract(fb, fa_low, out=t)
+            np.less_equal(t.view(np.uint32), twice, out=ok)
+            if dx and dy:
+                np.maximum(buf.fb[_AXIAL[(dx, 0)]][:n], buf.fb[_AXIAL[(0, dy)]][:n], out=t)
+                np.maximum(fa, fb, out=h0)
+                ok &= np.less_equal(t, h0, out=ok2)
+            up = np.flatnonzero(np.greater(fb, rises_above, out=ok2))
+            if len(up):
+                r = up[ok.take(up)]  # legal so far, and the head rises above slice k: judged in j
+                ok[up] = False
+                j = np.searchsorted(top, fb.take(r).astype(np.int64) + height_u)
+                for jj, sub in _groups(j, r):
+                    if jj < kept:
+                        risers[jj].append((sub.astype(np.int32) + np.int32(at), d, a.take(sub), b.take(sub),
+                                           fa.take(sub), fb.take(sub)))
+            place.take(b, out=pb, mode="wrap")
+            np.multiply(pb, ok, out=step[d, at:at + n])  # legal: B's place, made at or below k
 
     @staticmethod
     def _pad(cells, nx: int) -> np.ndarray:
@@ -552,6 +570,20 @@ class Walk:
 #: Walk's working value for 'no ground': below every feet by more than any step, so the step test
 #: refuses it and a corner there is clear
 NOTHING = -(1 << 20)
+#: places Walk judges at a time (its work buffers, about 40 bytes a place, stay in the cache)
+WALK_CHUNK = 1 << 15
+#: the axial directions by (dx, dy)
+_AXIAL = {(1, 0): 0, (0, 1): 2, (-1, 0): 4, (0, -1): 6}
+
+
+class _WalkBuffers:
+    """Work buffers for Walk._steps, `n` places long."""
+
+    def __init__(self, n: int):
+        self.fa, self.fa_low, self.t, self.h0, self.pb, self.fb_diag = (np.empty(n, np.int32) for _ in range(6))
+        self.fb = {d: np.empty(n, np.int32) for d in (0, 2, 4, 6)}
+        self.b = np.empty(n, np.intp)
+        self.ok, self.ok2 = np.empty(n, bool), np.empty(n, bool)
 
 
 def _groups(labels: np.ndarray, items: np.ndarray):
