@@ -401,7 +401,84 @@ def check_moves(slices: CrowdSlices, moves, height: float | None = None, step: f
     the same or neighbours (one step), the feet before on the slices' ground (within FEET_MATCH)
     read in the slice just above the head, Algorithm 1 legal, and the feet after at the height the
     slices land them on (within FEET_MATCH).  `height` (>= the slices' height) and `step` default
-    to the slices' avatar."""
+    to the slices' avatar.  The grounds it reads come from sweeps up the slices' changes
+    (ground_at), never a K x cells table; the same answers as check_moves_dense (legal_steps on
+    the dense layout: tests/core/test_crowd.py)."""
+    s = slices
+    ny, nx = s.shape
+    wide = nx + 2
+    top = np.asarray(s.slice_height, dtype=np.int64)
+    m = np.asarray(moves, dtype=np.float64).reshape(-1, 2, 3)
+    height_u = s.length_units(s.height if height is None else max(height, s.height))
+    step_u = s.step_units(s.step if step is None else step)
+    tol = int(np.ceil(FEET_MATCH / s.unit))
+    cells = []
+    for xy in (m[:, 0, :2], m[:, 1, :2]):
+        with np.errstate(invalid="ignore", over="ignore"):
+            ix = np.floor((xy[:, 0] - s.origin[0]) / s.cell)
+            iy = np.floor((xy[:, 1] - s.origin[1]) / s.cell)
+        inside = np.isfinite(ix) & np.isfinite(iy) & (ix >= 0) & (ix < nx) & (iy >= 0) & (iy < ny)
+        cells.append((np.where(inside, iy, -1).astype(np.int64) + 1) * wide
+                     + np.where(inside, ix, -1).astype(np.int64) + 1)
+        cells.append(inside)
+    a, ina, b, inb = cells
+    with np.errstate(invalid="ignore"):
+        ok = ina & inb & np.all(np.abs(m) < 1e9, axis=(1, 2))
+    dx, dy = b % wide - a % wide, b // wide - a // wide
+    ok &= np.maximum(np.abs(dx), np.abs(dy)) <= 1
+    zs = np.where(ok[:, None], m[:, :, 2], s.z0)
+    f0, f1 = s.units(zs[:, 0]), s.units(zs[:, 1])
+    i = np.searchsorted(top, f0 + height_u, side="left")
+    live = np.flatnonzero(ok & (i < len(top)))
+    ga, fb = ground_at(s, np.concatenate([i[live]] * 2), np.concatenate([a[live], b[live]])).reshape(2, -1)
+    good = (ga != INVALID) & (np.abs(ga - f0[live]) <= tol)
+    good &= (fb != INVALID) & (np.abs(fb - ga) <= step_u)
+    j = i[live].copy()
+    up = np.flatnonzero(good & (top[np.minimum(j, len(top) - 1)] - fb < height_u))
+    j[up] = np.searchsorted(top, fb[up] + height_u, side="left")
+    if len(up):
+        ja, jb = ground_at(s, np.concatenate([j[up]] * 2), np.concatenate([a[live][up], b[live][up]])).reshape(2, -1)
+        good[up] &= (ja == ga[up]) & (jb == fb[up])
+    diag = np.flatnonzero(good & (dx[live] != 0) & (dy[live] != 0))
+    if len(diag):
+        al = a[live][diag]
+        c = ground_at(s, np.concatenate([j[diag]] * 2),
+                      np.concatenate([al + dx[live][diag], al + dy[live][diag] * wide])).reshape(2, -1)
+        h0 = np.maximum(ga[diag], fb[diag])
+        good[diag] &= (c[0] <= h0) & (c[1] <= h0)
+    good &= np.abs(fb - f1[live]) <= tol
+    out = np.zeros(len(m), dtype=np.uint8)
+    out[live[good]] = 1
+    return out
+
+
+def ground_at(s: CrowdSlices, slice_index, cells) -> np.ndarray:
+    """slice[i][cell] (int64) for padded cells (PaddedSlices' numbering), INVALID for a slice past
+    the last: one sweep up the slices' changes, answering each query in its slice (time: the
+    changes up to the highest slice asked, the padded grid, and sorting the queries)."""
+    i = np.asarray(slice_index, dtype=np.int64).reshape(-1)
+    cells = np.asarray(cells, dtype=np.int64).reshape(-1)
+    out = np.zeros(len(i), dtype=np.int64)
+    kept = s.kept
+    asked = np.flatnonzero(i < kept)
+    if not len(asked):
+        return out
+    order = asked[np.argsort(i[asked], kind="stable")]
+    edges = np.searchsorted(i[order], np.arange(kept + 1), side="left")
+    ny, nx = s.shape
+    value = np.zeros((ny + 2) * (nx + 2), dtype=np.int64)
+    for k in range(int(i[order[-1]]) + 1):
+        c, v = s.changes(k)
+        value[Walk._pad(c, nx)] = v
+        q = order[edges[k]:edges[k + 1]]
+        if len(q):
+            out[q] = np.minimum(value.take(cells.take(q)), int(s.slice_height[k]))
+    return out
+
+
+def check_moves_dense(slices: CrowdSlices, moves, height: float | None = None, step: float | None = None) -> np.ndarray:
+    """check_moves on the dense layout (PaddedSlices, legal_steps): K x cells; the reference its
+    answers are held to, for small levels."""
     p = slices.padded()
     m = np.asarray(moves, dtype=np.float64).reshape(-1, 2, 3)
     height_u = slices.length_units(slices.height if height is None else max(height, slices.height))

@@ -290,6 +290,36 @@ def test_the_crowds_fast_steps_agree_with_algorithm_1():
     assert risers.min() > 50, risers
 
 
+def test_check_moves_answers_as_the_dense_tables():
+    """check_moves (grounds from sweeps up the slices' changes) against check_moves_dense (legal_steps
+    on the dense layout) on moves of every kind: from every standing place in all eight directions
+    and in place, with the feet after at the landing ground, off it by a little and by a step, the
+    feet before off the ground, random moves over the world's box and off the grid, for the
+    slices' avatar, a taller one and a smaller step."""
+    rng = np.random.default_rng(4)
+    for scene, cell in ((sample("garage.json"), 0.125), (sample("staircase.json"), 0.25), (bridge(), 0.25),
+                        (sample("cornell_box.json"), 0.25)):
+        level = baked(scene, cell=cell)
+        c = level.crowd
+        p = c.padded()
+        spots = standing_spots(p, p.height_u)[::3]
+        a = np.repeat(spots % p.cells, 9)
+        b = a + np.tile(np.append(p.offsets, 0), len(spots))
+        za = c.metres(np.repeat(p.ground[spots], 9))
+        zb = c.metres(p.ground_at(np.repeat(spots // p.cells, 9), b))
+        moves = np.stack([np.column_stack([p.centre(a), za]), np.column_stack([p.centre(b), zb])], axis=1)
+        jiggle = moves.copy()
+        jiggle[:, :, 2] += rng.choice([0.0, 0.001, -0.003, 0.01, 0.5, -0.5], size=jiggle.shape[:2])
+        lo, hi = np.asarray(level.world_bounds)
+        wild = lo - 1 + rng.random((20_000, 2, 3)) * (hi - lo + 2)
+        wild[::7, 1] = wild[::7, 0] + rng.choice([-1, 0, 1], size=(len(wild[::7]), 3)) * c.cell
+        for m in (moves, jiggle, wild):
+            for kw in ({}, {"height": 2.5}, {"step": 0.2}):
+                got, want = check_moves(c, m, **kw), crowd_mod.check_moves_dense(c, m, **kw)
+                assert np.array_equal(got, want), (scene.name, kw)
+        assert check_moves(c, moves).sum() > len(spots)
+
+
 def test_the_walk_is_the_dense_tables():
     """Walk (the sweep over the slices' changes) against the dense layout: the same standing
     places in the same order, their grounds, and from every place in all eight directions the same
