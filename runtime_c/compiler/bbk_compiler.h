@@ -100,6 +100,22 @@ BBK_API int bbkc_plane_portal_reach(int64_t num, int64_t width, const double *wi
 BBK_API int bbkc_allowed(int64_t num_directed, const uint8_t *above, const uint8_t *below, int64_t s0, int64_t s1,
                          uint8_t *allowed);
 
+/* The same fast mode on bit rows (vis_flood.c), with no (D, D) byte table: the reach tables as
+ * 64-bit words and their transposes for planes [a0, a1) (a0 a multiple of 64; every array zeroed
+ * by the caller); the flood of sources [s0, s1) as packed rows, with the clusters each enters
+ * (packed) and its portal count; the one-way cluster rows from those clusters. */
+BBK_API int bbkc_reach_bits(int64_t num, int64_t width, const double *windings, const int64_t *count,
+                            const double *normal, const double *dist, const double *centre, const double *radius,
+                            double eps, int64_t a0, int64_t a1, int64_t words, uint64_t *above, uint64_t *below,
+                            uint64_t *above_t, uint64_t *below_t);
+BBK_API int bbkc_flood_bits(int64_t num_portals, int64_t num_clusters, const int64_t *first, const int64_t *leaving,
+                            const int64_t *dst, int64_t words, const uint64_t *above, const uint64_t *below,
+                            const uint64_t *above_t, const uint64_t *below_t, int64_t s0, int64_t s1,
+                            int64_t flood_stride, uint8_t *flood, int64_t cl_stride, uint8_t *might, int64_t *sizes);
+BBK_API int bbkc_cluster_rows_bits(int64_t num_clusters, const int64_t *first, const int64_t *leaving,
+                                   const int64_t *dst, int64_t cl_stride, const uint8_t *might, int64_t c0,
+                                   int64_t c1, uint8_t *rows);
+
 BBK_API int bbkc_version(void);
 
 #ifdef __cplusplus

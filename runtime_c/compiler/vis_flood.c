@@ -128,3 +128,167 @@ int bbkc_allowed(int64_t num_directed, const uint8_t *above, const uint8_t *belo
     }
     return BBKC_OK;
 }
+
+/* ---- The same fast mode on bit rows, with no (D, D) byte table ----------------------------------
+ * On open worlds a portal's flood holds most of the world, so its byte tables (three of (D, D)
+ * bytes and the flood's clusters unpacked) cost seconds and gigabytes; these keep every table as
+ * bits and make the flood's packed rows, its clusters and the fast rows directly.  The same tests
+ * in the same order as the byte kernels above: the same bits. */
+
+/* The reach tables as 64-bit words, rows of `words` words (words >= (num + 63) / 64), for planes
+ * [a0, a1) with a0 a multiple of 64 (so that calls on disjoint ranges write disjoint words):
+ * above[a][u] / below[a][u] as bbkc_plane_portal_reach's, and their transposes above_t[u][a],
+ * below_t[u][a].  Every array zeroed by the caller. */
+int bbkc_reach_bits(int64_t num, int64_t width, const double *windings, const int64_t *count,
+                    const double *normal, const double *dist, const double *centre, const double *radius,
+                    double eps, int64_t a0, int64_t a1, int64_t words, uint64_t *above, uint64_t *below,
+                    uint64_t *above_t, uint64_t *below_t)
+{
+    int64_t b0, u, i;
+    if (num < 0 || width < 0 || a0 < 0 || a1 > num || a0 > a1 || (a0 & 63) || words < (num + 63) / 64)
+        return BBKC_ERR_ARGUMENT;
+    for (b0 = a0; b0 < a1; b0 += 64) {
+        const int64_t b1 = b0 + 64 < a1 ? b0 + 64 : a1, col = b0 >> 6;
+        for (u = 0; u < num; u++) {
+            const double *c = centre + 3 * u, *w = windings + u * width * 3;
+            const uint64_t ubit = (uint64_t)1 << (u & 63);
+            uint64_t tab = 0, tbe = 0;
+            int64_t a;
+            for (a = b0; a < b1; a++) {
+                const double nx = normal[3 * a], ny = normal[3 * a + 1], nz = normal[3 * a + 2], d = dist[a];
+                double cd = c[0] * nx + c[1] * ny + c[2] * nz - d;
+                double near = cd - radius[u], far = cd + radius[u];
+                int hi, lo;
+                if ((near <= eps && far >= eps) || (near <= -eps && far >= -eps)) {
+                    hi = lo = 0;
+                    for (i = 0; i < count[u]; i++) {
+                        double vd = w[3 * i] * nx + w[3 * i + 1] * ny + w[3 * i + 2] * nz - d;
+                        hi |= vd > eps;
+                        lo |= vd < -eps;
+                    }
+                } else {
+                    hi = near > eps;
+                    lo = far < -eps;
+                }
+                if (hi) {
+                    above[a * words + (u >> 6)] |= ubit;
+                    tab |= (uint64_t)1 << (a & 63);
+                }
+                if (lo) {
+                    below[a * words + (u >> 6)] |= ubit;
+                    tbe |= (uint64_t)1 << (a & 63);
+                }
+            }
+            above_t[u * words + col] = tab;
+            below_t[u * words + col] = tbe;
+        }
+    }
+    return BBKC_OK;
+}
+
+/* The 32 bits of x spread to the even bits of a 64-bit word. */
+static uint64_t spread32(uint64_t x)
+{
+    x &= 0xFFFFFFFFu;
+    x = (x | (x << 16)) & 0x0000FFFF0000FFFFull;
+    x = (x | (x << 8)) & 0x00FF00FF00FF00FFull;
+    x = (x | (x << 4)) & 0x0F0F0F0F0F0F0F0Full;
+    x = (x | (x << 2)) & 0x3333333333333333ull;
+    x = (x | (x << 1)) & 0x5555555555555555ull;
+    return x;
+}
+
+/* bbkc_flood for sources [s0, s1) from the reach bits, allowed[s][q] decided as bbkc_allowed
+ * decides it: q != s, q reaches in front of s's plane (s even: above[s / 2], odd: below) and s
+ * behind q's (q even: below[q / 2][s / 2] = below_t[s / 2][q / 2], odd: above_t).  Each source's
+ * allowed row is made first, 64 portals a step (directed portals 2u and 2u + 1 interleaved), so
+ * the flood tests one bit a portal.  Writes flood row s packed (flood_stride bytes, bit q: byte
+ * q >> 3, bit q & 7), the clusters its portals enter packed (cl_stride bytes:
+ * pvs_merged.portal_cluster_bits) and its portal count (sizes[s]); the rows are zeroed here. */
+int bbkc_flood_bits(int64_t num_portals, int64_t num_clusters, const int64_t *first, const int64_t *leaving,
+                    const int64_t *dst, int64_t words, const uint64_t *above, const uint64_t *below,
+                    const uint64_t *above_t, const uint64_t *below_t, int64_t s0, int64_t s1, int64_t flood_stride,
+                    uint8_t *flood, int64_t cl_stride, uint8_t *might, int64_t *sizes)
+{
+    uint8_t *reached;
+    int64_t *queue, s, dwords = 2 * words;
+    uint64_t *allowed;
+    if (num_portals < 0 || (num_portals & 1) || num_clusters < 0 || s0 < 0 || s1 > num_portals || s0 > s1 ||
+        words < (num_portals / 2 + 63) / 64 || flood_stride < (num_portals + 7) / 8 ||
+        cl_stride < (num_clusters + 7) / 8)
+        return BBKC_ERR_ARGUMENT;
+    reached = malloc((size_t)num_clusters + 1);
+    queue = malloc(((size_t)num_clusters + 1) * sizeof(int64_t));
+    allowed = malloc(((size_t)dwords + 1) * sizeof(uint64_t));
+    if (!reached || !queue || !allowed) {
+        free(reached), free(queue), free(allowed);
+        return BBKC_ERR_MEMORY;
+    }
+    for (s = s0; s < s1; s++) {
+        const uint64_t *front = ((s & 1) ? below : above) + (s >> 1) * words;
+        const uint64_t *behind_even = below_t + (s >> 1) * words, *behind_odd = above_t + (s >> 1) * words;
+        uint8_t *out = flood + s * flood_stride, *cl = might + s * cl_stride;
+        int64_t head = 0, tail = 0, n = 0, w;
+        for (w = 0; w < words; w++) {
+            const uint64_t e = front[w] & behind_even[w], o = front[w] & behind_odd[w];
+            allowed[2 * w] = spread32(e) | (spread32(o) << 1);
+            allowed[2 * w + 1] = spread32(e >> 32) | (spread32(o >> 32) << 1);
+        }
+        allowed[s >> 6] &= ~((uint64_t)1 << (s & 63));
+        memset(reached, 0, (size_t)num_clusters);
+        memset(out, 0, (size_t)flood_stride);
+        memset(cl, 0, (size_t)cl_stride);
+        reached[dst[s]] = 1;
+        queue[tail++] = dst[s];
+        while (head < tail) {
+            int64_t c = queue[head++], i;
+            for (i = first[c]; i < first[c + 1]; i++) {
+                int64_t q = leaving[i], to;
+                if (!((allowed[q >> 6] >> (q & 63)) & 1))
+                    continue;
+                out[q >> 3] |= (uint8_t)(1u << (q & 7)); /* q leaves one cluster: met once */
+                n++;
+                to = dst[q];
+                cl[to >> 3] |= (uint8_t)(1u << (to & 7));
+                if (!reached[to]) {
+                    reached[to] = 1;
+                    queue[tail++] = to;
+                }
+            }
+        }
+        sizes[s] = n;
+    }
+    free(reached), free(queue), free(allowed);
+    return BBKC_OK;
+}
+
+/* bbkc_cluster_rows from the flood's packed clusters (bbkc_flood_bits' might): row c (num_clusters
+ * bytes, 0 or 1) holds c and, for every portal p leaving c, dst[p] and the clusters of p's flood. */
+int bbkc_cluster_rows_bits(int64_t num_clusters, const int64_t *first, const int64_t *leaving, const int64_t *dst,
+                           int64_t cl_stride, const uint8_t *might, int64_t c0, int64_t c1, uint8_t *rows)
+{
+    uint8_t *acc;
+    int64_t c;
+    if (num_clusters < 0 || c0 < 0 || c1 > num_clusters || c0 > c1 || cl_stride < (num_clusters + 7) / 8)
+        return BBKC_ERR_ARGUMENT;
+    acc = malloc((size_t)cl_stride + 1);
+    if (!acc)
+        return BBKC_ERR_MEMORY;
+    for (c = c0; c < c1; c++) {
+        uint8_t *row = rows + c * num_clusters;
+        int64_t i, j;
+        memset(acc, 0, (size_t)cl_stride);
+        acc[c >> 3] |= (uint8_t)(1u << (c & 7));
+        for (i = first[c]; i < first[c + 1]; i++) {
+            const int64_t p = leaving[i];
+            const uint8_t *m = might + p * cl_stride;
+            acc[dst[p] >> 3] |= (uint8_t)(1u << (dst[p] & 7));
+            for (j = 0; j < cl_stride; j++)
+                acc[j] |= m[j];
+        }
+        for (j = 0; j < num_clusters; j++)
+            row[j] = (acc[j >> 3] >> (j & 7)) & 1;
+    }
+    free(acc);
+    return BBKC_OK;
+}

@@ -43,6 +43,42 @@ typedef struct work {
 
 static int bit(const uint8_t *row, int64_t j) { return (row[j >> 3] >> (j & 7)) & 1; }
 
+/* The cluster-row loops, on restrict pointers and a local count so that the compiler makes them
+ * vector loops (uint8_t stores may alias anything: without restrict every byte reloads the count). */
+static void or_and_into(uint8_t *restrict out, const uint8_t *restrict a, const uint8_t *restrict b, int64_t n)
+{
+    int64_t j;
+    for (j = 0; j < n; j++)
+        out[j] |= a[j] & b[j];
+}
+
+static void or_into(uint8_t *restrict out, const uint8_t *restrict a, int64_t n)
+{
+    int64_t j;
+    for (j = 0; j < n; j++)
+        out[j] |= a[j];
+}
+
+/* Whether a has a bit b lacks. */
+static int any_new(const uint8_t *restrict a, const uint8_t *restrict b, int64_t n)
+{
+    uint8_t acc = 0;
+    int64_t j;
+    for (j = 0; j < n; j++)
+        acc |= a[j] & (uint8_t)~b[j];
+    return acc != 0;
+}
+
+/* Whether a & b has a bit c lacks. */
+static int any_new2(const uint8_t *restrict a, const uint8_t *restrict b, const uint8_t *restrict c, int64_t n)
+{
+    uint8_t acc = 0;
+    int64_t j;
+    for (j = 0; j < n; j++)
+        acc |= a[j] & b[j] & (uint8_t)~c[j];
+    return acc != 0;
+}
+
 /* clip_front: keep where n . x - d + margin >= 0.  Returns -1 when w is left as it is (nothing
  * cut, or more than max_winding vertices would come out: a superset), else the new count (0 below
  * three vertices) with the polygon in out. */
@@ -289,8 +325,7 @@ static int mark(work *k, int64_t q, const double *w, int64_t n, const uint8_t *m
     pm = k->pend_mig + sl * k->c8;
     for (j = 0; j < k->k; j++)
         pe[j] = k->ext[j] > pe[j] ? k->ext[j] : pe[j];
-    for (j = 0; j < k->c8; j++)
-        pm[j] |= might_a[j] & might_b[j];
+    or_and_into(pm, might_a, might_b, k->c8);
     if (!k->pend_on[sl]) {
         k->pend_on[sl] = 1;
         k->touched[k->ntouched++] = q;
@@ -373,16 +408,14 @@ static int grow(work *k)
         int changed = 0;
         for (j = 0; j < k->k; j++)
             changed |= pe[j] > h[j] + f->growth_epsilon;
-        for (j = 0; j < k->c8; j++)
-            changed |= (pm[j] & ~m[j]) != 0;
+        changed |= any_new(pm, m, k->c8);
         if (changed) {
             k->grown[sl]++;
             if (k->grown[sl] > k->counts.most_growths)
                 k->counts.most_growths = k->grown[sl];
             for (j = 0; j < k->k; j++)
                 h[j] = k->grown[sl] > f->max_growth ? INFINITY : (pe[j] > h[j] ? pe[j] : h[j]);
-            for (j = 0; j < k->c8; j++)
-                m[j] |= pm[j];
+            or_into(m, pm, k->c8);
             if (!k->waiting[sl] && push(k, k->touched[t]) != BBKC_OK)
                 return BBKC_ERR_MEMORY;
         }
@@ -430,11 +463,7 @@ static int expand(work *k, int64_t r)
             if (!(bit(f->test_cl + (q ^ 1) * f->cl_stride, cs) || f->src[q] == cs))
                 continue;
             if (bit(k->have, dq)) { /* Quake's 'more' test on cluster bits */
-                const uint8_t *tq = f->test_cl + q * f->cl_stride;
-                int more = 0;
-                for (j = 0; j < k->c8 && !more; j++)
-                    more = (k->smight[j] & tq[j] & (uint8_t)~k->have[j]) != 0;
-                if (!more)
+                if (!any_new2(k->smight, f->test_cl + q * f->cl_stride, k->have, k->c8))
                     continue;
             }
             k->kids[nk++] = q;

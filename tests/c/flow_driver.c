@@ -11,6 +11,10 @@
  *       then the fast mode's kernels on these tables (the directed portals taken as undirected
  *       ones, the flood bits unpacked as the allowed table): above and below (D x D bytes each),
  *       allowed (2D x 2D), flood (D x D), cluster rows (C x C).
+ *       The bit-row kernels (bbkc_reach_bits, bbkc_flood_bits, bbkc_cluster_rows_bits) are checked
+ *       here against the byte kernels on the same tables (exit 1 when a bit differs): the reach of
+ *       the D portals as undirected ones, and the flood and rows of the D directed portals from the
+ *       reach of their even (undirected) halves.
  */
 #include "../../runtime_c/compiler/bbk_compiler.h"
 
@@ -21,6 +25,99 @@
 static FILE *in;
 static void *taken[24];
 static int ntaken;
+
+static int bits_equal(const uint64_t *bits, int64_t words, const uint8_t *bytes, int64_t rows, int64_t cols)
+{
+    int64_t r, c;
+    for (r = 0; r < rows; r++)
+        for (c = 0; c < cols; c++)
+            if ((int)((bits[r * words + (c >> 6)] >> (c & 63)) & 1) != (bytes[r * cols + c] != 0))
+                return 0;
+    return 1;
+}
+
+/* The bit-row kernels against the byte kernels; 0 when every bit agrees. */
+static int check_bit_kernels(const bbkc_flow *f, const double *radius, const uint8_t *above, const uint8_t *below)
+{
+    const int64_t d = f->num_portals, c = f->num_clusters, p = d / 2, words = (d + 63) / 64 + 1;
+    const int64_t pw = (p + 63) / 64 + 1, fs = (d + 7) / 8, cs = (c + 7) / 8;
+    uint64_t *t[4], *e[4];
+    double *w, *nrm, *dist, *cen, *rad;
+    int64_t *cnt, *sizes, i, j, a;
+    uint8_t *ea, *eb, *allowed, *flood, *fbits, *might, *rows, *rows_ref;
+    int ok = 1;
+    for (i = 0; i < 4; i++) {
+        t[i] = calloc((size_t)(d * words) + 1, sizeof(uint64_t));
+        e[i] = calloc((size_t)(p * pw) + 1, sizeof(uint64_t));
+    }
+    w = malloc((size_t)(p * f->width * 3 + 1) * sizeof(double)), nrm = malloc((size_t)(3 * p + 1) * sizeof(double));
+    dist = malloc((size_t)(p + 1) * sizeof(double)), cen = malloc((size_t)(3 * p + 1) * sizeof(double));
+    rad = malloc((size_t)(p + 1) * sizeof(double)), cnt = malloc((size_t)(p + 1) * sizeof(int64_t));
+    sizes = malloc((size_t)(d + 1) * sizeof(int64_t));
+    ea = calloc((size_t)(p * p) + 1, 1), eb = calloc((size_t)(p * p) + 1, 1);
+    allowed = calloc((size_t)(d * d) + 1, 1), flood = calloc((size_t)(d * d) + 1, 1);
+    fbits = calloc((size_t)(d * fs) + 1, 1), might = calloc((size_t)(d * cs) + 1, 1);
+    rows = calloc((size_t)(c * c) + 1, 1), rows_ref = calloc((size_t)(c * c) + 1, 1);
+    if (!t[3] || !e[3] || !w || !nrm || !dist || !cen || !rad || !cnt || !sizes || !ea || !eb || !allowed ||
+        !flood || !fbits || !might || !rows || !rows_ref)
+        return 2;
+    /* the reach of all D portals, in two calls (planes [0, 64) and [64, D)) */
+    if (bbkc_reach_bits(d, f->width, f->windings, f->count, f->normal, f->dist, f->centre, radius,
+                        f->plane_epsilon, 0, d < 64 ? d : 64, words, t[0], t[1], t[2], t[3]) != BBKC_OK ||
+        (d > 64 && bbkc_reach_bits(d, f->width, f->windings, f->count, f->normal, f->dist, f->centre, radius,
+                                   f->plane_epsilon, 64, d, words, t[0], t[1], t[2], t[3]) != BBKC_OK) ||
+        bbkc_reach_bits(d, f->width, f->windings, f->count, f->normal, f->dist, f->centre, radius,
+                        f->plane_epsilon, 1, d, words, t[0], t[1], t[2], t[3]) != BBKC_ERR_ARGUMENT)
+        ok = 0;
+    ok = ok && bits_equal(t[0], words, above, d, d) && bits_equal(t[1], words, below, d, d);
+    for (a = 0; ok && a < d; a++)
+        for (j = 0; j < d; j++)
+            if ((int)((t[2][j * words + (a >> 6)] >> (a & 63)) & 1) != above[a * d + j] ||
+                (int)((t[3][j * words + (a >> 6)] >> (a & 63)) & 1) != below[a * d + j])
+                ok = 0;
+    /* the directed portals' flood from their even halves' reach */
+    for (i = 0; i < p; i++) {
+        memcpy(w + i * f->width * 3, f->windings + 2 * i * f->width * 3, (size_t)f->width * 3 * sizeof(double));
+        memcpy(nrm + 3 * i, f->normal + 6 * i, 3 * sizeof(double));
+        memcpy(cen + 3 * i, f->centre + 6 * i, 3 * sizeof(double));
+        dist[i] = f->dist[2 * i], rad[i] = radius[2 * i], cnt[i] = f->count[2 * i];
+    }
+    if (ok && (bbkc_reach_bits(p, f->width, w, cnt, nrm, dist, cen, rad, f->plane_epsilon, 0, p, pw, e[0], e[1], e[2],
+                               e[3]) != BBKC_OK ||
+               bbkc_plane_portal_reach(p, f->width, w, cnt, nrm, dist, cen, rad, f->plane_epsilon, 0, p, ea, eb) !=
+                   BBKC_OK ||
+               bbkc_allowed(d, ea, eb, 0, d, allowed) != BBKC_OK ||
+               bbkc_flood(d, c, f->first, f->leaving, f->dst, allowed, 0, d, flood) != BBKC_OK ||
+               bbkc_flood_bits(d, c, f->first, f->leaving, f->dst, pw, e[0], e[1], e[2], e[3], 0, d, fs, fbits, cs,
+                               might, sizes) != BBKC_OK ||
+               bbkc_cluster_rows(d, c, f->first, f->leaving, f->dst, flood, 0, c, rows_ref) != BBKC_OK ||
+               bbkc_cluster_rows_bits(c, f->first, f->leaving, f->dst, cs, might, 0, c, rows) != BBKC_OK))
+        ok = 0;
+    for (i = 0; ok && i < d; i++) {
+        int64_t n = 0;
+        uint8_t cl[1];
+        for (j = 0; j < d; j++) {
+            n += flood[i * d + j];
+            if (((fbits[i * fs + (j >> 3)] >> (j & 7)) & 1) != flood[i * d + j])
+                ok = 0;
+        }
+        for (j = 0; j < c && ok; j++) {
+            int64_t q;
+            cl[0] = 0;
+            for (q = 0; q < d && !cl[0]; q++)
+                cl[0] = (uint8_t)(flood[i * d + q] && f->dst[q] == j);
+            if (((might[i * cs + (j >> 3)] >> (j & 7)) & 1) != cl[0])
+                ok = 0;
+        }
+        ok = ok && sizes[i] == n;
+    }
+    ok = ok && memcmp(rows, rows_ref, (size_t)(c * c)) == 0;
+    for (i = 0; i < 4; i++)
+        free(t[i]), free(e[i]);
+    free(w), free(nrm), free(dist), free(cen), free(rad), free(cnt), free(sizes), free(ea), free(eb);
+    free(allowed), free(flood), free(fbits), free(might), free(rows), free(rows_ref);
+    return ok ? 0 : 1;
+}
 
 static void *take(size_t bytes)
 {
@@ -108,6 +205,10 @@ int main(int argc, char **argv)
         bbkc_flood(d, f.num_clusters, f.first, f.leaving, f.dst, table, 0, d, flood) != BBKC_OK ||
         bbkc_cluster_rows(d, f.num_clusters, f.first, f.leaving, f.dst, flood, 0, f.num_clusters, rows) != BBKC_OK)
         return 1;
+    if (check_bit_kernels(&f, radius, above, below) != 0) {
+        fprintf(stderr, "flow_driver: the bit-row kernels differ from the byte kernels\n");
+        return 1;
+    }
     fwrite(above, 1, (size_t)(d * d), out);
     fwrite(below, 1, (size_t)(d * d), out);
     fwrite(allowed, 1, (size_t)(4 * d * d), out);

@@ -48,8 +48,12 @@ def directed(level):
     dp, _, _ = inner_directed_portals(portals, None if outside.all() else outside)
     assert np.array_equal(base_portal_vis(dp), base_portal_vis(dp, backend="c"))
     flood, rows = fast_vis(dp)
-    c_flood, c_rows = fast_vis(dp, backend="c")
-    assert np.array_equal(flood, c_flood) and np.array_equal(rows, c_rows)
+    for jobs in (1, 2):  # the C flood as bit rows, never a (D, D) table: NumPy's, packed
+        c_flood, c_rows = fast_vis(dp, backend="c", jobs=jobs)
+        ref = pvs_flow.PortalFlood.from_table(dp, flood)
+        assert isinstance(c_flood, pvs_flow.PortalFlood) and np.array_equal(flood, np.asarray(c_flood))
+        assert np.array_equal(ref.bits, c_flood.bits) and np.array_equal(ref.clusters, c_flood.clusters)
+        assert np.array_equal(ref.sizes, c_flood.sizes) and np.array_equal(rows, c_rows)
     return dp, flood
 
 

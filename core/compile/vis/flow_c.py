@@ -74,6 +74,12 @@ def library() -> ctypes.CDLL:
                 fn = getattr(lib, name)
                 fn.restype = ctypes.c_int
                 fn.argtypes = [_I, _I, _P, _P, _P, _P, _I, _I, _P]
+            lib.bbkc_reach_bits.restype = ctypes.c_int
+            lib.bbkc_reach_bits.argtypes = [_I, _I, _P, _P, _P, _P, _P, _P, _D, _I, _I, _I, _P, _P, _P, _P]
+            lib.bbkc_flood_bits.restype = ctypes.c_int
+            lib.bbkc_flood_bits.argtypes = [_I, _I, _P, _P, _P, _I, _P, _P, _P, _P, _I, _I, _I, _P, _I, _P, _P]
+            lib.bbkc_cluster_rows_bits.restype = ctypes.c_int
+            lib.bbkc_cluster_rows_bits.argtypes = [_I, _P, _P, _P, _I, _P, _I, _I, _P]
             lib.bbkc_flow_source.restype = ctypes.c_int
             lib.bbkc_flow_source.argtypes = [ctypes.POINTER(FlowInputs), _I, _P, ctypes.POINTER(FlowCounts)]
             _LIB = lib
@@ -185,6 +191,81 @@ def cluster_rows_one_way(dp, portal_vis: np.ndarray, cancel=None) -> np.ndarray:
     out = np.zeros((dp.num_clusters, dp.num_clusters), dtype=bool)
     _csr_call("bbkc_cluster_rows", dp, portal_vis, out, dp.num_clusters, cancel, 256)
     return out
+
+
+def _parts(lo: int, hi: int, step: int, jobs: int, fn, cancel) -> None:
+    """fn(a, b) over [lo, hi) in pieces of `step`, on `jobs` threads (each call lets go of the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pieces = [(a, min(hi, a + step)) for a in range(lo, hi, step)]
+
+    def one(piece):
+        if cancel is not None and cancel():
+            raise CancelledError()
+        rc = fn(*piece)
+        if rc != 0:
+            raise MemoryError(f"the fast mode's C kernel failed (code {rc})")
+
+    if jobs <= 1 or len(pieces) <= 1:
+        for piece in pieces:
+            one(piece)
+        return
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for f in [pool.submit(one, piece) for piece in pieces]:
+            f.result()
+
+
+def fast_start(dp, centre, radius, eps: float, cancel=None, jobs: int = 1):
+    """The fast mode on bit rows (vis_flood.c's bbkc_reach_bits, bbkc_flood_bits,
+    bbkc_cluster_rows_bits): (the flood's packed rows (D, (D + 7) // 8), the clusters each enters
+    packed (D, (C + 7) // 8), each flood's portal count (D,), the one-way cluster rows (C, C) bool),
+    bit for bit pvs_flow's base_portal_vis -> simple_flood -> cluster_rows, without their (D, D)
+    tables.  centre, radius: pvs_flow._spheres of the undirected portals (the even directed ones)."""
+    lib = library()
+    c = np.ascontiguousarray
+    d, ncl = dp.num, dp.num_clusters
+    p = d // 2
+    even = np.arange(0, d, 2)
+    w, count = c(dp.windings[even], dtype=np.float64), c(dp.count[even], dtype=np.int64)
+    normal, dist = c(dp.normal[even], dtype=np.float64), c(dp.dist[even], dtype=np.float64)
+    centre, radius = c(centre, dtype=np.float64), c(radius, dtype=np.float64)
+    words = max(1, (p + 63) // 64)
+    tables = [np.zeros((max(p, 1), words), dtype=np.uint64) for _ in range(4)]
+    above, below, above_t, below_t = (_ptr(t) for t in tables)
+    _parts(0, p, 256, jobs, lambda a0, a1: lib.bbkc_reach_bits(
+        p, w.shape[1], _ptr(w), _ptr(count), _ptr(normal), _ptr(dist), _ptr(centre), _ptr(radius), eps, a0, a1,
+        words, above, below, above_t, below_t), cancel)
+    first, leaving = dp.leaving()
+    first, leaving = c(first, dtype=np.int64), c(leaving, dtype=np.int64)
+    dst = c(dp.dst, dtype=np.int64)
+    fs, cs = (d + 7) // 8, (ncl + 7) // 8
+    flood = np.zeros((d, max(fs, 1)), dtype=np.uint8)
+    might = np.zeros((d, max(cs, 1)), dtype=np.uint8)
+    sizes = np.zeros(d, dtype=np.int64)
+    _parts(0, d, 512, jobs, lambda s0, s1: lib.bbkc_flood_bits(
+        d, ncl, _ptr(first), _ptr(leaving), _ptr(dst), words, above, below, above_t, below_t, s0, s1,
+        flood.shape[1], _ptr(flood), might.shape[1], _ptr(might), _ptr(sizes)), cancel)
+    del tables
+    rows = cluster_rows_from_bits(dp, might, cancel, jobs)
+    return flood[:, :fs], might[:, :cs], sizes, rows
+
+
+def cluster_rows_from_bits(dp, portal_clusters: np.ndarray, cancel=None, jobs: int = 1) -> np.ndarray:
+    """(C, C) bool one-way cluster rows from each directed portal's packed cluster row (D, >= (C +
+    7) // 8): row c holds c and, for every portal p leaving c, dst[p] and p's clusters
+    (bbkc_cluster_rows_bits)."""
+    lib = library()
+    c = np.ascontiguousarray
+    ncl = dp.num_clusters
+    first, leaving = dp.leaving()
+    first, leaving, dst = c(first, dtype=np.int64), c(leaving, dtype=np.int64), c(dp.dst, dtype=np.int64)
+    bits = c(portal_clusters, dtype=np.uint8)
+    if bits.shape[1] == 0:
+        bits = np.zeros((len(bits), 1), dtype=np.uint8)
+    rows = np.zeros((ncl, ncl), dtype=bool)
+    _parts(0, ncl, 512, jobs, lambda c0, c1: lib.bbkc_cluster_rows_bits(
+        ncl, _ptr(first), _ptr(leaving), _ptr(dst), bits.shape[1], _ptr(bits), c0, c1, _ptr(rows)), cancel)
+    return rows
 
 
 def resolve_backend(backend: str) -> str:

@@ -216,17 +216,50 @@ def cluster_rows(dp: DirectedPortals, portal_vis: np.ndarray) -> np.ndarray:
     return vis & vis.T
 
 
-def fast_vis(dp: DirectedPortals, progress=None, cancel=None, backend: str = "numpy") -> tuple[np.ndarray, np.ndarray]:
-    """The fast mode: (portal flood (D, D), cluster PVS (C, C)).  `backend` 'c': the flood and the
-    cluster rows by the C kernels (core/compile/vis/flow_c.py; no floats there, the same bits)."""
-    allowed = base_portal_vis(dp, backend=backend)
+@dataclass
+class PortalFlood:
+    """The fast mode's portal flood as bit rows, what the full flow starts from: bits (D, (D + 7)
+    // 8) packed little-endian (bit q of row s: s's flood holds q), clusters (D, (C + 7) // 8) the
+    clusters its portals enter (pvs_merged.portal_cluster_bits), sizes (D,) its portal counts.  An
+    eighth of the (D, D) bool table's bytes; np.asarray gives that table (for the tests)."""
+
+    bits: np.ndarray
+    clusters: np.ndarray
+    sizes: np.ndarray
+
+    @classmethod
+    def from_table(cls, dp: DirectedPortals, flood: np.ndarray) -> "PortalFlood":
+        flood = np.asarray(flood, dtype=bool)
+        cl = np.zeros((dp.num, dp.num_clusters), dtype=bool)
+        r, q = np.nonzero(flood)
+        cl[r, dp.dst[q]] = True
+        return cls(np.packbits(flood, axis=1, bitorder="little"), np.packbits(cl, axis=1, bitorder="little"),
+                   flood.sum(axis=1, dtype=np.int64))
+
+    def __array__(self, dtype=None, copy=None):
+        table = np.unpackbits(self.bits, axis=1, bitorder="little", count=len(self.sizes)).astype(bool)
+        return table if dtype is None else table.astype(dtype)
+
+
+def as_portal_flood(dp: DirectedPortals, flood) -> PortalFlood:
+    return flood if isinstance(flood, PortalFlood) else PortalFlood.from_table(dp, flood)
+
+
+def fast_vis(dp: DirectedPortals, progress=None, cancel=None, backend: str = "numpy",
+             jobs: int = 1) -> tuple[np.ndarray | PortalFlood, np.ndarray]:
+    """The fast mode: (portal flood, cluster PVS (C, C)).  'numpy': the flood as its (D, D) bool
+    table.  'c': as a PortalFlood, BasePortalVis, the flood and the cluster rows by the C kernels on
+    bit rows (core/compile/vis/flow_c.py's fast_start; no floats but the reference's plane tests,
+    the same bits) on `jobs` threads, never making a (D, D) table."""
     if backend == "c":
         from . import flow_c
 
-        flood = flow_c.flood(dp, allowed, cancel)
+        even = np.arange(0, dp.num, 2)
+        centre, radius = _spheres(dp.windings[even], dp.count[even])
+        bits, clusters, sizes, vis = flow_c.fast_start(dp, centre, radius, FLOW_PLANE_EPSILON, cancel, jobs)
         if progress is not None:
             progress(0.99, "portal flood")
-        vis = flow_c.cluster_rows_one_way(dp, flood, cancel)
-        return flood, vis & vis.T
+        return PortalFlood(bits, clusters, sizes), vis & vis.T
+    allowed = base_portal_vis(dp, backend=backend)
     flood = simple_flood(dp, allowed, progress, cancel)
     return flood, cluster_rows(dp, flood)

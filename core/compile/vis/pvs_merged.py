@@ -184,7 +184,7 @@ import numpy as np
 
 from ...errors import CancelledError
 from ...tolerances import FLOW_CLIP_MARGIN, FLOW_MIN_NORMAL, FLOW_PLANE_EPSILON
-from .pvs_flow import DirectedPortals
+from .pvs_flow import DirectedPortals, PortalFlood, as_portal_flood
 from .pvs_winding import MAX_WINDING, centres, clip_front, packed_separators
 from .wave_jobs import WaveRunner, can_fork, default_jobs, shared_array
 
@@ -430,10 +430,11 @@ def portal_cluster_bits(dp: DirectedPortals, portal_rows: np.ndarray) -> np.ndar
     return out
 
 
-def merged_flow(dp: DirectedPortals, flood: np.ndarray, progress=None, cancel=None,
+def merged_flow(dp: DirectedPortals, flood: np.ndarray | PortalFlood, progress=None, cancel=None,
                 stats: dict | None = None, jobs: int | None = None, one_way: bool = False, farm=None,
                 backend: str = "numpy") -> np.ndarray:
-    """(C, C) bool cluster PVS by the merged full flow; `flood` is the fast mode's (D, D) rows.
+    """(C, C) bool cluster PVS by the merged full flow; `flood` is the fast mode's: its (D, D) bool
+    rows or the same as bit rows (pvs_flow.PortalFlood).
     `one_way`: each cluster's own row, before the AND with the other direction (for the tests:
     each must hold every line of sight).
     `jobs` workers share each wave (core/compile/vis/wave_jobs.py; None: one per core where workers
@@ -446,7 +447,8 @@ def merged_flow(dp: DirectedPortals, flood: np.ndarray, progress=None, cancel=No
     vis = np.eye(c, dtype=bool)
     if d == 0:
         return vis
-    order = np.argsort(flood.sum(axis=1), kind="stable")
+    flood = as_portal_flood(dp, flood)
+    order = np.argsort(flood.sizes, kind="stable")
     wave = int(max(8, min(WAVE_SOURCES, WAVE_BYTES // max(1, 4 * d))))
     if farm is not None:
         jobs = farm.parts()
@@ -464,9 +466,14 @@ def merged_flow(dp: DirectedPortals, flood: np.ndarray, progress=None, cancel=No
             if progress is not None:
                 done = min(d, start + wave)
                 progress(done / d, f"portal flow {done}/{d} portals")
-    rows = np.unpackbits(flow.test_cl, axis=1, bitorder="little", count=c).astype(bool)
-    np.logical_or.at(vis, dp.src, rows)
-    vis[dp.src, dp.dst] = True
+    if flow.kernel is not None:  # the same ORs on the packed rows, without a (D, C) bool table
+        from .flow_c import cluster_rows_from_bits
+
+        vis = cluster_rows_from_bits(dp, flow.test_cl, cancel, jobs)
+    else:
+        rows = np.unpackbits(flow.test_cl, axis=1, bitorder="little", count=c).astype(bool)
+        np.logical_or.at(vis, dp.src, rows)
+        vis[dp.src, dp.dst] = True
     if stats is not None:
         stats.update(states_expanded=flow.expanded, targets_clipped=flow.clipped, flow_jobs=jobs,
                      most_growths=flow.most_growths)
@@ -480,9 +487,9 @@ class _Flow:
     def __init__(self, dp: DirectedPortals, flood: np.ndarray, cancel, shared: bool = False,
                  backend: str = "numpy"):
         self.dp, self.cancel, self.pid = dp, cancel, os.getpid()
-        self.flood_bits = np.packbits(flood, axis=1, bitorder="little")
-        flood_cl = portal_cluster_bits(dp, flood)
-        self.might_cl = np.packbits(flood_cl, axis=1, bitorder="little")  # s's might, clusters
+        flood = as_portal_flood(dp, flood)
+        self.flood_bits = flood.bits
+        self.might_cl = flood.clusters  # s's might, clusters
         # the rows that change between waves; in shared memory when workers are forked
         make = shared_array if shared else np.zeros
         self.test_cl = make(self.might_cl.shape, np.uint8)  # flood, then the final row once done

@@ -98,7 +98,10 @@ def compute_vis(level, portals, mode: str = DEFAULT_VIS_MODE, outside=None, prog
 
         stats["vis_backend"] = resolve_backend(backend)
         bar = _split(progress, 0.1 if mode == "flow" else 1.0)
-        flood, visible = fast_vis(dp, bar[0], cancel, backend=stats["vis_backend"])
+        from .wave_jobs import default_jobs
+
+        flood, visible = fast_vis(dp, bar[0], cancel, backend=stats["vis_backend"],
+                                  jobs=max(1, min(jobs or default_jobs(), 8)))
         stats["fast_seconds"] = time.perf_counter() - t0
         if mode == "flow":
             visible = merged_flow(dp, flood, bar[1], cancel, stats, jobs=jobs, farm=farm,
