@@ -198,67 +198,113 @@ static uint64_t spread32(uint64_t x)
     return x;
 }
 
+/* 32 bits of a bit row from bit j (a multiple of 32). */
+static uint64_t bits32(const uint64_t *row, int64_t j) { return (row[j >> 6] >> (j & 63)) & 0xFFFFFFFFu; }
+
+/* The index of the lowest set bit of x (x != 0), by a de Bruijn sequence (portable C99). */
+static int lowest_bit(uint64_t x)
+{
+    static const int index[64] = {0,  1,  48, 2,  57, 49, 28, 3,  61, 58, 50, 42, 38, 29, 17, 4,
+                                  62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30, 24, 18, 12, 5,
+                                  63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11,
+                                  46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9,  13, 8,  7,  6};
+    return index[((x & (0 - x)) * 0x03f79d71b4cb0a89ull) >> 58];
+}
+
 /* bbkc_flood for sources [s0, s1) from the reach bits, allowed[s][q] decided as bbkc_allowed
  * decides it: q != s, q reaches in front of s's plane (s even: above[s / 2], odd: below) and s
- * behind q's (q even: below[q / 2][s / 2] = below_t[s / 2][q / 2], odd: above_t).  Each source's
- * allowed row is made first, 64 portals a step (directed portals 2u and 2u + 1 interleaved), so
- * the flood tests one bit a portal.  Writes flood row s packed (flood_stride bytes, bit q: byte
- * q >> 3, bit q & 7), the clusters its portals enter packed (cl_stride bytes:
- * pvs_merged.portal_cluster_bits) and its portal count (sizes[s]); the rows are zeroed here. */
+ * behind q's (q even: below[q / 2][s / 2], odd: above[q / 2][s / 2]).  64 sources at once (s0 a
+ * multiple of 64): each portal gets a word of the sources that allow it (from the transposed rows
+ * for the first test, the plain rows for the second), each cluster the word of sources that
+ * reached it, and a worklist of clusters passes on only the sources newly arrived, so a (cluster,
+ * source) pair is expanded once and 64 sources share each step.  The same closure as one source at
+ * a time.  Writes flood row s packed (flood_stride bytes, bit q: byte q >> 3, bit q & 7), the
+ * clusters its portals enter packed (cl_stride bytes: pvs_merged.portal_cluster_bits) and its
+ * portal count (sizes[s]); the rows are zeroed here. */
 int bbkc_flood_bits(int64_t num_portals, int64_t num_clusters, const int64_t *first, const int64_t *leaving,
                     const int64_t *dst, int64_t words, const uint64_t *above, const uint64_t *below,
                     const uint64_t *above_t, const uint64_t *below_t, int64_t s0, int64_t s1, int64_t flood_stride,
                     uint8_t *flood, int64_t cl_stride, uint8_t *might, int64_t *sizes)
 {
-    uint8_t *reached;
-    int64_t *queue, s, dwords = 2 * words;
-    uint64_t *allowed;
-    if (num_portals < 0 || (num_portals & 1) || num_clusters < 0 || s0 < 0 || s1 > num_portals || s0 > s1 ||
-        words < (num_portals / 2 + 63) / 64 || flood_stride < (num_portals + 7) / 8 ||
-        cl_stride < (num_clusters + 7) / 8)
+    const int64_t d = num_portals, c = num_clusters;
+    uint64_t *mask, *fl, *reached, *done;
+    int64_t *queue, b;
+    uint8_t *inq;
+    if (d < 0 || (d & 1) || c < 0 || s0 < 0 || s1 > d || s0 > s1 || (s0 & 63) || words < (d / 2 + 63) / 64 ||
+        flood_stride < (d + 7) / 8 || cl_stride < (c + 7) / 8)
         return BBKC_ERR_ARGUMENT;
-    reached = malloc((size_t)num_clusters + 1);
-    queue = malloc(((size_t)num_clusters + 1) * sizeof(int64_t));
-    allowed = malloc(((size_t)dwords + 1) * sizeof(uint64_t));
-    if (!reached || !queue || !allowed) {
-        free(reached), free(queue), free(allowed);
+    mask = malloc(((size_t)d + 1) * sizeof(uint64_t));
+    fl = malloc(((size_t)d + 1) * sizeof(uint64_t));
+    reached = malloc(((size_t)c + 1) * sizeof(uint64_t));
+    done = malloc(((size_t)c + 1) * sizeof(uint64_t));
+    queue = malloc(((size_t)c + 1) * sizeof(int64_t));
+    inq = malloc((size_t)c + 1);
+    if (!mask || !fl || !reached || !done || !queue || !inq) {
+        free(mask), free(fl), free(reached), free(done), free(queue), free(inq);
         return BBKC_ERR_MEMORY;
     }
-    for (s = s0; s < s1; s++) {
-        const uint64_t *front = ((s & 1) ? below : above) + (s >> 1) * words;
-        const uint64_t *behind_even = below_t + (s >> 1) * words, *behind_odd = above_t + (s >> 1) * words;
-        uint8_t *out = flood + s * flood_stride, *cl = might + s * cl_stride;
-        int64_t head = 0, tail = 0, n = 0, w;
-        for (w = 0; w < words; w++) {
-            const uint64_t e = front[w] & behind_even[w], o = front[w] & behind_odd[w];
-            allowed[2 * w] = spread32(e) | (spread32(o) << 1);
-            allowed[2 * w + 1] = spread32(e >> 32) | (spread32(o >> 32) << 1);
+    for (b = s0; b < s1; b += 64) {
+        const int64_t n = s1 - b < 64 ? s1 - b : 64, h = b >> 1;
+        const uint64_t live = n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1);
+        int64_t q, i, head = 0, tail = 0, j;
+        /* mask[q] bit j: source b + j allows q; (b + j) / 2 = h + j / 2 */
+        for (q = 0; q < d; q++) {
+            const int64_t u = q >> 1;
+            const uint64_t fe = bits32(above_t + u * words, h), fo = bits32(below_t + u * words, h);
+            const uint64_t be = bits32(((q & 1) ? above : below) + u * words, h);
+            uint64_t m = (spread32(fe) | (spread32(fo) << 1)) & (spread32(be) * 3) & live;
+            if (q >= b && q < b + 64)
+                m &= ~((uint64_t)1 << (q - b));
+            mask[q] = m;
+            fl[q] = 0;
         }
-        allowed[s >> 6] &= ~((uint64_t)1 << (s & 63));
-        memset(reached, 0, (size_t)num_clusters);
-        memset(out, 0, (size_t)flood_stride);
-        memset(cl, 0, (size_t)cl_stride);
-        reached[dst[s]] = 1;
-        queue[tail++] = dst[s];
-        while (head < tail) {
-            int64_t c = queue[head++], i;
-            for (i = first[c]; i < first[c + 1]; i++) {
-                int64_t q = leaving[i], to;
-                if (!((allowed[q >> 6] >> (q & 63)) & 1))
+        memset(reached, 0, (size_t)c * sizeof(uint64_t));
+        memset(done, 0, (size_t)c * sizeof(uint64_t));
+        memset(inq, 0, (size_t)c);
+        for (j = 0; j < n; j++) {
+            const int64_t to = dst[b + j];
+            reached[to] |= (uint64_t)1 << j;
+            if (!inq[to])
+                inq[to] = 1, queue[tail++ % (c + 1)] = to;
+        }
+        while (head != tail) {
+            const int64_t cl = queue[head++ % (c + 1)];
+            const uint64_t fresh = reached[cl] & ~done[cl];
+            inq[cl] = 0;
+            done[cl] |= fresh;
+            for (i = first[cl]; i < first[cl + 1]; i++) {
+                const int64_t p = leaving[i], to = dst[p];
+                const uint64_t x = fresh & mask[p];
+                uint64_t added;
+                if (!x)
                     continue;
-                out[q >> 3] |= (uint8_t)(1u << (q & 7)); /* q leaves one cluster: met once */
-                n++;
-                to = dst[q];
-                cl[to >> 3] |= (uint8_t)(1u << (to & 7));
-                if (!reached[to]) {
-                    reached[to] = 1;
-                    queue[tail++] = to;
+                fl[p] |= x;
+                added = x & ~reached[to];
+                if (added) {
+                    reached[to] |= added;
+                    if (!inq[to])
+                        inq[to] = 1, queue[tail++ % (c + 1)] = to;
                 }
             }
         }
-        sizes[s] = n;
+        for (j = 0; j < n; j++) {
+            memset(flood + (b + j) * flood_stride, 0, (size_t)flood_stride);
+            memset(might + (b + j) * cl_stride, 0, (size_t)cl_stride);
+            sizes[b + j] = 0;
+        }
+        for (q = 0; q < d; q++) {
+            uint64_t x = fl[q];
+            const int64_t to = dst[q];
+            while (x) {
+                const int k = lowest_bit(x);
+                x &= x - 1;
+                flood[(b + k) * flood_stride + (q >> 3)] |= (uint8_t)(1u << (q & 7));
+                might[(b + k) * cl_stride + (to >> 3)] |= (uint8_t)(1u << (to & 7));
+                sizes[b + k]++;
+            }
+        }
     }
-    free(reached), free(queue), free(allowed);
+    free(mask), free(fl), free(reached), free(done), free(queue), free(inq);
     return BBKC_OK;
 }
 
