@@ -90,6 +90,8 @@ static int check_bit_kernels(const bbkc_flow *f, const double *radius, const uin
                bbkc_flood(d, c, f->first, f->leaving, f->dst, allowed, 0, d, flood) != BBKC_OK ||
                bbkc_flood_bits(d, c, f->first, f->leaving, f->dst, pw, e[0], e[1], e[2], e[3], 0, d, fs, fbits, cs,
                                might, sizes) != BBKC_OK ||
+               (d > 1 && bbkc_flood_bits(d, c, f->first, f->leaving, f->dst, pw, e[0], e[1], e[2], e[3], 1, d, fs,
+                                         fbits, cs, might, sizes) != BBKC_ERR_ARGUMENT) ||
                bbkc_cluster_rows(d, c, f->first, f->leaving, f->dst, flood, 0, c, rows_ref) != BBKC_OK ||
                bbkc_cluster_rows_bits(c, f->first, f->leaving, f->dst, cs, might, 0, c, rows) != BBKC_OK))
         ok = 0;
