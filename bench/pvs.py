@@ -16,8 +16,10 @@ Prints ONE JSON object on stdout (sorted keys); progress goes to stderr.  Per sc
   kernel where it builds, as a bake does); with both, same_flow_rows says whether their PVS match;
 - ericw: the row of bench/ericw_reference.md for the map (vis seconds, avg leafs visible);
 - ericw_run (with --ericw DIR, the folder of ericw-tools' binaries): qbsp then vis run on the map in
-  this same run, vis timed: wall and CPU seconds, average leafs visible, and flow_wall_over_ericw
-  (each flow's wall seconds over ericw vis's).
+  this same run, vis timed: wall and CPU seconds, peak resident memory (vis_peak_mb), average leafs
+  visible, and flow_wall_over_ericw (each flow's wall seconds over ericw vis's);
+- per method, peak_mb: the process's peak resident memory while it ran (VmHWM, reset before it
+  through /proc/self/clear_refs; on Linux) and added_mb, that peak less the memory held before.
 The full flow is cancelled after --flow-limit seconds and then reported as
 {"cancelled_after_s": N}, never silently left out.
 """
@@ -60,6 +62,23 @@ def cpu_seconds() -> float:
     return time.process_time() + kids.ru_utime + kids.ru_stime
 
 
+def _memory(reset: bool = False) -> tuple[float, float]:
+    """(resident MB, peak resident MB) of this process (Linux /proc; zeros elsewhere); `reset`
+    first resets the peak to the current size."""
+    try:
+        if reset:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+        fields = {}
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    fields[line.split(":")[0]] = int(line.split()[1]) / 1024
+        return fields.get("VmRSS", 0.0), fields.get("VmHWM", 0.0)
+    except OSError:
+        return 0.0, 0.0
+
+
 def run_scene(path: Path, modes: list[str], segments: int, seed: int, flow_limit: float, truth: bool,
               jobs: int | None = None) -> dict:
     level = compile_scene(load_scene(path))
@@ -75,6 +94,7 @@ def run_scene(path: Path, modes: list[str], segments: int, seed: int, flow_limit
         method, _, backend = mode.partition("-")
         deadline = time.perf_counter() + flow_limit
         cancel = (lambda: time.perf_counter() > deadline) if method == "flow" else None
+        held, _ = _memory(reset=True)
         w, c = time.perf_counter(), cpu_seconds()
         try:
             r = compute_vis(level, portals, method, outside=outside if sealed else None, cancel=cancel, jobs=jobs,
@@ -84,7 +104,9 @@ def run_scene(path: Path, modes: list[str], segments: int, seed: int, flow_limit
             continue
         results[mode] = r
         s = r.stats
+        peak = _memory()[1]
         out[mode] = {"seconds": round(time.perf_counter() - w, 3), "cpu_s": round(cpu_seconds() - c, 3),
+                     "peak_mb": round(peak, 1), "added_mb": round(peak - held, 1),
                      "avg_clusters_visible": round(s["avg_clusters_visible"], 2),
                      "avg_leaves_visible": round(s["avg_leaves_visible"], 2)}
         for key in ("states_expanded", "targets_clipped", "flow_jobs", "most_growths", "vis_backend", "fast_seconds"):
@@ -128,7 +150,7 @@ def ericw_vis(path: Path, bin_dir: Path) -> dict:
         log_path = Path(tmp) / "vis.out"
         v = run_tool(bin_dir, "vis", [], path.with_suffix(".bsp").name, tmp, log=log_path)
         m = re.search(r"^average leafs visible: ([\d.]+)$", log_path.read_text(errors="replace"), re.M)
-        return {"vis_wall_s": v["wall_s"], "vis_cpu_s": v["cpu_s"], "rc": v["rc"],
+        return {"vis_wall_s": v["wall_s"], "vis_cpu_s": v["cpu_s"], "vis_peak_mb": v.get("maxrss_mb"), "rc": v["rc"],
                 "avg_leafs_visible": float(m.group(1)) if m else None}
 
 
