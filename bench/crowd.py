@@ -153,8 +153,10 @@ def map_crowd(name: str, cell: float, avatars: int, ticks: int, seed: int, keep:
         run = _measured([py, "-m", "brushbake", "crowd", str(level), "--avatars", str(avatars), "--ticks",
                          str(ticks), "--seed", str(seed)])
         got = json.loads(run.pop("stdout"))
-        run.update({"spawn_s": round(got["spawn_ms"] / 1e3, 2), "ms_per_tick_mean": got["ms_per_tick"],
-                    "ms_median": got["ms_median"], "ms_min": got["ms_min"], "ms_max": got["ms_max"],
+        run.update({"spawn_s": round(got["spawn_ms"] / 1e3, 2), "spawn_cpu_s": round(got.get("spawn_cpu_ms", 0) / 1e3, 2),
+                    "ms_per_tick_mean": got["ms_per_tick"],
+                    "ms_median": got["ms_median"], "cpu_ms_median": got.get("cpu_ms_median"), "ms_min": got["ms_min"],
+                    "ms_max": got["ms_max"],
                     "moved_per_tick": got["moved_per_tick"], "standing_places": got.get("standing_places")})
         log(f"  {run}")
     return {"map": name, "cell": cell, "avatars": avatars, "ticks": ticks, "seed": seed, "bake": bake, "crowd": run}
