@@ -134,7 +134,7 @@ class CrowdSlices:
         return cls(grid=(ny, nx), span_count=counts, span=spans, change_value=value[kk, cc], **kw)
 
     def changes(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Slice k's changes: (cells int64, values u2)."""
+        """Slice k's changes: (cells int32, values u2)."""
         first = self.__dict__.get("_first")
         if first is None:
             n = np.asarray(self.span, dtype=np.int64).reshape(-1, 2)[:, 1]
@@ -213,13 +213,16 @@ def spans_by_slice(slices: np.ndarray, cells: np.ndarray, kept: int) -> tuple[np
 
 
 def expand_spans(spans: np.ndarray) -> np.ndarray:
-    """The cells of spans (S, 2) (first, length), in order (int64)."""
+    """The cells of spans (S, 2) (first, length), in order (int32: a grid has at most
+    MAX_SLICE_CELLS cells)."""
     spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
     n = spans[:, 1]
     total = int(n.sum())
     if not total:
-        return np.zeros(0, np.int64)
-    return np.repeat(spans[:, 0] - (np.cumsum(n) - n), n) + np.arange(total, dtype=np.int64)
+        return np.zeros(0, np.int32)
+    out = np.repeat((spans[:, 0] - (np.cumsum(n) - n)).astype(np.int32), n)
+    out += np.arange(total, dtype=np.int32)
+    return out
 
 
 class PaddedSlices:
@@ -511,15 +514,15 @@ class Walk:
     Places are numbered 1 to P in the order of their dense keys slice * cells + cell (so place i
     is standing_spots(padded, height)[i - 1]); 0 is the sink, where refused claims go.  Per
     place: `cell` (int32, the padded grid's flat cell, PaddedSlices' numbering), `slice` and
-    `ground` (u2, units), and `step[d * (P + 1) + place]` (int32): the place an avatar standing there
+    `ground` (u2, units), and `step[d * stride + place]` (int32; stride >= P + 1): the place an avatar standing there
     lands on stepping in direction d when Algorithm 1 allows it (the same verdicts and landing
     places as PaddedSlices.crowd_table and legal_steps: tests/core/test_crowd.py), else 0.
 
-    The sweep: pass 1 finds the places: each change that starts a ground v at slice k (a cell's
-    value, not INVALID nor a cut) stands an avatar in the slice i just above v + height, when the
-    value lasts up to i (checked at i: the cell has not changed since k).  Pass 2 keeps, per
-    padded cell, the value in the current slice and the place of that value, and judges from
-    each place of slice i the eight steps in slice i (ground, step height, corners); a step
+    The sweep finds the places: each change that starts a ground v at slice k (a cell's value,
+    not INVALID nor a cut) stands an avatar in the slice i just above v + height, when the value
+    lasts up to i (checked at i: the cell has not changed since k).  It keeps, per padded cell,
+    the value in the current slice and the place of that value, and judges from each place of
+    slice i the eight steps in slice i (ground, step height, corners); a step
     whose head rises above slice i is judged again in the slice j just above the new head when
     the sweep gets there (the same ground at A and at B, the corners clear there), landing on
     B's place in j; the others land on B's place, made at or below i."""
@@ -532,49 +535,43 @@ class Walk:
         kept = len(top)
         step_u = min(int(step_u), 0xFFFF)  # two 16-bit grounds never differ by more
         offsets = DIRECTIONS[:, 0] + DIRECTIONS[:, 1] * self.nx
-        # pass 1: the places of each slice (padded cells, increasing)
-        start = np.zeros(self.cells, dtype=np.int32)
+        cv = s.change_value
+        most = int(np.count_nonzero((cv != INVALID) & (cv != CUT)))  # a value starts at most one place
+        #: Walk.step's row length: at least P + 1 (the places are counted as the sweep finds them)
+        self.stride = most + 1
+        cell_of = np.zeros(most + 1, dtype=np.int32)
+        slice_of = np.zeros(most + 1, dtype=np.uint8 if kept <= 256 else np.uint16)
+        self.ground = np.zeros(most + 1, dtype=np.uint16)
+        step = np.zeros((8, most + 1), dtype=np.int32)
+        start = np.zeros(self.cells, dtype=slice_of.dtype)  # the slice each cell's value started in
+        value = np.zeros(self.cells, dtype=np.int32)  # each cell's value in the current slice
+        place = np.zeros(self.cells, dtype=np.int32)  # the place of that value (0: none yet, or none)
         waiting: list[list] = [[] for _ in range(kept)]
-        places = []
+        risers: list[list] = [[] for _ in range(kept)]
+        first = 1
+        buf = _WalkBuffers(WALK_CHUNK)
         for k in range(kept):
             c, v = s.changes(k)
             c = self._pad(c, nx)
             start[c] = k
-            ok = np.flatnonzero((v != INVALID) & (v != CUT))
+            ok = np.flatnonzero((v - np.uint16(1)) < np.uint16(CUT - 1))  # a ground (not 0, not CUT): its place
+            # is in the slice just above the head
             at = np.searchsorted(top, v.take(ok).astype(np.int64) + height_u)
             good = (at >= k) & (at < kept)
             for i, cells in _groups(at[good], c.take(ok[good])):
                 waiting[i].append((k, cells))
-            got = [cells[start.take(cells) == k0] for k0, cells in waiting[k]]
-            waiting[k] = []
-            places.append(np.sort(np.concatenate(got)) if got else np.zeros(0, np.int32))
-        counts = np.array([len(x) for x in places], dtype=np.int64)
-        self.count = int(counts.sum())
-        self.cell = np.concatenate([np.zeros(1, np.int32)] + places).astype(np.int32)
-        ends = np.cumsum(counts) + 1
-        places = [self.cell[e - n:e] for e, n in zip(ends, counts)]  # views: the places are held once
-        self.slice = np.concatenate([[0], np.repeat(np.arange(kept), counts)]).astype(
-            np.uint8 if kept <= 256 else np.uint16)
-        self.ground = np.zeros(self.count + 1, dtype=np.uint16)
-        step = np.zeros((8, self.count + 1), dtype=np.int32)
-        del start
-        # pass 2: the steps
-        value = np.zeros(self.cells, dtype=np.int32)
-        place = np.zeros(self.cells, dtype=np.int32)
-        risers: list[list] = [[] for _ in range(kept)]
-        first = 1
-        buf = _WalkBuffers(min(WALK_CHUNK, max(1, int(counts.max(initial=1)))))
-        for k in range(kept):
-            c, v = s.changes(k)
-            c = self._pad(c, nx)
             v = v.astype(np.int32)
             v[v == INVALID] = NOTHING
             value[c] = v
             place[c] = 0
-            a = places[k].astype(np.intp)  # intp: NumPy turns any other index type into intp on every take
+            got = [cells[start.take(cells) == k0] for k0, cells in waiting[k]]  # the value lasted up to k
+            waiting[k] = []
+            a = np.sort(np.concatenate(got)) if got else np.zeros(0, np.int32)
             n = len(a)
-            idx = np.arange(first, first + n, dtype=np.int32)
-            place[a] = idx
+            cell_of[first:first + n] = a
+            slice_of[first:first + n] = k
+            a = a.astype(np.intp)  # intp: NumPy turns any other index type into intp on every take
+            place[a] = np.arange(first, first + n, dtype=np.int32)
             first += n
             tk = int(top[k])
             for src, d, ca, cb, fa, fb in risers[k]:  # steps judged again in the slice above the head
@@ -589,6 +586,8 @@ class Walk:
                 hi = min(lo + WALK_CHUNK, n)
                 self._steps(step, risers, buf, value, place, a[lo:hi], first - n + lo, tk, top, height_u, step_u,
                             offsets)
+        self.count = first - 1
+        self.cell, self.slice, self.ground = cell_of[:first], slice_of[:first], self.ground[:first]
         self.step = step.reshape(-1)
         self.top = top
 
@@ -723,7 +722,7 @@ class Crowd:
         self.occupant = np.zeros(w.count + 1, dtype=tag)
         self.base = self.place_base.take(self.place)
         self.occupant[self.place] = self.base + self.dir
-        self._stride = np.intp(w.count + 1)  # Walk.step: direction-major
+        self._stride = np.intp(w.stride)  # Walk.step: direction-major
         self._doff = self.dir.astype(np.intp) * self._stride  # each avatar's direction's row in Walk.step
         #: work buffers for one pass (Crowd._pass): i (intp), kb (int32), o, tag, good, b2 (bool)
         self._buf = tuple(np.empty(n, dt) for dt in (np.intp, np.int32, tag, tag, bool, bool))
