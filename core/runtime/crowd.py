@@ -46,8 +46,9 @@ DIRECTIONS = np.array([(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -
 SLICE_SHIFT = 8
 #: the most slices a uint32 crowd word serves (the slice offset in bits 8-14, -63 to 63); more: uint64
 WORD32_SLICES = 64
-#: the most slices uint8 / uint16 claim tags serve (a tag is 1 + direction + 8 * slice, Crowd)
-TAG8_SLICES, TAG16_SLICES = 31, 8191
+#: the most standing places one cell may have for uint8 / uint16 claim tags (a tag is 1 + direction
+#: + 8 * the place's rank in its cell, Crowd)
+TAG8_PLACES, TAG16_PLACES = 31, 8191
 
 
 class CrowdWord:
@@ -513,8 +514,8 @@ class Walk:
 
     Places are numbered 1 to P in the order of their dense keys slice * cells + cell (so place i
     is standing_spots(padded, height)[i - 1]); 0 is the sink, where refused claims go.  Per
-    place: `cell` (int32, the padded grid's flat cell, PaddedSlices' numbering), `slice` and
-    `ground` (u2, units), and `step[d * stride + place]` (int32; stride >= P + 1): the place an avatar standing there
+    place: `cell` (int32, the padded grid's flat cell, PaddedSlices' numbering), `slice`, `rank`
+    (how many places of its cell come before it) and `ground` (u2, units), and `step[d * stride + place]` (int32; stride >= P + 1): the place an avatar standing there
     lands on stepping in direction d when Algorithm 1 allows it (the same verdicts and landing
     places as PaddedSlices.crowd_table and legal_steps: tests/core/test_crowd.py), else 0.
 
@@ -543,6 +544,8 @@ class Walk:
         slice_of = np.zeros(most + 1, dtype=np.uint8 if kept <= 256 else np.uint16)
         self.ground = np.zeros(most + 1, dtype=np.uint16)
         step = np.zeros((8, most + 1), dtype=np.int32)
+        rank_of = np.zeros(most + 1, dtype=np.uint16)
+        ranks = np.zeros(self.cells, dtype=np.uint16)  # places made in each cell so far
         start = np.zeros(self.cells, dtype=slice_of.dtype)  # the slice each cell's value started in
         value = np.zeros(self.cells, dtype=np.int32)  # each cell's value in the current slice
         place = np.zeros(self.cells, dtype=np.int32)  # the place of that value (0: none yet, or none)
@@ -571,6 +574,10 @@ class Walk:
             cell_of[first:first + n] = a
             slice_of[first:first + n] = k
             a = a.astype(np.intp)  # intp: NumPy turns any other index type into intp on every take
+            r = ranks.take(a)
+            rank_of[first:first + n] = r
+            r += 1
+            ranks[a] = r
             place[a] = np.arange(first, first + n, dtype=np.int32)
             first += n
             tk = int(top[k])
@@ -588,6 +595,7 @@ class Walk:
                             offsets)
         self.count = first - 1
         self.cell, self.slice, self.ground = cell_of[:first], slice_of[:first], self.ground[:first]
+        self.rank = rank_of[:first]  # each place's rank among its cell's places (Crowd's claim tags)
         self.step = step.reshape(-1)
         self.top = top
 
@@ -683,15 +691,16 @@ class Crowd:
     places are never listed as keys); memory and time grow with the places, not K x cells.
 
     Occupancy is one small unsigned int per place: 0 when free, else the claim tag of the avatar
-    that took it, 1 + direction + 8 * slice (uint8 up to 31 slices, uint16 up to 8,191).  Avatars
+    that took it, 1 + direction + 8 * rank, the rank of the place it came from among its cell's
+    places (Walk.rank; uint8 when no cell has more than 31 places, uint16 up to 8,191).  Avatars
     aiming at one free place in a pass all write their tags there and read it back; the one whose
     tag is there wins.  No two of them share a tag: the place's cell and the direction give the
-    cell each came from, and the slice the place in it, where only one avatar stands.  So there is
+    cell each came from, and the rank the place in it, where only one avatar stands.  So there is
     exactly one winner whatever order the writes land in; NumPy writes repeated indices in order,
     so it is the highest avatar number, on every run (tests/core/test_crowd.py: PlainCrowd).
 
     Layout (structure of arrays, one row per avatar): place (intp: NumPy turns any other index
-    type into intp on every gather), dir (uint8) and the claim tag's base 1 + 8 * slice; work
+    type into intp on every gather), dir (uint8) and the claim tag's base 1 + 8 * rank; work
     buffers of N rows for one pass, reused every tick.  A pass (_pass) gathers the landing place
     of each avatar's step (Walk.step: 0, the sink, when refused), reads the occupancy there, sends
     the claims on taken places to the sink, scatters the claims, gathers them back and moves the
@@ -714,9 +723,10 @@ class Crowd:
         self.place = (pick + 1).astype(np.intp)
         self.dir = self.rng.integers(0, 8, size=n).astype(np.uint8)
         k = slices.kept
-        tag = np.uint8 if k <= TAG8_SLICES else np.uint16 if k <= TAG16_SLICES else np.uint32
-        #: per place the claim tag base 1 + 8 * slice (0 at the sink)
-        self.place_base = (1 + 8 * w.slice.astype(np.int64)).astype(tag)
+        most = int(w.rank.max(initial=0)) + 1  # the most places in one cell
+        tag = np.uint8 if most <= TAG8_PLACES else np.uint16 if most <= TAG16_PLACES else np.uint32
+        #: per place the claim tag base 1 + 8 * rank (0 at the sink)
+        self.place_base = (1 + 8 * w.rank.astype(np.int64)).astype(tag)
         self.place_base[0] = 0
         #: per place 0 when free, else the claim tag of the avatar standing there (Crowd docstring)
         self.occupant = np.zeros(w.count + 1, dtype=tag)

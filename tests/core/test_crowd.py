@@ -334,6 +334,8 @@ def test_the_walk_is_the_dense_tables():
             spots = standing_spots(p, h)
             assert np.array_equal(w.keys(np.arange(1, w.count + 1)), spots)
             assert np.array_equal(w.ground[1:], p.ground[spots])
+            ranked = w.cell[1:].astype(np.int64) * 65536 + w.rank[1:]  # claim tags: a cell's places ranked apart
+            assert len(np.unique(ranked)) == w.count and int(w.rank.max()) < np.bincount(w.cell[1:]).max()
             table = p.crowd_table(h)
             for d in range(8):
                 kb = spots + p.offsets[d]
@@ -389,10 +391,10 @@ def _tick_scenes():
 def test_the_tick_agrees_with_a_plain_tick(wide, monkeypatch):
     """Crowd.tick (the walk's step table, claim tags, branch-free passes) moves every avatar
     exactly as PlainCrowd does, tick after tick, on crowds dense enough that many steps are
-    refused and places are fought over; `wide`: uint16 claim tags, as levels of more than 31
-    slices use."""
+    refused and places are fought over; `wide`: uint16 claim tags, as levels with a cell of more
+    than 31 standing places use."""
     if wide:
-        monkeypatch.setattr(crowd_mod, "TAG8_SLICES", 0)
+        monkeypatch.setattr(crowd_mod, "TAG8_PLACES", 0)
     for scene, cell in _tick_scenes():
         c = baked(scene, cell=cell).crowd
         spots = len(standing_spots(c.padded(), c.padded().height_u))
