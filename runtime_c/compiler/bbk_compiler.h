@@ -75,6 +75,11 @@ typedef struct bbkc_flow_counts {
  * writes its cluster row (cl_stride bytes, packed) into row and its counts into counts.  Reads
  * only f; safe to call from several threads at once. */
 BBK_API int bbkc_flow_source(const bbkc_flow *f, int64_t source, uint8_t *row, bbkc_flow_counts *counts);
+/* bbkc_flow_source for n sources one after another on the same work buffers (nothing of size D
+ * made or cleared per source): row t (cl_stride bytes) and counts[t] are those of a call of its
+ * own for sources[t]. */
+BBK_API int bbkc_flow_sources(const bbkc_flow *f, const int64_t *sources, int64_t n, uint8_t *rows,
+                              bbkc_flow_counts *counts);
 
 /* The fast mode (core/compile/vis/pvs_flow.py).  simple_flood for sources [s0, s1): flood row s
  * (num_portals bytes, 0 or 1) holds portal q when allowed[s][q] and q leaves a cluster reached from

@@ -22,6 +22,7 @@ typedef struct wait_item {
 typedef struct work {
     const bbkc_flow *f;
     int64_t s, k, c8, vmax;
+    int64_t dirty;            /* slots below this were used by an earlier source of the call */
     int32_t *slot;            /* (D,) slot of state (s, q), -1 until reached */
     int64_t used, cap;
     double *h;                /* (cap, K) the pass polygon's k-DOP */
@@ -32,6 +33,7 @@ typedef struct work {
     uint8_t *pend_mig;        /* (cap, c8) this step's might, OR-ed */
     uint8_t *pend_on;         /* (cap,) touched this step */
     int64_t *touched;         /* (cap,) portals of the states touched this step */
+    int64_t *slot_q;          /* (cap,) the portal of each slot (to clear slot[] for the next source) */
     int64_t ntouched;
     wait_item *heap;
     int64_t nheap, heapcap, seq;
@@ -290,6 +292,7 @@ static int grow_slots(work *k, int64_t need)
     GROW(pend_mig, uint8_t, k->c8);
     GROW(pend_on, uint8_t, 1);
     GROW(touched, int64_t, 1);
+    GROW(slot_q, int64_t, 1);
 #undef GROW
     for (i = k->cap; i < cap; i++) {
         int64_t j;
@@ -319,6 +322,13 @@ static int mark(work *k, int64_t q, const double *w, int64_t n, const uint8_t *m
             return BBKC_ERR_MEMORY;
         sl = k->used++;
         k->slot[q] = (int32_t)sl;
+        k->slot_q[sl] = q;
+        if (sl < k->dirty) { /* used by an earlier source of the call: made as grow_slots makes it */
+            for (j = 0; j < k->k; j++)
+                k->h[sl * k->k + j] = -INFINITY;
+            memset(k->might + sl * k->c8, 0, (size_t)k->c8);
+            k->grown[sl] = 0;
+        }
     }
     extents(w, n, f, q, k->ext);
     pe = k->pend_ext + sl * k->k;
@@ -489,7 +499,7 @@ static int expand(work *k, int64_t r)
 static void release(work *k)
 {
     free(k->slot), free(k->h), free(k->might), free(k->grown), free(k->waiting);
-    free(k->pend_ext), free(k->pend_mig), free(k->pend_on), free(k->touched), free(k->heap);
+    free(k->pend_ext), free(k->pend_mig), free(k->pend_on), free(k->touched), free(k->slot_q), free(k->heap);
     free(k->have), free(k->smight), free(k->sw), free(k->pw), free(k->pw2), free(k->tw), free(k->tw2);
     free(k->dbuf), free(k->pn), free(k->pd), free(k->hcopy), free(k->ext), free(k->kids);
 }
@@ -530,19 +540,22 @@ static int run(work *k)
     return BBKC_OK;
 }
 
-int bbkc_flow_source(const bbkc_flow *f, int64_t source, uint8_t *row, bbkc_flow_counts *counts)
+int bbkc_flow_sources(const bbkc_flow *f, const int64_t *sources, int64_t n, uint8_t *rows,
+                      bbkc_flow_counts *counts)
 {
     work k;
-    int64_t vmax, d, i;
-    int rc;
-    if (!f || !row || !counts || source < 0 || source >= f->num_portals || f->kdop <= 0 || f->order_k <= 0 ||
+    int64_t vmax, d, i, t;
+    int rc = BBKC_OK;
+    if (!f || (n > 0 && (!sources || !rows || !counts)) || n < 0 || f->kdop <= 0 || f->order_k <= 0 ||
         f->order_k > 64 || f->width <= 0)
         return BBKC_ERR_ARGUMENT;
+    for (t = 0; t < n; t++)
+        if (sources[t] < 0 || sources[t] >= f->num_portals)
+            return BBKC_ERR_ARGUMENT;
     memset(&k, 0, sizeof k);
     d = f->num_portals;
     vmax = f->width > f->max_winding ? f->width : f->max_winding;
-    k.f = f, k.s = source, k.k = f->kdop, k.c8 = f->cl_stride, k.vmax = vmax, k.row = row;
-    memset(row, 0, (size_t)f->cl_stride);
+    k.f = f, k.k = f->kdop, k.c8 = f->cl_stride, k.vmax = vmax;
     k.slot = malloc((size_t)d * sizeof(int32_t));
     k.have = malloc((size_t)k.c8 + 1);
     k.smight = malloc((size_t)k.c8 + 1);
@@ -564,8 +577,29 @@ int bbkc_flow_source(const bbkc_flow *f, int64_t source, uint8_t *row, bbkc_flow
     }
     for (i = 0; i < d; i++)
         k.slot[i] = -1;
-    rc = run(&k);
-    *counts = k.counts;
+    /* one source after another on the same buffers: each starts with no state (slot[] cleared
+     * where the last one wrote, its slots made anew when reached), so its row and counts are those
+     * of a call of its own */
+    for (t = 0; t < n && rc == BBKC_OK; t++) {
+        uint8_t *row = rows + t * f->cl_stride;
+        k.s = sources[t], k.row = row;
+        memset(row, 0, (size_t)f->cl_stride);
+        memset(&k.counts, 0, sizeof k.counts);
+        k.seq = 0;
+        rc = run(&k);
+        counts[t] = k.counts;
+        for (i = 0; i < k.used; i++)
+            k.slot[k.slot_q[i]] = -1;
+        k.dirty = k.used > k.dirty ? k.used : k.dirty;
+        k.used = 0, k.nheap = 0, k.ntouched = 0;
+    }
     release(&k);
     return rc;
+}
+
+int bbkc_flow_source(const bbkc_flow *f, int64_t source, uint8_t *row, bbkc_flow_counts *counts)
+{
+    if (!f || !row || !counts || source < 0 || source >= f->num_portals)
+        return BBKC_ERR_ARGUMENT;
+    return bbkc_flow_sources(f, &source, 1, row, counts);
 }

@@ -7,7 +7,8 @@
  *       plane_epsilon, min_normal, growth_epsilon, wait_key_step), then the arrays in
  *       bbk_compiler.h's order (windings, count, normal, dist, plane, src, dst, dirs, full, centre,
  *       first, leaving, flood_bits, might_cl, test_cl), then D radii (doubles);
- *       OUT: for every source portal, its packed row (cl_stride bytes) and its three counts (int64);
+ *       OUT: for every source portal, its packed row (cl_stride bytes) and its three counts (int64)
+ *       (checked here to be the same when all sources flow in one bbkc_flow_sources call);
  *       then the fast mode's kernels on these tables (the directed portals taken as undirected
  *       ones, the flood bits unpacked as the allowed table): above and below (D x D bytes each),
  *       allowed (2D x 2D), flood (D x D), cluster rows (C x C).
@@ -192,6 +193,26 @@ int main(int argc, char **argv)
     }
     if (bbkc_flow_source(&f, -1, row, NULL) != BBKC_ERR_ARGUMENT) /* bad arguments are refused */
         return 1;
+    { /* every source in one call, on the same buffers (backwards): each row and count as alone */
+        int64_t n = f.num_portals, *order = malloc((size_t)(n + 1) * sizeof(int64_t));
+        uint8_t *all = malloc((size_t)(n * f.cl_stride) + 1);
+        bbkc_flow_counts *cnt = malloc((size_t)(n + 1) * sizeof(bbkc_flow_counts)), one;
+        if (!order || !all || !cnt)
+            return 2;
+        for (s = 0; s < n; s++)
+            order[s] = n - 1 - s;
+        if (bbkc_flow_sources(&f, order, n, all, cnt) != BBKC_OK)
+            return 1;
+        for (s = 0; s < n; s++) {
+            if (bbkc_flow_source(&f, order[s], row, &one) != BBKC_OK ||
+                memcmp(row, all + s * f.cl_stride, (size_t)f.cl_stride) != 0 || one.expanded != cnt[s].expanded ||
+                one.clipped != cnt[s].clipped || one.most_growths != cnt[s].most_growths) {
+                fprintf(stderr, "flow_driver: source %lld differs when flowed after others\n", (long long)order[s]);
+                return 1;
+            }
+        }
+        free(order), free(all), free(cnt);
+    }
     d = f.num_portals;
     above = calloc((size_t)(d * d) + 1, 1), below = calloc((size_t)(d * d) + 1, 1);
     allowed = calloc((size_t)(4 * d * d) + 1, 1), table = calloc((size_t)(d * d) + 1, 1);

@@ -82,6 +82,8 @@ def library() -> ctypes.CDLL:
             lib.bbkc_cluster_rows_bits.argtypes = [_I, _P, _P, _P, _I, _P, _I, _I, _P]
             lib.bbkc_flow_source.restype = ctypes.c_int
             lib.bbkc_flow_source.argtypes = [ctypes.POINTER(FlowInputs), _I, _P, ctypes.POINTER(FlowCounts)]
+            lib.bbkc_flow_sources.restype = ctypes.c_int
+            lib.bbkc_flow_sources.argtypes = [ctypes.POINTER(FlowInputs), _P, _I, _P, _P]
             _LIB = lib
         return _LIB
 
@@ -123,21 +125,19 @@ class FlowKernel:
             constants["wait_key_step"], constants["max_growth"], constants["order_k"], constants["max_winding"])
 
     def run(self, sources: np.ndarray, cancel=None):
-        """(packed rows (W, cl_stride), expanded, clipped, most growths) for the sources, in order."""
+        """(packed rows (W, cl_stride), expanded, clipped, most growths) for the sources, in order:
+        one call for them all (bbkc_flow_sources: the work buffers made once, not per source)."""
         rows = np.zeros((len(sources), self.cl_stride), dtype=np.uint8)
-        counts = FlowCounts()
-        expanded = clipped = most = 0
-        ref = ctypes.byref(self.inputs)
-        for i, s in enumerate(sources):
-            if cancel is not None and cancel():
-                raise CancelledError()
-            rc = self.lib.bbkc_flow_source(ref, int(s), rows[i].ctypes.data, ctypes.byref(counts))
+        counts = np.zeros((len(sources), 3), dtype=np.int64)  # bbkc_flow_counts per source
+        if cancel is not None and cancel():
+            raise CancelledError()
+        src = np.ascontiguousarray(sources, dtype=np.int64)
+        if len(src):
+            rc = self.lib.bbkc_flow_sources(ctypes.byref(self.inputs), src.ctypes.data, len(src), rows.ctypes.data,
+                                            counts.ctypes.data)
             if rc != 0:
-                raise MemoryError(f"the flow's C kernel failed (code {rc}) on portal {int(s)}")
-            expanded += counts.expanded
-            clipped += counts.clipped
-            most = max(most, counts.most_growths)
-        return rows, expanded, clipped, most
+                raise MemoryError(f"the flow's C kernel failed (code {rc}) on portals {src[:8].tolist()}...")
+        return rows, int(counts[:, 0].sum()), int(counts[:, 1].sum()), int(counts[:, 2].max(initial=0))
 
 
 def _csr_call(name: str, dp, table: np.ndarray, out: np.ndarray, count: int, cancel, chunk: int) -> None:
