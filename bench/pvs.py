@@ -18,7 +18,8 @@ Prints ONE JSON object on stdout (sorted keys); progress goes to stderr.  Per sc
 - ericw_run (with --ericw DIR, the folder of ericw-tools' binaries): qbsp then vis run on the map in
   this same run, vis timed: wall and CPU seconds, peak resident memory (vis_peak_mb), average leafs
   visible, and flow_wall_over_ericw (each flow's wall seconds over ericw vis's);
-- per method, peak_mb: the process's peak resident memory while it ran (VmHWM, reset before it
+- per method, rows_sha256 (the first 16 hex digits of its packed PVS rows' sha256: the same rows
+  before and after a change that must not change them) and peak_mb: the process's peak resident memory while it ran (VmHWM, reset before it
   through /proc/self/clear_refs; on Linux) and added_mb, that peak less the memory held before.
 The full flow is cancelled after --flow-limit seconds and then reported as
 {"cancelled_after_s": N}, never silently left out.
@@ -27,6 +28,7 @@ The full flow is cancelled after --flow-limit seconds and then reported as
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import time
@@ -107,6 +109,7 @@ def run_scene(path: Path, modes: list[str], segments: int, seed: int, flow_limit
         peak = _memory()[1]
         out[mode] = {"seconds": round(time.perf_counter() - w, 3), "cpu_s": round(cpu_seconds() - c, 3),
                      "peak_mb": round(peak, 1), "added_mb": round(peak - held, 1),
+                     "rows_sha256": hashlib.sha256(np.packbits(r.visible).tobytes()).hexdigest()[:16],
                      "avg_clusters_visible": round(s["avg_clusters_visible"], 2),
                      "avg_leaves_visible": round(s["avg_leaves_visible"], 2)}
         for key in ("states_expanded", "targets_clipped", "flow_jobs", "most_growths", "vis_backend", "fast_seconds"):
@@ -140,7 +143,7 @@ def ericw_vis(path: Path, bin_dir: Path) -> dict:
     import shutil
     import tempfile
 
-    from ericw_tools import run_tool
+    from ericw_tools import COMMON, run_tool, timed
 
     with tempfile.TemporaryDirectory(prefix="pvs-ericw-") as tmp:
         shutil.copyfile(path, Path(tmp) / path.name)
@@ -148,9 +151,18 @@ def ericw_vis(path: Path, bin_dir: Path) -> dict:
         if q["rc"] != 0 or not (Path(tmp) / path.with_suffix(".prt").name).exists():
             return {"error": f"qbsp failed or left no .prt (rc {q['rc']})"}
         log_path = Path(tmp) / "vis.out"
-        v = run_tool(bin_dir, "vis", [], path.with_suffix(".bsp").name, tmp, log=log_path)
+        # the peak by GNU time where it is: a child exec'd straight from this process inherits its
+        # peak resident size in ru_maxrss (Linux keeps the high-water mark across exec)
+        gnu_time, mem_path = shutil.which("time") or "", Path(tmp) / "vis.mem"
+        if gnu_time.startswith("/usr/bin"):
+            v = timed([gnu_time, "-f", "%M", "-o", str(mem_path), str(Path(bin_dir) / "vis"), *COMMON,
+                       path.with_suffix(".bsp").name], tmp, log_path)
+            peak = round(int(mem_path.read_text().split()[-1]) / 1024, 1) if mem_path.exists() else None
+        else:
+            v = run_tool(bin_dir, "vis", [], path.with_suffix(".bsp").name, tmp, log=log_path)
+            peak = None
         m = re.search(r"^average leafs visible: ([\d.]+)$", log_path.read_text(errors="replace"), re.M)
-        return {"vis_wall_s": v["wall_s"], "vis_cpu_s": v["cpu_s"], "vis_peak_mb": v.get("maxrss_mb"), "rc": v["rc"],
+        return {"vis_wall_s": v["wall_s"], "vis_cpu_s": v["cpu_s"], "vis_peak_mb": peak, "rc": v["rc"],
                 "avg_leafs_visible": float(m.group(1)) if m else None}
 
 
