@@ -18,11 +18,15 @@ slice it is judged in (corners_clear): an avatar anywhere in A going to anywhere
 through their corners (the exact-collision check found exactly such moves on the Cornell box's
 rotated blocks before this rule).
 
-Layout for the batch walk: every slice is padded with one INVALID cell on each side, so a step from
-any real cell lands on a cell of the array and the border refuses it; cells are flat indices
-(row-major, y then x) of the padded grid, ground heights int32 (K, cells) flat as slice * cells +
-cell.  Avatar against avatar: one occupancy flag per (slice, cell), keyed by the slice just above
-the head of the *smallest* avatar, which is the same for every avatar standing at that position.
+The slices are held by change (CrowdSlices), never as K x cells.  Cells are flat indices (row-major,
+y then x) of the grid padded with one INVALID cell on each side, so a step from any real cell lands
+on a cell of the array and the border refuses it.  The crowd walks on a Walk: the standing places
+(a place is a (slice, cell) where an avatar of the crowd's height stands, in the slice just above
+its head) numbered in the order of their dense keys slice * cells + cell, and per place and
+direction the place a step lands on; avatar against avatar, one occupancy value per place.
+check_moves reads grounds by sweeps up the changes (ground_at).  PaddedSlices, the dense layout
+(ground heights (K, cells) flat as slice * cells + cell, the crowd words), is the reference the
+tests hold them to, and serves small levels (the truth check's own moves, the add-on's overlay).
 """
 
 from __future__ import annotations
