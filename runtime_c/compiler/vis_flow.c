@@ -180,11 +180,14 @@ static int64_t tangent_planes(const double *a, int64_t na, const double *b, int6
             y = q[0] * v[0] + q[1] * v[1] + q[2] * v[2] - av;
             if (!(ee * (x * x) + y * y > mn2 * uu))
                 continue;
+            side = y > 0 ? 0 : y < 0 ? 1 : 2;
+            /* x <= 0 (or NaN) makes key <= 0 (or NaN): it cannot pass a positive best, so the
+             * division is skipped; the picks are those of computing every key */
+            if (side == 2 || (best[side] > 0 && !(x > 0)))
+                continue;
             key = x / fabs(y);
-            if (y > 0 && key > best[0])
-                best[0] = key, pick[0] = j;
-            if (y < 0 && key > best[1])
-                best[1] = key, pick[1] = j;
+            if (key > best[side])
+                best[side] = key, pick[side] = j;
         }
         for (side = 0; side < 2; side++) {
             const double *p = b + 3 * pick[side];
