@@ -737,7 +737,6 @@ class Crowd:
         self.base = self.place_base.take(self.place)
         self.occupant[self.place] = self.base + self.dir
         self._stride = np.intp(w.stride)  # Walk.step: direction-major
-        self._doff = self.dir.astype(np.intp) * self._stride  # each avatar's direction's row in Walk.step
         #: work buffers for one pass (Crowd._pass): i (intp), kb (int32), o, tag, good, b2 (bool)
         self._buf = tuple(np.empty(n, dt) for dt in (np.intp, np.int32, tag, tag, bool, bool))
         self.ticks = 0
@@ -780,7 +779,6 @@ class Crowd:
             turn = 2 + 4 * bits[: len(refused)]  # 90 degrees left (+2) or right (+6), uint8
             d = (self.dir.take(refused) + turn) & np.uint8(7)
             self.dir[refused] = d
-            self._doff[refused] = d.astype(np.intp) * self._stride
             moved_again = self._pass(refused, d)
         else:
             moved_again = 0
@@ -792,12 +790,13 @@ class Crowd:
         faces; move the winners; return the avatars refused (all) or how many moved.  Branch-free
         over the avatars (class docstring)."""
         if who is None:
-            place, base, dirs, doff = self.place, self.base, self.dir, self._doff
+            place, base, dirs = self.place, self.base, self.dir
         else:
-            place, base, doff = (v.take(who, mode="wrap") for v in (self.place, self.base, self._doff))
+            place, base = self.place.take(who, mode="wrap"), self.base.take(who, mode="wrap")
         n = len(place)
         i, kb, o, tag, good, b2 = (v[:n] for v in self._buf)
-        np.add(doff, place, out=i)
+        np.multiply(dirs, self._stride, out=i, dtype=np.intp)  # the direction's row in Walk.step
+        i += place
         self.walk.step.take(i, out=kb, mode="wrap")  # the landing place, 0 (the sink) when refused
         occ = self.occupant
         occ.take(kb, out=o, mode="wrap")
