@@ -40,17 +40,32 @@ def matmul(a, b) -> np.ndarray:
     if k != b.shape[-2 if b.ndim > 1 else 0]:
         raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not align")
     if b.ndim == 1:  # (..., K) @ (K,): a matrix-vector product (or a dot product)
-        terms = [a[..., i] * b[i] for i in range(k)]
+        def pair(i):
+            return a[..., i], b[i]
     elif a.ndim == 1:  # (K,) @ (..., K, N)
-        terms = [a[i] * b[..., i, :] for i in range(k)]
+        def pair(i):
+            return a[i], b[..., i, :]
     else:
-        terms = [a[..., :, i, None] * b[..., None, i, :] for i in range(k)]
-    if not terms:
-        shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-2] + b.shape[-1:]) if b.ndim > 1 else a.shape[:-1]
-        return np.zeros(shape)
-    out = terms[0]
-    for t in terms[1:]:
-        out = out + t
+        def pair(i):
+            return a[..., :, i, None], b[..., None, i, :]
+    if k == 0:  # an empty sum: zeros of np.matmul's shape
+        if b.ndim == 1:
+            return np.zeros(a.shape[:-1])
+        if a.ndim == 1:
+            return np.zeros(b.shape[:-2] + b.shape[-1:])
+        return np.zeros(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + a.shape[-2:-1] + b.shape[-1:])
+    out = np.multiply(*pair(0))
+    if out.ndim == 0:  # a dot product of two vectors: a NumPy scalar, as np.matmul gives
+        for i in range(1, k):
+            out = out + np.multiply(*pair(i))
+        return out
+    # Summed in place into one buffer, each product into one scratch array: the same roundings
+    # as (t0 + t1) + t2 + ... with fresh arrays, without allocating (and page-faulting) a new
+    # array of the result's size for every term and every partial sum.
+    scratch = np.empty_like(out)
+    for i in range(1, k):
+        np.multiply(*pair(i), out=scratch)
+        out += scratch
     return out
 
 

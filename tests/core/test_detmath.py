@@ -77,3 +77,60 @@ def test_arctan2_upper_is_within_4_ulp_of_the_c_library():
     assert got[0] == 0.0 and got[1] == math.pi and got[2] == 0.0 and got[3] == math.pi / 2
     assert np.all(np.abs(got - want) <= 4 * np.spacing(np.abs(want)))
     assert np.all((got >= 0) & (got <= math.pi))
+
+
+def _matmul_in_order(a, b):
+    """The reference: each term a plain product, summed left to right in Python floats' order,
+    element by element (no NumPy reduction, no BLAS)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if b.ndim == 1:
+        b2 = b[:, None]
+    else:
+        b2 = b
+    a2 = a[None, :] if a.ndim == 1 else a
+    shape = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2]) + a2.shape[-2:-1] + b2.shape[-1:]
+    a3 = np.broadcast_to(a2, shape[:-2] + a2.shape[-2:])
+    b3 = np.broadcast_to(b2, shape[:-2] + b2.shape[-2:])
+    out = np.zeros(shape)
+    for idx in np.ndindex(*shape):
+        *lead, i, j = idx
+        total = 0.0
+        for k in range(a.shape[-1]):
+            term = float(a3[(*lead, i, k)]) * float(b3[(*lead, k, j)])
+            total = term if k == 0 else total + term
+        out[idx] = total
+    if b.ndim == 1:
+        out = out[..., 0]
+    if a.ndim == 1:
+        out = out[..., 0, :] if b.ndim > 1 else out[..., 0]
+    return out
+
+
+def test_matmul_sums_each_product_in_order_whatever_the_shape():
+    """detmath.matmul (summed in place into one buffer) gives the bits of the products summed
+    term by term, k = 0, 1, ..., for every shape np.matmul takes, and np.matmul's shapes
+    (an empty sum included)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from brushbake.core.detmath import matmul
+
+    shapes = st.sampled_from([((5, 3), (3,)), ((3,), (3,)), ((3,), (3, 4)), ((7, 3), (3, 4)),
+                              ((2, 5, 3), (2, 3, 6)), ((4, 6, 4), (4, 4, 2)), ((6, 1), (1, 3)),
+                              ((3,), (2, 3, 4)), ((2, 1, 4, 3), (5, 3, 2)), ((0, 3), (3, 2))])
+
+    @settings(max_examples=60, deadline=None)
+    @given(shapes, st.integers(0, 2**32 - 1), st.integers(-6, 6))
+    def check(pair, seed, scale):
+        rng = np.random.default_rng(seed)
+        a = rng.standard_normal(pair[0]) * 10.0**scale
+        b = rng.standard_normal(pair[1]) * 10.0 ** -scale
+        got = matmul(a, b)
+        want = _matmul_in_order(a, b)
+        assert np.shape(got) == np.matmul(a, b).shape
+        assert np.array_equal(np.asarray(got).view(np.uint64), np.asarray(want).view(np.uint64))
+
+    check()
+    for sa, sb in [((2, 0), (0, 3)), ((0,), (0,)), ((4, 0), (0,)), ((0,), (0, 5)), ((3, 2, 0), (0, 4))]:
+        got = matmul(np.zeros(sa), np.zeros(sb))
+        assert np.shape(got) == np.matmul(np.zeros(sa), np.zeros(sb)).shape and not np.any(got)
