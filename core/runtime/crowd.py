@@ -730,7 +730,9 @@ class Crowd:
         most = int(w.rank.max(initial=0)) + 1  # the most places in one cell
         tag = np.uint8 if most <= TAG8_PLACES else np.uint16 if most <= TAG16_PLACES else np.uint32
         #: per place the claim tag base 1 + 8 * rank (0 at the sink)
-        self.place_base = (1 + 8 * w.rank.astype(np.int64)).astype(tag)
+        self.place_base = w.rank.astype(tag)  # 8 * rank + 1 fits the tag type (TAG8_PLACES, TAG16_PLACES)
+        self.place_base *= tag(8)
+        self.place_base += tag(1)
         self.place_base[0] = 0
         #: per place 0 when free, else the claim tag of the avatar standing there (Crowd docstring)
         self.occupant = np.zeros(w.count + 1, dtype=tag)
