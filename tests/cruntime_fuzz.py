@@ -35,7 +35,7 @@ from brushbake.exporters import native
 
 KINDS = ("tree", "section", "vis", "cull", "header", "bytes")
 
-#: the sections the C loader reads (runtime_c/brushbake.c KNOWN).  Others (crowd slices CR..,
+#: the sections the C loader reads (runtime_c/brushbake.c KNOWN).  Others (crowd slices CS.., 1.0: CR..,
 #: lightmaps LM..) it skips as FORMAT.md's version rules let a reader skip any section it does not
 #: know, after its checksum: the base levels here are stripped of them, so that both readers judge
 #: the same content (their own checks are fuzzed by their owners' tests).
