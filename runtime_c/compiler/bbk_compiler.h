@@ -123,6 +123,35 @@ BBK_API int bbkc_cluster_rows_bits(int64_t num_clusters, const int64_t *first, c
 
 BBK_API int bbkc_version(void);
 
+
+/* Radiosity's pair selection for one block of shooters x receivers (light_pairs.c; the NumPy
+ * reference is core/compile/light/lm_radiosity.py _pairs).  Per-row terms come computed. */
+typedef struct bbkc_pair_block {
+    int64_t shooters;          /* S */
+    int64_t receivers;         /* R */
+    const double *s_normal;    /* (S, 3) */
+    const double *s_centroid;  /* (S, 3) */
+    const double *s_dot;       /* (S,) n_s . c_s */
+    const double *s_cc;        /* (S,) c_s . c_s */
+    const double *s_near;      /* (S,) FORM_FACTOR_NEAR * area */
+    const double *s_low;       /* (S,) -sqrt(area) */
+    const double *s_area_pi;   /* (S,) area / pi */
+    const double *s_strength;  /* (S,) brightest unshot channel */
+    const int64_t *s_id;       /* (S,) patch index */
+    const double *r_normal;    /* (R, 3) */
+    const double *r_point;     /* (R, 3) */
+    const double *r_dot;       /* (R,) n_r . p_r */
+    const double *r_pp;        /* (R,) p_r . p_r */
+    const int64_t *r_id;       /* (R,) patch index */
+    double cutoff;
+} bbkc_pair_block;
+
+/* The pairs (shooter row, receiver row) worth a ray, in row-major order, their point form factors
+ * and whether each is near (the exact form factor is the caller's); the outputs hold S * R.
+ * Returns how many. */
+BBK_API int64_t bbkc_bounce_pairs(const bbkc_pair_block *b, int32_t *out_s, int32_t *out_r, double *out_f,
+                                  uint8_t *out_near);
+
 #ifdef __cplusplus
 }
 #endif

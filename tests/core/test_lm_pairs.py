@@ -7,7 +7,9 @@ replaced, to the bit (core/compile/light/lm_radiosity.py, lm_direct.py, lm_rays.
 - point_polygon_form_factor (every edge at once, padding cut to the longest polygon) equals the
   edge-by-edge loop on random polygons, straddling receivers' planes or not;
 - solid_angle reads nothing past the longest polygon (cut padding, same bits);
-- ShadowRays.segments answers as transitions."""
+- ShadowRays.segments answers as transitions;
+- the C pair selection (lm_pairs_c.PairKernel) gives _pairs' pairs, order and form factors to the
+  bit, on the same blocks and on random patches (hypothesis)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from brushbake.core.compile.light import lm_radiosity
 from brushbake.core.compile.light.lightmap import patch_world
@@ -186,3 +190,69 @@ def test_collinear_vertices_on_the_receivers_plane_are_kept():
     assert abs(got[0] - want[0]) < 1e-12
     clipped, cnt = clip_batch(noisy[None] - x[:, None], np.array([7]), noisy[None, :, 2] - 0.0)
     assert cnt[0] == 7
+
+
+# -- the C pair selection (core/compile/light/lm_pairs_c.py, runtime_c/compiler/light_pairs.c)
+
+
+def _kernel_or_skip():
+    from brushbake.core.compile.light import lm_pairs_c
+
+    if not lm_pairs_c.available():
+        pytest.skip("the native library does not load here (no C compiler)")
+    return lm_pairs_c.PairKernel
+
+
+@pytest.mark.parametrize("name, vis", [("sample_scenes/two_rooms.json", "fast"), ("sample_scenes/garage.json", "none")])
+def test_c_pairs_equal_numpy_to_the_bit(monkeypatch, name, vis):
+    kernel_of = _kernel_or_skip()
+    world, see = _world(name, vis)
+    live = np.flatnonzero(world.count > 0)
+    strength = np.zeros(len(world.area))
+    strength[live] = RNG.random(len(live)) ** 4
+    shooters = live[np.argsort(-strength[live], kind="stable")]
+    shooters = np.concatenate([shooters[:150], shooters[len(shooters) // 2 :][:150]])
+    for chunk, cutoff in ((1 << 20, BOUNCE_CUTOFF), (3000, BOUNCE_CUTOFF), (5000, 1e-3), (4096, 1e-9)):
+        monkeypatch.setattr(lm_radiosity, "PAIR_CHUNK", chunk)
+        kernel = kernel_of(world, strength, cutoff)
+        scratch = lm_radiosity._Scratch()
+        pairs = near = 0
+        for si, ri in _blocks(world, shooters, see):
+            got = _pairs(world, si, ri, strength[si], cutoff, scratch, kernel)
+            want = _pairs(world, si, ri, strength[si], cutoff)
+            for g, w in zip(got, want):
+                assert g.dtype == w.dtype and g.tobytes() == w.tobytes()
+            pairs += len(got[0])
+            d2 = ((world.centroid[got[0]] - world.point[got[1]]) ** 2).sum(axis=1)
+            near += int((d2 < 16.0 * world.area[got[0]]).sum())
+        assert pairs > 1000 and near > 10, (pairs, near)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), spread=st.sampled_from([0.3, 3.0, 30.0]),
+       cutoff=st.sampled_from([BOUNCE_CUTOFF, 1e-6, 1e-2]))
+def test_c_pairs_equal_numpy_on_random_patches(seed, spread, cutoff):
+    """Random patches (points, normals, areas, strengths; some coincident, some facing away, some
+    within the near distance; shooters among the receivers, so self pairs occur): the same pairs,
+    order and bits."""
+    kernel_of = _kernel_or_skip()
+    rng = np.random.default_rng(seed)
+    p = 200
+    centroid = rng.normal(size=(p, 3)) * spread
+    centroid[rng.random(p) < 0.1] = centroid[0]  # coincident patches: d2 at its floor
+    normal = rng.normal(size=(p, 3))
+    normal /= np.sqrt((normal * normal).sum(axis=1))[:, None]
+    area = rng.random(p) ** 2 * rng.choice([0.01, 1.0, 100.0], p)
+    point = centroid + 0.01 * normal
+    square = np.array([[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]], dtype=float) * 0.5
+    verts = np.zeros((p, 5, 3))
+    verts[:, :4] = centroid[:, None, :] + square[None] * np.sqrt(area)[:, None, None]
+    world = lm_radiosity.PatchWorld(verts, np.full(p, 4), area, point, centroid, normal, np.zeros(p, np.int64),
+                                    np.full((p, 3), 0.5))
+    strength = rng.random(p) ** 3
+    si = np.sort(rng.choice(p, 40, replace=False))
+    ri = np.arange(p)
+    got = _pairs(world, si, ri, strength[si], cutoff, lm_radiosity._Scratch(), kernel_of(world, strength, cutoff))
+    want = _pairs(world, si, ri, strength[si], cutoff)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.tobytes() == w.tobytes()

@@ -130,9 +130,10 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
     pending_size = 0
 
     scratch = _Scratch()  # each thread's (S, R) buffers, for this round only
+    kernel = _pair_kernel(world, strength, cutoff, tree)
 
     def block_rays(block):
-        si, ri, f = _pairs(world, block[0], block[1], strength[block[0]], cutoff, scratch)
+        si, ri, f = _pairs(world, block[0], block[1], strength[block[0]], cutoff, scratch, kernel)
         seg = world.point[np.stack([ri, si], axis=1)]  # (n, 2, 3): receiver -> shooter
         return ri, si, f, seg
 
@@ -148,6 +149,16 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
             pending, pending_size = [], 0
     _trace(tree, pending, received, counters, unshot)
     return received, False
+
+
+def _pair_kernel(world: PatchWorld, strength: np.ndarray, cutoff: float, rays: ShadowRays):
+    """The C pair selection (lm_pairs_c) when the rays are the C run-time's and it loads, else None
+    (the NumPy products): the same pairs either way."""
+    if rays.backend != "c" or not cutoff > 0:
+        return None
+    from .lm_pairs_c import PairKernel, available
+
+    return PairKernel(world, strength, cutoff) if available() else None
 
 
 def _blocks(world: PatchWorld, shooters: np.ndarray, see):
@@ -189,7 +200,7 @@ def _outer_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarray,
-           cutoff: float = BOUNCE_CUTOFF, scratch=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+           cutoff: float = BOUNCE_CUTOFF, scratch=None, kernel=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The (shooter, receiver) pairs of a block worth a ray, and their form factors.  The receiver
     lies in front of the shooter's plane, the shooter is not wholly behind the receiver's (its
     centroid within its own size of the front), and the form factor times the shooter's brightest
@@ -202,9 +213,14 @@ def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarr
     instead of faulting in fresh pages; None: fresh ones),
     each product written in place; a shooter meeting itself is dropped after the selection.  Each
     element goes through the same operations in the same order as _pairs_dense (the reference,
-    tests/core/test_lightmap.py compares them to the bit)."""
+    tests/core/test_lightmap.py compares them to the bit).  `kernel` (lm_pairs_c.PairKernel, made
+    for this round's strengths and cutoff): the selection and the point form factors by the C
+    kernel instead, the same pairs and bits (tests/core/test_lm_pairs_c.py)."""
     if not cutoff > 0:  # pairs of zero form factor would pass: the reference keeps them
         return _pairs_dense(world, si, ri, strength, cutoff)
+    if kernel is not None:
+        sj, rj, value, close_mask = kernel.pairs(si, ri, scratch if scratch is not None else _Scratch())
+        return _near_pairs(world, si, ri, strength, cutoff, sj, rj, value, close_mask)
     ns, cs, a = world.normal[si], world.centroid[si], world.area[si]
     nr, pr = world.normal[ri], world.point[ri]
     scratch = scratch if scratch is not None else _Scratch()
@@ -240,6 +256,12 @@ def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarr
     other = si[sj] != ri[rj]
     if not other.all():
         sj, rj, value, close_mask = sj[other], rj[other], value[other], close_mask[other]
+    return _near_pairs(world, si, ri, strength, cutoff, sj, rj, value, close_mask)
+
+
+def _near_pairs(world: PatchWorld, si, ri, strength, cutoff, sj, rj, value, close_mask):
+    """_pairs' end: the near pairs' (close_mask) exact form factors, those under `cutoff` dropped;
+    (shooters, receivers, form factors) of the pairs (rows sj, rj of si, ri) left."""
     close = np.flatnonzero(close_mask)
     if len(close):
         s_c, r_c = si[sj[close]], ri[rj[close]]
@@ -271,6 +293,14 @@ class _Scratch(threading.local):
             self.floats = [np.empty(n) for _ in range(4)]
             self.bools = [np.empty(n, dtype=bool) for _ in range(3)]
         return tuple(b[:n].reshape(rows, cols) for b in self.floats + self.bools)
+
+    def take_out(self, n: int) -> tuple:
+        """The C kernel's outputs for n pairs: shooter and receiver rows (int32), form factors,
+        near flags (uint8)."""
+        if getattr(self, "out_size", 0) < n:
+            self.out_size = n
+            self.out = (np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32), np.empty(n), np.empty(n, dtype=np.uint8))
+        return self.out
 
 
 
