@@ -9,7 +9,8 @@ replaced, to the bit (core/compile/light/lm_radiosity.py, lm_direct.py, lm_rays.
 - solid_angle reads nothing past the longest polygon (cut padding, same bits);
 - ShadowRays.segments answers as transitions;
 - the C pair selection (lm_pairs_c.PairKernel) gives _pairs' pairs, order and form factors to the
-  bit, on the same blocks and on random patches (hypothesis)."""
+  bit, on the same blocks and on random patches (hypothesis);
+- RayBatcher._in_sky (face by face) answers as the (points x faces) matmul table (hypothesis)."""
 
 from __future__ import annotations
 
@@ -256,3 +257,32 @@ def test_c_pairs_equal_numpy_on_random_patches(seed, spread, cutoff):
     want = _pairs(world, si, ri, strength[si], cutoff)
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and g.tobytes() == w.tobytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), brushes=st.integers(0, 4))
+def test_in_sky_equals_the_matmul_form_to_the_bit(seed, brushes):
+    """RayBatcher._in_sky (face by face on the points still inside) answers as the (points x
+    faces) table it replaced, points on and near the faces included."""
+    from brushbake.core.compile.light.lm_direct import RayBatcher
+    from brushbake.core.detmath import matmul
+
+    rng = np.random.default_rng(seed)
+    sky = []
+    for _ in range(brushes):
+        k = int(rng.integers(0, 8))
+        normals = rng.normal(size=(k, 3))
+        normals /= np.sqrt((normals * normals).sum(axis=1))[:, None]
+        sky.append((normals, rng.random(k) * rng.choice([0.0, 1.0, 3.0])))
+    points = rng.normal(size=(500, 3))
+    for normals, dists in sky[:1]:  # points on a face's plane and a hair either side of it
+        if len(normals):
+            points[:60] = points[:60] - (matmul(points[:60], normals[0]) - dists[0])[:, None] * normals[0]
+            points[20:40] += 1e-12 * normals[0]
+            points[40:60] -= 1e-12 * normals[0]
+    batcher = RayBatcher.__new__(RayBatcher)
+    batcher.sky = sky
+    want = np.zeros(len(points), dtype=bool)
+    for normals, dists in sky:
+        want |= np.all(matmul(points, np.asarray(normals, dtype=np.float64).T) - np.asarray(dists)[None, :] < 0, axis=1)
+    assert np.array_equal(batcher._in_sky(points), want)

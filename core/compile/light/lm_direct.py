@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...detmath import arctan2_upper, dot, matmul, norm
+from ...detmath import arctan2_upper, dot, norm
 from ...errors import check_cancel
 from ...geometry import cross3
 from ...model.light_units import (POINT_VALUE_PER_WATT, QUAKE_FULL, is_quake_light, light_power, quake_angle,
@@ -181,9 +181,25 @@ class RayBatcher:
         np.add.at(self.out, index[clear], value[clear])
 
     def _in_sky(self, points: np.ndarray) -> np.ndarray:
+        """Which points lie inside a sky brush (behind every face plane): brush by brush, face by
+        face, each face tested only on the points still inside the faces before it and not yet
+        inside an earlier brush -- the distances matmul(points, normals.T) - dists would give, to
+        the bit (x, y, z summed in order), without a (points x faces) table."""
         inside = np.zeros(len(points), dtype=bool)
         for normals, dists in self.sky:
-            inside |= np.all(matmul(points, np.asarray(normals, dtype=np.float64).T) - np.asarray(dists)[None, :] < 0, axis=1)
+            normals = np.asarray(normals, dtype=np.float64).reshape(-1, 3)
+            dists = np.asarray(dists, dtype=np.float64).reshape(-1)
+            left = np.flatnonzero(~inside)
+            for k in range(len(normals)):
+                if not len(left):
+                    break
+                p = points[left]
+                d = p[:, 0] * normals[k, 0]
+                d += p[:, 1] * normals[k, 1]
+                d += p[:, 2] * normals[k, 2]
+                d -= dists[k]
+                left = left[d < 0]
+            inside[left] = True
         return inside
 
 
@@ -337,8 +353,10 @@ def solid_angle(origin: np.ndarray, verts: np.ndarray, count: np.ndarray) -> np.
     return total
 
 
-def _sun(light: SourceLight, points, normals, candidates, offsets, far: float) -> list:
-    """The sun's shadow rays, as RayBatcher.add's arguments."""
+def _sun(light: SourceLight, points, normals, candidates, offsets, far: float):
+    """The sun's shadow rays, as RayBatcher.add's arguments: a list, or with a radius a generator
+    making one disk sample's rays as it is read (a sun lights most points: on slope its eight
+    samples' rays made at once held about 300 MB)."""
     w = -light.direction
     cos_r = dot(normals[candidates], w[None, :])
     if light.quake is not None:  # Quake's sun: L A / 255 (light_units)
@@ -347,12 +365,15 @@ def _sun(light: SourceLight, points, normals, candidates, offsets, far: float) -
         value = cos_r[:, None] * light.rgb[None, :]
     keep = (cos_r > 0) & (value.max(axis=1) >= LIGHT_CUTOFF)
     idx, value = candidates[keep], value[keep]
-    out = []
     if light.radius > 0 and len(offsets) > 1:
-        a, b = perpendicular_basis(w[None, :])
-        for ox, oy in offsets.tolist():
-            d = w + light.radius * (ox * a[0] + oy * b[0])
-            d = d / float(norm(d))
-            out.append((idx, points[idx], points[idx] + far * d[None, :], value / len(offsets), True))
-        return out
+        return _sun_disk(light, w, points, idx, value, offsets, far)
     return [(idx, points[idx], points[idx] + far * w[None, :], value, True)]
+
+
+def _sun_disk(light: SourceLight, w, points, idx, value, offsets, far: float):
+    """_sun's rays for a sun with a radius, one disk sample at a time."""
+    a, b = perpendicular_basis(w[None, :])
+    for ox, oy in offsets.tolist():
+        d = w + light.radius * (ox * a[0] + oy * b[0])
+        d = d / float(norm(d))
+        yield (idx, points[idx], points[idx] + far * d[None, :], value / len(offsets), True)

@@ -98,11 +98,14 @@ class PairKernel:
         """(shooter rows, receiver rows, point form factors, near) of the block's selected pairs,
         rows into si and ri (int64), as _pairs selects them (the self pairs left out)."""
         si = np.ascontiguousarray(si, dtype=np.int64)
-        ri = np.ascontiguousarray(ri, dtype=np.int64)
         g = lambda a: np.ascontiguousarray(a[si])  # noqa: E731
-        h = lambda a: np.ascontiguousarray(a[ri])  # noqa: E731
+        cached = getattr(scratch, "receivers", None)  # a group's blocks share one receivers array
+        if cached is None or cached[0] is not ri:
+            rows = np.ascontiguousarray(ri, dtype=np.int64)
+            cached = scratch.receivers = (ri, [np.ascontiguousarray(a[rows]) for a in (self.normal, self.point, self.r_dot,
+                                                                                        self.r_pp)] + [rows])
         keep = [g(self.normal), g(self.centroid), g(self.s_dot), g(self.s_cc), g(self.s_near), g(self.s_low),
-                g(self.s_area_pi), g(self.strength), si, h(self.normal), h(self.point), h(self.r_dot), h(self.r_pp), ri]
+                g(self.s_area_pi), g(self.strength), si, *cached[1]]
         block = PairBlock(len(si), len(ri), *[k.ctypes.data for k in keep], self.cutoff)
         out_s, out_r, out_f, out_near = scratch.take_out(len(si) * len(ri))
         count = self.lib.bbkc_bounce_pairs(ctypes.byref(block), out_s.ctypes.data, out_r.ctypes.data,
