@@ -295,11 +295,16 @@ def _cross_sections(level: CompiledLevel, active: np.ndarray, work: CellPortals,
             tgt = rows[pick]
             cn, cd = keep_n[pick], keep_d[pick]
             dist = dot(verts[tgt], cn[:, None, :]) - cd[:, None]
-            _, _, back, nb = split_polygons(verts[tgt], counts[tgt], dist, cn, cd, eps=PORTAL_EPSILON)
-            width = max(verts.shape[1], back.shape[1])
-            verts = _widen(verts, width)
-            verts[tgt] = _widen(back, width)
-            counts[tgt] = nb
+            whole_front, whole_back = _whole_sides(dist, counts[tgt])
+            counts[tgt[whole_front]] = 0  # nothing behind the plane; wholly behind: left as is
+            cut = ~(whole_front | whole_back)
+            if cut.any():
+                tgt, cn, cd = tgt[cut], cn[cut], cd[cut]
+                _, _, back, nb = split_polygons(verts[tgt], counts[tgt], dist[cut], cn, cd, eps=PORTAL_EPSILON)
+                width = max(verts.shape[1], back.shape[1])
+                verts = _widen(verts, width)
+                verts[tgt] = _widen(back, width)
+                counts[tgt] = nb
     keep = counts >= 3
     act = active[keep]
     sides = level.node_children[act].astype(np.int64)
@@ -319,25 +324,49 @@ def _split_by_nodes(level: CompiledLevel, work: CellPortals, side: int, is_activ
     plane = level.node_plane[nodes].astype(np.int64)
     n, d = level.plane_normals[plane], level.plane_dists[plane]
     dist = dot(work.verts[idx], n[:, None, :]) - d[:, None]
-    valid = np.arange(work.verts.shape[1]) < work.counts[idx, None]
+    counts = work.counts[idx]
+    valid = np.arange(work.verts.shape[1]) < counts[:, None]
     on = np.where(valid, np.abs(dist), 0.0).max(axis=1) <= PORTAL_EPSILON
-    front, nf, back, nb = split_polygons(work.verts[idx], work.counts[idx], dist, n, d, eps=PORTAL_EPSILON)
+    whole_front, whole_back = _whole_sides(dist, counts)
     if on.any():  # a portal on the node's plane: it bounds the child its cell lies in
         into = dot(work.normals[idx[on]], n[on]) * (1.0 if side == 0 else -1.0) > 0
         to_back = np.flatnonzero(on)[~into]
-        nf[to_back] = 0
-        nb[to_back] = work.counts[idx[to_back]]
-        back = _widen(back, max(back.shape[1], work.verts.shape[1]))
-        back[to_back] = _widen(work.verts[idx[to_back]], back.shape[1])
+        whole_front[to_back] = False
+        whole_back[to_back] = True
+    # split_polygons only where the plane cuts: a portal wholly on one side goes there as it is
+    nf = np.where(whole_front, counts, 0)
+    nb = np.where(whole_back, counts, 0)
+    cut = np.flatnonzero(~(whole_front | whole_back))
+    front = back = None
+    if len(cut):
+        front, nf[cut], back, nb[cut] = split_polygons(work.verts[idx[cut]], counts[cut], dist[cut], n[cut], d[cut],
+                                                       eps=PORTAL_EPSILON)
+    nf[nf < 3] = 0
+    nb[nb < 3] = 0
     parts = [work.take(np.setdiff1d(np.arange(len(work)), idx))]
     for pieces, cnt, child in ((front, nf, 0), (back, nb, 1)):
         got = np.flatnonzero(cnt >= 3)
         piece = work.take(idx[got])
-        piece.verts, piece.counts = pieces[got], cnt[got]
+        if len(cut):
+            at = np.searchsorted(cut, got)
+            was_cut = (at < len(cut)) & (cut[np.minimum(at, len(cut) - 1)] == got)
+            piece.verts = _widen(piece.verts, pieces.shape[1])
+            piece.verts[was_cut] = _widen(pieces[at[was_cut]], piece.verts.shape[1])
+        piece.counts = cnt[got]
         piece.sides = piece.sides.copy()
         piece.sides[:, side] = children[nodes[got], child]
         parts.append(piece)
     return CellPortals.join(parts)
+
+
+def _whole_sides(dist: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """split_polygons' early answers for each polygon: (whole in front, whole behind), the plane
+    cutting neither (every vertex at least -PORTAL_EPSILON, or else at most PORTAL_EPSILON)."""
+    valid = np.arange(dist.shape[1]) < counts[:, None]
+    lo = np.where(valid, dist, np.inf).min(axis=1)
+    hi = np.where(valid, dist, -np.inf).max(axis=1)
+    whole_front = lo >= -PORTAL_EPSILON
+    return whole_front, ~whole_front & (hi <= PORTAL_EPSILON)
 
 
 def _base_squares(n: np.ndarray, d: np.ndarray, box: np.ndarray) -> np.ndarray:
