@@ -18,8 +18,9 @@ solid cell (structurally solid, or a structural cell wholly inside detail brushe
 Batching: the tree is processed one depth level at a time, every node of a level at once.  A
 portal may bound two nodes of the same level (the two children of one parent), so the splits run
 in two passes, side 0 then side 1; a node's cross-section is clipped in rounds, the k-th
-distinct bounding plane of every node in one split_polygons call.  Portals whose two sides are
-both final cells leave the working set.
+distinct bounding plane of every node in one split_polygons call, which only gets the polygons
+the plane cuts (one wholly on a side goes there as it is: split_polygons' own early answer).
+Portals whose two sides are both final cells leave the working set.
 
 Layout of the working set: padded polygons verts (M, W, 3) with counts (M,), each portal's plane
 (normal, dist, plane id: a plane-table index, or -1 - k for the world box's face k), and its two
@@ -284,7 +285,10 @@ def _cross_sections(level: CompiledLevel, active: np.ndarray, work: CellPortals,
     rows, keep_n, keep_d, key = map(np.concatenate, (rows, keep_n, keep_d, key))
     if len(rows):
         # one clip per distinct (node, plane, side); rounds: the r-th distinct plane of each node
-        _, first = np.unique(np.stack([rows, key], axis=1), axis=0, return_index=True)
+        # (node, key) pairs as one integer (keys run from -12 up): the same first occurrences as
+        # np.unique over the pairs' rows, without sorting them as structured records
+        span = int(key.max()) + 13
+        _, first = np.unique(rows * span + (key + 12), return_index=True)
         first = np.sort(first)
         order = first[np.lexsort((first, rows[first]))]
         r = rows[order]
@@ -420,6 +424,20 @@ def _without_short_edges(verts: np.ndarray, counts: np.ndarray) -> tuple[np.ndar
     return out, np.where(n >= 3, n, 0)
 
 
+def _width_classes(counts: np.ndarray, width: int) -> list[tuple[np.ndarray, int]]:
+    """Rows of padded polygons grouped by vertex count: (rows, width) for counts up to 4, up to 8,
+    and the rest at the full width (most portals have four vertices, the widest a dozen)."""
+    out, lo = [], -1
+    for hi in (4, 8, width):
+        if hi <= lo:
+            continue
+        rows = np.flatnonzero((counts > lo) & (counts <= hi)) if hi < width else np.flatnonzero(counts > lo)
+        if len(rows):
+            out.append((rows, min(hi, width)))
+        lo = hi
+    return out
+
+
 def polygon_areas(verts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """(M,) areas of padded convex polygons (Newell: half the length of the summed edge crosses)."""
     if not len(counts):
@@ -456,10 +474,17 @@ def _cluster_portals(level: CompiledLevel, cells: _Cells, raw: CellPortals) -> P
     dc = np.where(cl >= 0, dense[np.maximum(cl, 0)], -1)
     is_out = sides == outside_code
     dc[is_out] = num_clusters
-    verts, counts = _without_short_edges(raw.verts, raw.counts)
-    areas = polygon_areas(verts, counts)
-    keep = np.all(dc >= 0, axis=1) & ~np.all(is_out, axis=1) & (areas > MIN_POLYGON_AREA)
-    idx = np.flatnonzero(keep)
+    # short edges dropped and areas measured only where the clusters are kept, each polygon at
+    # the width of its class of vertex counts (a row's values do not depend on the padding)
+    idx = np.flatnonzero(np.all(dc >= 0, axis=1) & ~np.all(is_out, axis=1))
+    verts, counts = raw.verts[idx], raw.counts[idx]
+    areas = np.zeros(len(idx))
+    for rows, width in _width_classes(counts, verts.shape[1]):
+        v, c = _without_short_edges(verts[rows, :width], counts[rows])
+        verts[rows, :width], counts[rows] = v, c
+        areas[rows] = polygon_areas(v, c)
+    keep = areas > MIN_POLYGON_AREA
+    idx, verts, counts = idx[keep], verts[keep], counts[keep]
     # side 0 is in front: the normal points from side 1 into side 0, so clusters = (side 1, side 0)
     c0, c1 = dc[idx, 1], dc[idx, 0]
     flip = c0 > c1  # inner: smaller cluster first; void: the outside (num_clusters) second
@@ -469,8 +494,6 @@ def _cluster_portals(level: CompiledLevel, cells: _Cells, raw: CellPortals) -> P
     dists = raw.dists[idx] * sign
     pid = raw.plane_id[idx]
     plane = np.where(pid >= 0, np.where(flip, pid ^ 1, pid), -1)
-    counts = counts[idx]
-    verts = verts[idx]
     slot = np.arange(verts.shape[1])
     rev = np.where(flip[:, None], (counts[:, None] - 1 - slot) % np.maximum(counts[:, None], 1), slot)
     verts = np.take_along_axis(verts, rev[:, :, None], axis=1)
