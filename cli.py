@@ -553,7 +553,7 @@ def cmd_crowd(args) -> int:
                       "cpu_ms_median": round(float(np.median(cpu)) * 1e3, 3),
                       "spawn_ms": round(spawn * 1e3, 3), "spawn_cpu_ms": round(spawn_cpu * 1e3, 3),
                       "moved_per_tick": round(moved / args.ticks, 1), "slices_kept": level.crowd.kept,
-                      "standing_places": crowd.walk.count}))
+                      "standing_places": crowd.walk.count, "native": crowd.native}))
     return EXIT_OK
 
 

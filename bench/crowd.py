@@ -157,7 +157,8 @@ def map_crowd(name: str, cell: float, avatars: int, ticks: int, seed: int, keep:
                     "ms_per_tick_mean": got["ms_per_tick"],
                     "ms_median": got["ms_median"], "cpu_ms_median": got.get("cpu_ms_median"), "ms_min": got["ms_min"],
                     "ms_max": got["ms_max"],
-                    "moved_per_tick": got["moved_per_tick"], "standing_places": got.get("standing_places")})
+                    "moved_per_tick": got["moved_per_tick"], "standing_places": got.get("standing_places"),
+                    "native": got.get("native", False)})
         log(f"  {run}")
     return {"map": name, "cell": cell, "avatars": avatars, "ticks": ticks, "seed": seed, "bake": bake, "crowd": run}
 

@@ -713,7 +713,7 @@ class Crowd:
     arithmetic); the only index list is the refused, for the second pass."""
 
     def __init__(self, slices: CrowdSlices, n: int, seed: int = 0, height: float | None = None,
-                 step: float | None = None):
+                 step: float | None = None, native: bool | None = None):
         self.s = slices
         self.height_u = slices.length_units(slices.height if height is None else max(height, slices.height))
         self.step_u = slices.step_units(slices.step if step is None else step)
@@ -742,6 +742,14 @@ class Crowd:
         #: work buffers for one pass (Crowd._pass): i (intp), kb (int32), o, tag, good, b2 (bool)
         self._buf = tuple(np.empty(n, dt) for dt in (np.intp, np.int32, tag, tag, bool, bool))
         self.ticks = 0
+        #: the pass in C (core/runtime/crowd_c.py: the same moves, bit for bit) when `native` is not
+        #: False and the library loads (True: it must); else NumPy's
+        self.native = False
+        if native is not False and np.dtype(np.intp) == np.dtype(np.int64):
+            from . import crowd_c
+            if native or crowd_c.available():
+                crowd_c.kernel()
+                self.native = True
 
     @property
     def p(self) -> "PaddedSlices":
@@ -790,7 +798,10 @@ class Crowd:
     def _pass(self, who, dirs=None):
         """Try the step each avatar in `who` (None: all; else with their new directions `dirs`)
         faces; move the winners; return the avatars refused (all) or how many moved.  Branch-free
-        over the avatars (class docstring)."""
+        over the avatars (class docstring).  In C when self.native (crowd_c: the same answers)."""
+        if self.native:
+            from .crowd_c import crowd_pass
+            return crowd_pass(self, who, dirs)
         if who is None:
             place, base, dirs = self.place, self.base, self.dir
         else:

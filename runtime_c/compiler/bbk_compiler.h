@@ -121,6 +121,15 @@ BBK_API int bbkc_cluster_rows_bits(int64_t num_clusters, const int64_t *first, c
                                    const int64_t *dst, int64_t cl_stride, const uint8_t *might, int64_t c0,
                                    int64_t c1, uint8_t *rows);
 
+/* One pass of a crowd tick (crowd_pass.c; core/runtime/crowd.py Crowd._pass): n avatars, the
+ * avatar numbers `who` (NULL: 0 to n - 1) and their directions `dirs` (n,); place and base per
+ * avatar, moved in place; step (8 * stride,) Walk.step; occ and place_base per place, tags of
+ * tag_bytes (1, 2 or 4) bytes; kb and tag work rows of n.  With `refused` (who NULL): writes the
+ * refused avatars there and returns their count; else returns how many moved; -1: a bad tag size. */
+BBK_API int64_t bbkc_crowd_pass(int64_t n, const int64_t *who, const uint8_t *dirs, int64_t *place, void *base,
+                                const int32_t *step, int64_t stride, void *occ, const void *place_base,
+                                int tag_bytes, int32_t *kb, void *tag, int64_t *refused);
+
 BBK_API int bbkc_version(void);
 
 

@@ -20,6 +20,7 @@ from brushbake.core.formats.loaders import load_scene
 from brushbake.core.model.brushes import box_brush
 from brushbake.core.model.scene import Hull, Scene, Settings
 from brushbake.core.runtime import crowd as crowd_mod
+from brushbake.core.runtime import crowd_c
 from brushbake.core.runtime.crowd import (DIRECTIONS, Crowd, check_moves, corners_clear, crowd_steps, legal_steps,
                                           standing_spots)
 from brushbake.exporters import native
@@ -387,8 +388,9 @@ def _tick_scenes():
     return [(sample("garage.json"), 0.125), (sample("staircase.json"), 0.25), (bridge(), 0.25)]
 
 
+@pytest.mark.parametrize("native", [False, True])
 @pytest.mark.parametrize("wide", [False, True])
-def test_the_tick_agrees_with_a_plain_tick(wide, monkeypatch):
+def test_the_tick_agrees_with_a_plain_tick(wide, native, monkeypatch):
     """Crowd.tick (the walk's step table, claim tags, branch-free passes) moves every avatar
     exactly as PlainCrowd does, tick after tick, on crowds dense enough that many steps are
     refused and places are fought over; `wide`: uint16 claim tags, as levels with a cell of more
@@ -398,7 +400,10 @@ def test_the_tick_agrees_with_a_plain_tick(wide, monkeypatch):
     for scene, cell in _tick_scenes():
         c = baked(scene, cell=cell).crowd
         spots = len(standing_spots(c.padded(), c.padded().height_u))
-        crowd = Crowd(c, spots // 2, seed=8)
+        if native and not crowd_c.available():
+            pytest.skip("no native library")
+        crowd = Crowd(c, spots // 2, seed=8, native=native)
+        assert crowd.native == native
         assert crowd.occupant.dtype == (np.uint16 if wide else np.uint8)
         plain = PlainCrowd(crowd)
         fought = 0
@@ -409,6 +414,31 @@ def test_the_tick_agrees_with_a_plain_tick(wide, monkeypatch):
             assert np.array_equal(np.flatnonzero(crowd.occupied), np.sort(crowd.key))
             fought += len(crowd.key) - len(np.unique(crowd.key + crowd.p.offsets[crowd.dir]))
         assert fought > 0
+
+
+@pytest.mark.parametrize("tags", ["u1", "u2", "u4"])
+def test_the_c_pass_moves_as_numpys_bit_for_bit(tags, monkeypatch):
+    """Crowd with its pass in C (crowd_c) against the NumPy pass, tick after tick from the same
+    spawn: the same places, tag bases, directions, occupancy words and random state, on crowds
+    from sparse to full (every place taken: nobody moves), for each claim tag type."""
+    if not crowd_c.available():
+        pytest.skip("no native library")
+    if tags != "u1":
+        monkeypatch.setattr(crowd_mod, "TAG8_PLACES", 0)
+    if tags == "u4":
+        monkeypatch.setattr(crowd_mod, "TAG16_PLACES", 0)
+    for scene, cell in _tick_scenes():
+        c = baked(scene, cell=cell).crowd
+        spots = c.walk(c.length_units(c.height), c.step_units(c.step)).count
+        for n in sorted({1, spots // 7, spots // 2, spots - 1, spots}):
+            pair = [Crowd(c, n, seed=n, native=native) for native in (False, True)]
+            assert pair[0].occupant.dtype == np.dtype(tags) and pair[1].native and not pair[0].native
+            for _ in range(9):
+                assert pair[0].tick() == pair[1].tick()
+                for name in ("place", "base", "dir", "occupant"):
+                    a, b = getattr(pair[0], name), getattr(pair[1], name)
+                    assert a.dtype == b.dtype and np.array_equal(a, b), name
+                assert pair[0].rng.bit_generator.state == pair[1].rng.bit_generator.state
 
 
 def test_the_crowd_words_step_test_is_exact():
