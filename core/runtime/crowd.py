@@ -532,7 +532,7 @@ class Walk:
     the sweep gets there (the same ground at A and at B, the corners clear there), landing on
     B's place in j; the others land on B's place, made at or below i."""
 
-    def __init__(self, s: CrowdSlices, height_u: int, step_u: int):
+    def __init__(self, s: CrowdSlices, height_u: int, step_u: int, native: bool | None = None):
         ny, nx = s.shape
         self.nx, self.ny = nx + 2, ny + 2
         self.cells = self.nx * self.ny
@@ -557,6 +557,11 @@ class Walk:
         risers: list[list] = [[] for _ in range(kept)]
         first = 1
         buf = _WalkBuffers(WALK_CHUNK)
+        steps_c = None  # the eight steps in C (crowd_c.walk_steps: the same steps) where the library loads
+        if native is not False and np.dtype(np.intp) == np.dtype(np.int64):
+            from . import crowd_c
+            if native or crowd_c.available():
+                steps_c = crowd_c.walk_steps(self, _groups)
         for k in range(kept):
             c, v = s.changes(k)
             c = self._pad(c, nx)
@@ -595,7 +600,8 @@ class Walk:
             risers[k] = []
             for lo in range(0, n, WALK_CHUNK):  # in chunks: the work buffers stay in the cache
                 hi = min(lo + WALK_CHUNK, n)
-                self._steps(step, risers, buf, value, place, a[lo:hi], first - n + lo, tk, top, height_u, step_u,
+                judge = self._steps if steps_c is None else steps_c
+                judge(step, risers, buf, value, place, a[lo:hi], first - n + lo, tk, top, height_u, step_u,
                             offsets)
         self.count = first - 1
         self.cell, self.slice, self.ground = cell_of[:first], slice_of[:first], self.ground[:first]

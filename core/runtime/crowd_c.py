@@ -21,6 +21,7 @@ _P = ctypes.c_void_p
 _I = ctypes.c_int64
 _LOCK = threading.Lock()
 _FN = None
+_WALK = None
 
 
 def kernel():
@@ -67,3 +68,52 @@ def crowd_pass(crowd, who, dirs) -> "np.ndarray | int":
     if got < 0:
         raise ValueError(f"no crowd pass for tags of {crowd.occupant.dtype}")
     return i[:got].copy() if who is None else int(got)
+
+
+def walk_steps(walk, groups):
+    """Walk._steps through the kernel bbkc_walk_steps (the same grounds, steps and risers, in the
+    same order), as a function of Walk._steps' arguments for this walk; `groups` is crowd._groups
+    (passed in: this module imports nothing of crowd)."""
+    fn = walk_kernel()
+    risers_buf = np.empty(8 * (1 << 15), np.int32)
+    counts = np.zeros(8, np.int64)
+
+    def steps(step, risers, buf, value, place, a, at, tk, top, height_u, step_u, offsets):
+        n = len(a)
+        if 8 * n > len(risers_buf):
+            raise ValueError("a chunk larger than the riser buffer")
+        a = np.ascontiguousarray(a, dtype=np.intp)
+        fn(n, _ptr(a), _ptr(value), _ptr(place), int(tk), int(tk - height_u), int(step_u), int(walk.nx), int(at),
+           int(step.shape[1]), _ptr(walk.ground), _ptr(step), _ptr(risers_buf), _ptr(counts))
+        kept = len(top)
+        for d in (0, 2, 4, 6, 1, 3, 5, 7):
+            m = int(counts[d])
+            if not m:
+                continue
+            r = risers_buf[d * n:d * n + m].astype(np.intp)
+            off = int(offsets[d])
+            fb = np.minimum(value.take(a.take(r) + off), tk)
+            j = np.searchsorted(top, fb.astype(np.int64) + height_u)
+            for jj, sub in groups(j, r):
+                if jj < kept:
+                    ca = a.take(sub)
+                    cb = ca + off
+                    risers[jj].append((sub.astype(np.int32) + np.int32(at), d, ca, cb, value.take(ca),
+                                       np.minimum(value.take(cb), tk)))
+
+    return steps
+
+
+def walk_kernel():
+    """bbkc_walk_steps; BackendUnavailableError where the library cannot be had."""
+    global _WALK
+    with _LOCK:
+        if _WALK is None:
+            try:
+                fn = load_library().bbkc_walk_steps
+            except (OSError, AttributeError) as err:
+                raise BackendUnavailableError(f"the crowd's C walk cannot be loaded ({err}).") from None
+            fn.restype = ctypes.c_int
+            fn.argtypes = [_I, _P, _P, _P, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, _I, _I, _I, _P, _P, _P, _P]
+            _WALK = fn
+        return _WALK

@@ -130,6 +130,14 @@ BBK_API int64_t bbkc_crowd_pass(int64_t n, const int64_t *who, const uint8_t *di
                                 const int32_t *step, int64_t stride, void *occ, const void *place_base,
                                 int tag_bytes, int32_t *kb, void *tag, int64_t *refused);
 
+/* The Walk's eight steps from n places (crowd_walk.c; core/runtime/crowd.py Walk._steps): cells
+ * a (n,) of the padded grid (nx: its row length), value and place per cell, the slice's height tk,
+ * rises_above = tk - height, the step; writes ground[at + i] and step[d * stride + at + i], and
+ * per direction d the risers' indices i (ascending) at risers[d * n ...], riser_count[d] of them. */
+BBK_API int bbkc_walk_steps(int64_t n, const int64_t *a, const int32_t *value, const int32_t *place, int32_t tk,
+                            int32_t rises_above, int32_t step_u, int64_t nx, int64_t at, int64_t stride,
+                            uint16_t *ground, int32_t *step, int32_t *risers, int64_t *riser_count);
+
 BBK_API int bbkc_version(void);
 
 

@@ -441,6 +441,27 @@ def test_the_c_pass_moves_as_numpys_bit_for_bit(tags, monkeypatch):
                 assert pair[0].rng.bit_generator.state == pair[1].rng.bit_generator.state
 
 
+@pytest.mark.parametrize("scene,cell,height", [("garage.json", 0.125, None), ("staircase.json", 0.25, None),
+                                               ("bridge", 0.25, None), ("bridge", 0.25, 2.6),
+                                               ("two_rooms.json", 0.1, None), ("low_tunnel.json", 0.1, 1.9)])
+def test_the_c_walk_is_numpys_bit_for_bit(scene, cell, height, monkeypatch):
+    """Walk with its steps judged in C (crowd_c.walk_steps) against the NumPy Walk: the same places,
+    cells, slices, ranks, grounds and step table, byte for byte; also in chunks far smaller than
+    a slice (so risers cross chunks and slices)."""
+    if not crowd_c.available():
+        pytest.skip("no native library")
+    c = baked(bridge() if scene == "bridge" else sample(scene), cell=cell).crowd
+    h = c.length_units(c.height if height is None else height)
+    for chunk in (crowd_mod.WALK_CHUNK, 7):
+        monkeypatch.setattr(crowd_mod, "WALK_CHUNK", chunk)
+        pair = [crowd_mod.Walk(c, h, c.step_units(c.step), native=native) for native in (False, True)]
+        assert pair[0].count > 0
+        for name in ("count", "stride", "cell", "slice", "rank", "ground", "step"):
+            x, y = getattr(pair[0], name), getattr(pair[1], name)
+            assert np.asarray(x).dtype == np.asarray(y).dtype and np.array_equal(x, y), name
+        assert np.count_nonzero(pair[0].step) > 0
+
+
 def test_the_crowd_words_step_test_is_exact():
     """CrowdWord: t - A < lim is |fb - fa| <= step for every 16-bit ground pair, any step (the
     wrap-around argued in its docstring), in both word types."""
