@@ -402,9 +402,10 @@ def _cutter_extremes(verts, counts, cutter, table: _Cutters, k_max) -> tuple[np.
 
 
 def _pow2_class(n: np.ndarray, cap: int) -> np.ndarray:
-    """The exponent of the smallest power of two at least n (each at least 1), capped at cap's."""
+    """The exponent of the smallest power of two at least n (each at least 1), capped at cap's:
+    the bit length of n - 1, read exactly off frexp's exponent (no logarithm)."""
     top = max(1, int(cap) - 1).bit_length()
-    return np.minimum(np.ceil(np.log2(np.maximum(n, 1))).astype(np.int64), top)
+    return np.minimum(np.frexp((np.maximum(n, 1) - 1).astype(np.float64))[1].astype(np.int64), top)
 
 
 #: below this many distances (pieces x widest piece x largest cutter) one product is cheaper
