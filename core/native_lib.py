@@ -293,6 +293,26 @@ def load_library() -> ctypes.CDLL:
     return lib
 
 
+#: bbk_compiler.h's BBKC_VERSION: the compiler's kernels this Python binds
+COMPILER_KERNELS_VERSION = 1
+
+
+def compiler_kernels(load=load_library) -> ctypes.CDLL:
+    """The library, its compiler kernels' version checked against the bindings' (one check for
+    every kernel's module); BackendUnavailableError where they cannot be had."""
+    try:
+        lib = load()
+        lib.bbkc_version.restype = ctypes.c_int
+        version = lib.bbkc_version()
+    except (OSError, AttributeError) as err:
+        raise BackendUnavailableError(f"the compiler's C kernels cannot be loaded ({err}).",
+                                      hint="Use --backend numpy.") from None
+    if version != COMPILER_KERNELS_VERSION:
+        raise BackendUnavailableError("the compiler's C kernels are of another version.",
+                                      hint="Use --backend numpy.")
+    return lib
+
+
 def backend_report(build: bool = False) -> Report:
     """Which backend runs and why: what the last load found, else a look without compiling (the
     shipped or a cached library is loaded if that is what runs); `build` compiles where that is

@@ -873,14 +873,7 @@ def _decode_crowd(sections: dict, f: dict, subject: str) -> None:
     new = [s.tag.decode() for s in CROWD_CHANGE_SECTIONS if s.tag in sections]
     if old and new:
         raise _fail(f"has both crowd groups ({', '.join(old)} and {', '.join(new)}): a level has one.", subject)
-    for s in CROWD_CHANGE_SECTIONS:
-        if s.tag in sections:
-            count, payload = _known_section(sections, s.tag, s.record_size, s.field, subject)
-            single = s.field in CROWD_SINGLE_FIELDS
-            if single and count != 1:
-                raise _fail(f"section {s.tag.decode()} ({s.field}) has {count} records, expected 1.", subject)
-            f[s.field] = np.frombuffer(payload, dtype=s.dtype).reshape(s.record if single else (-1, *s.record))
-    for s in CROWD_SECTIONS:
+    for s in (*CROWD_CHANGE_SECTIONS, *CROWD_SECTIONS):
         if s.tag in sections:
             count, payload = _known_section(sections, s.tag, s.record_size, s.field, subject)
             single = s.field in CROWD_SINGLE_FIELDS

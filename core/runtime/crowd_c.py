@@ -24,18 +24,23 @@ _FN = None
 _WALK = None
 
 
+def _bind(name: str, what: str, restype, argtypes):
+    """One kernel of the library, typed; BackendUnavailableError where it cannot be had."""
+    try:
+        fn = getattr(load_library(), name)
+    except (OSError, AttributeError) as err:
+        raise BackendUnavailableError(f"the crowd's C {what} cannot be loaded ({err}).") from None
+    fn.restype = restype
+    fn.argtypes = argtypes
+    return fn
+
+
 def kernel():
     """bbkc_crowd_pass; BackendUnavailableError where the library cannot be had."""
     global _FN
     with _LOCK:
         if _FN is None:
-            try:
-                fn = load_library().bbkc_crowd_pass
-            except (OSError, AttributeError) as err:
-                raise BackendUnavailableError(f"the crowd's C pass cannot be loaded ({err}).") from None
-            fn.restype = _I
-            fn.argtypes = [_I, _P, _P, _P, _P, _P, _I, _P, _P, ctypes.c_int, _P, _P, _P]
-            _FN = fn
+            _FN = _bind("bbkc_crowd_pass", "pass", _I, [_I, _P, _P, _P, _P, _P, _I, _P, _P, ctypes.c_int, _P, _P, _P])
         return _FN
 
 
@@ -109,11 +114,6 @@ def walk_kernel():
     global _WALK
     with _LOCK:
         if _WALK is None:
-            try:
-                fn = load_library().bbkc_walk_steps
-            except (OSError, AttributeError) as err:
-                raise BackendUnavailableError(f"the crowd's C walk cannot be loaded ({err}).") from None
-            fn.restype = ctypes.c_int
-            fn.argtypes = [_I, _P, _P, _P, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, _I, _I, _I, _P, _P, _P, _P]
-            _WALK = fn
+            _WALK = _bind("bbkc_walk_steps", "walk", ctypes.c_int,
+                          [_I, _P, _P, _P, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, _I, _I, _I, _P, _P, _P, _P])
         return _WALK

@@ -22,10 +22,9 @@ import numpy as np
 
 from ...detmath import dot
 from ...errors import BackendUnavailableError
-from ...native_lib import load_library
+from ...native_lib import compiler_kernels
 from ...tolerances import FORM_FACTOR_NEAR
 
-VERSION = 1  # bbk_compiler.h's BBKC_VERSION
 
 _P = ctypes.c_void_p
 _I = ctypes.c_int64
@@ -49,17 +48,12 @@ def library() -> ctypes.CDLL:
     global _LIB
     with _LOCK:
         if _LIB is None:
+            lib = compiler_kernels()
             try:
-                lib = load_library()
-                lib.bbkc_version.restype = ctypes.c_int
-                version = lib.bbkc_version()
                 fn = lib.bbkc_bounce_pairs
-            except (OSError, AttributeError) as err:
+            except AttributeError as err:
                 raise BackendUnavailableError(f"the compiler's C kernels cannot be loaded ({err}).",
                                               hint="Use --backend numpy.") from None
-            if version != VERSION:
-                raise BackendUnavailableError("the compiler's C kernels are of another version.",
-                                              hint="Use --backend numpy.")
             fn.restype = _I
             fn.argtypes = [ctypes.POINTER(PairBlock), _P, _P, _P, _P]
             _LIB = lib

@@ -18,10 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import BackendUnavailableError, CancelledError
-from ...native_lib import load_library
+from ...native_lib import compiler_kernels, load_library
 
 KERNEL_DIR = Path(__file__).resolve().parents[3] / "runtime_c" / "compiler"
-VERSION = 1  # bbk_compiler.h's BBKC_VERSION
 
 _P = ctypes.c_void_p
 _I = ctypes.c_int64
@@ -56,16 +55,7 @@ def library() -> ctypes.CDLL:
     global _LIB
     with _LOCK:
         if _LIB is None:
-            try:
-                lib = _load()
-                lib.bbkc_version.restype = ctypes.c_int
-                version = lib.bbkc_version()
-            except (OSError, AttributeError) as err:
-                raise BackendUnavailableError(f"the compiler's C kernels cannot be loaded ({err}).",
-                                              hint="Use --backend numpy.") from None
-            if version != VERSION:
-                raise BackendUnavailableError("the compiler's C kernels are of another version.",
-                                              hint="Use --backend numpy.")
+            lib = compiler_kernels(_load)
             lib.bbkc_plane_portal_reach.restype = ctypes.c_int
             lib.bbkc_plane_portal_reach.argtypes = [_I, _I, _P, _P, _P, _P, _P, _P, _D, _I, _I, _P, _P]
             lib.bbkc_allowed.restype = ctypes.c_int
