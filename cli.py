@@ -660,7 +660,7 @@ def _add_bake_flags(b) -> None:
     """The flags that decide a level (BAKE_FLAGS but --png and --exposure): `bake` and `farm` take
     the same; the settings' flags made from the table."""
     add_setting_flags(b, "map_scale", "splitter", "max_candidates", "split_weight", "min_relation", "relation_scale",
-                      "max_score_faces")
+                      "max_score_faces", "region_size")
     b.add_argument("--hull", action="append", metavar="NAME=MINX,MINY,MINZ,MAXX,MAXY,MAXZ",
                    help="a box hull for the onion tree (metres), or a preset name such as stand, crouch, "
                         "q1_player; repeatable; replaces the scene's own hulls.  Without it a .json scene "

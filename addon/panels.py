@@ -107,6 +107,7 @@ class BRUSHBAKE_PT_bake(BrushbakeSubPanel, Panel):
             col.prop(settings, "min_relation")
             col.prop(settings, "relation_scale")
         col.prop(settings, "max_score_faces")
+        col.prop(settings, "region_size")
         col.prop(settings, "onion_map_trees")
         row = layout.row(align=True)
         row.prop(settings, "use_bevels")

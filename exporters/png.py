@@ -99,5 +99,6 @@ def lightmap_png_files(level, base: str | Path, exposure: float = 0.0) -> list[t
     bright = np.asarray(level.lm_pages, dtype=np.float64).max(axis=-1)
     lit = bright[bright > 0]
     level.stats["png"] = {"exposure": e, "auto": exposure <= 0,
-                          "clipped": float(np.mean(lit * e > SRGB8_TOP)) if len(lit) else 0.0}
+                          # a texel scaled exactly to the top (within rounding of TOP / q) is not clipped
+                          "clipped": float(np.mean(lit * e > SRGB8_TOP * (1 + 1e-9))) if len(lit) else 0.0}
     return [(base.with_suffix(f".lm{k}.png"), page_png(level.lm_pages, k, e)) for k in range(len(level.lm_pages))]

@@ -3,6 +3,10 @@
 The level is compiled on this machine (the client); the work that splits into independent parts
 runs on the workers:
 
+- the trees' regions: under the region grid (core/compile/trees/regions.py) every grid cell's
+  subtree is built from its own faces (core/compile/trees/region_jobs.py); the plane table goes
+  to each worker once, the cells' faces with their tasks, the subtrees come back and are grafted
+  where their cells are (the point tree's and the onion tree's);
 - the full vis (`--vis flow`): each wave's sources, dealt into parts (core/compile/vis/pvs_merged.py
   merged_flow: the rows are the same however a wave is split).  What every part reads and never
   changes (the directed portals, their flood rows, k-DOP directions, ...) goes to each worker
@@ -38,7 +42,7 @@ PARTS_PER_THREAD = 1
 #: ray batches smaller than this are traced here: sending them costs more than tracing them
 MIN_FARM_RAYS = 20_000
 #: on a worker: the parts it ran (for the tests and the benchmark)
-CALLS = {"flow_part": 0, "trace_part": 0}
+CALLS = {"flow_part": 0, "trace_part": 0, "region_part": 0}
 
 
 class LevelFarm:
@@ -61,6 +65,11 @@ class LevelFarm:
     def wave_runner(self, flow, cancel=None) -> "FarmWaveRunner":
         """For merged_flow: runs flow.run_part(sources) on the workers (see FarmWaveRunner)."""
         return FarmWaveRunner(self, flow, cancel)
+
+    def region_runner(self, cancel=None):
+        """For the tree builders under a region grid: a runner (core/compile/trees/region_jobs.py)
+        that builds the region roots on the workers (see run_regions)."""
+        return lambda planes, settings, jobs: run_regions(self, planes, settings, jobs, cancel)
 
     def shadow_rays(self, level, backend: str):
         """For bake_light: a ShadowRays whose large batches the workers trace."""
@@ -140,6 +149,42 @@ def flow_part(static, rows: np.ndarray, sources: np.ndarray):
     flow = copy.copy(static)
     flow.test_cl, flow.pid = rows, os.getpid()
     return flow.run_part(sources)
+
+
+# --------------------------------------------------------------------------------------------
+# Regions' subtrees
+
+
+def run_regions(lf: LevelFarm, planes, settings, jobs: list, cancel=None) -> list:
+    """The RegionTrees of `jobs`, built on the workers: the plane table and the splitter settings
+    go to each worker once; the jobs are cut into runs of about equal face counts, in order, a
+    task each; the trees come back in the jobs' order."""
+    from ..core.compile.trees.region_jobs import run_here
+
+    parts = min(lf.parts(), len(jobs))
+    if parts < 2:
+        return run_here(planes, settings, jobs, cancel)
+    weight = np.cumsum([len(job.counts) for job in jobs])
+    cuts = [0] + [int(np.searchsorted(weight, weight[-1] * k / parts, side="right")) for k in range(1, parts)] + [len(jobs)]
+    cuts = sorted(set(cuts))
+    client = lf.client
+    shared = client.scatter((planes, settings), broadcast=True, hash=False)
+    try:
+        futures = [client.submit(region_part, shared, jobs[a:z], pure=False, key=f"region-part-{k}-{time.time_ns()}")
+                   for k, (a, z) in enumerate(zip(cuts[:-1], cuts[1:])) if z > a]
+        return [tree for part in lf.gather(futures, cancel) for tree in part]
+    finally:
+        shared.release()
+
+
+def region_part(shared, jobs: list) -> list:
+    """On a worker: the subtrees of some region roots (region_jobs.build_regions)."""
+    from ..core.compile.trees.region_jobs import build_regions
+
+    CALLS["region_part"] += 1
+    tune_malloc()
+    planes, settings = shared
+    return build_regions(planes, settings, jobs)
 
 
 # --------------------------------------------------------------------------------------------

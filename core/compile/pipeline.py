@@ -44,7 +44,8 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
     progress(fraction, message) and cancel() as for compile_scene.  `jobs`: cores the full vis may
     use (None: all; the output is the same for any number).  `farm`: the workers of a cluster that
     run the full vis's sources and light's rays instead of this machine's cores (the bake farm's
-    brushbake.farm.level.LevelFarm; the core never imports it): the same output."""
+    brushbake.farm.level.LevelFarm; the core never imports it), and the regions' subtrees of the
+    trees: the same output."""
     settings = scene.settings
     check_settings(settings, where=f"scene {scene.name!r}")
     weights = {"compile": 3.0}
@@ -57,7 +58,7 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
     if settings.light:
         weights["light"] = 6.0
     bar = StageProgress(progress, weights)
-    level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel)
+    level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel, farm=farm)
     if settings.vis != "none":  # before the bevels: the outside fill changes the point tree they bevel
         visibility_stage(scene, level, extra_points, bar.stage("vis") if progress else None, cancel, jobs=jobs,
                          farm=farm, backend=vis_backend)

@@ -214,10 +214,11 @@ def test_coplanar_faces_meet_without_a_seam_and_touching_brushes_leave_no_dark_l
             for x in (0.29, 0.31):
                 p = np.array([[x, y, 0.0]])
                 f = [g for g in top if _inside(level.face_vertices(g), p[0])]
-                assert len(f) == 1
-                v, _ = sample_pages(level, charts.uv_of_points(np.array(f), p), level.lm_face_page[f[0]])
-                vals.append(v[0, 0])
-            assert abs(vals[0] / vals[1] - 1) < 0.02, (light.kind, y, vals)
+                assert f  # two where a region's line (y = 0) cuts the floor too: both must agree
+                for g in f:
+                    v, _ = sample_pages(level, charts.uv_of_points(np.array([g]), p), level.lm_face_page[g])
+                    vals.append(v[0, 0])
+            assert max(vals) / min(vals) - 1 < 0.02, (light.kind, y, vals)
         if light.kind == "sun":  # straight down: every floor point is lit, right up to the crate
             for f in top:
                 pts = points_on_face(level, f, 60)

@@ -239,8 +239,10 @@ def hull_sets(draw):
     return hulls
 
 
-def random_scene_problems(brushes, hulls, seed, n_points=3000) -> list[str]:
+def random_scene_problems(brushes, hulls, seed, n_points=3000, settings=None) -> list[str]:
     scene = Scene("random", brushes=list(brushes), hulls=list(hulls))
+    if settings is not None:
+        scene.settings = settings
     level = compile_scene(scene)
     trees = ot.build_map_trees(scene)
     fake = ot.OnionScene(None, scene, level, trees, list(hulls))

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .csg import FaceList
+from .regions import RegionGrid
 from ...detmath import matmul
 from ...errors import check_cancel
 from ...geometry import PlaneTable, split_polygon, split_polygons
@@ -83,8 +84,13 @@ class TreeBuilder:
     """Builds one tree over a growing face set.  Faces are split in place: a split face is
     retired and its two pieces appended, so face numbers only ever grow."""
 
-    def __init__(self, planes: PlaneTable, faces: FaceList, settings: SplitterSettings, progress=None, cancel=None):
+    def __init__(self, planes: PlaneTable, faces: FaceList, settings: SplitterSettings, progress=None, cancel=None,
+                 grid: RegionGrid | None = None, runner=None):
         self.planes = planes
+        self.grid = grid  # regions: nodes crossing its lines are cut there first (core/compile/trees/regions.py)
+        # runner(planes, settings, jobs) -> RegionTrees: builds the region roots a grid leaves
+        # apart (core/compile/trees/region_jobs.py); None builds them here, with the rest
+        self.runner = runner if grid is not None else None
         self.faces = faces
         self.settings = settings
         self.progress = progress
@@ -190,12 +196,15 @@ class TreeBuilder:
         children: list[list[int]] = []
         leaves: list[LeafRecord] = []  # parent: new node number, or -1 for a root
         root_codes = None
+        deferred: list = []  # region roots left to the runner: (level, item, that level's codes)
         while len(level):
             check_cancel(self.cancel)
-            codes, level = self._grow(level, nodes, children, leaves)
+            codes, level = self._grow(level, nodes, children, leaves, deferred)
             root_codes = codes if root_codes is None else root_codes
             if self.progress is not None:
                 self.progress(min(1.0, self._done_faces / self._total_faces), f"{len(self.node_plane) + len(nodes)} nodes")
+        if deferred:
+            self._build_deferred(deferred, nodes, children, leaves)
         out = []
         for code, r in zip(root_codes.tolist(), roots):
             first = len(self.leaves)
@@ -238,14 +247,23 @@ class TreeBuilder:
             self.node_children[parent][side] = root_code
         return root_code
 
-    def _grow(self, level: "_Level", nodes, children, leaves):
+    def _grow(self, level: "_Level", nodes, children, leaves, deferred: list):
         """One level: every item becomes a leaf (no candidate left) or a node whose two children
-        are the next level's items.  Returns (each item's code, the next level)."""
+        are the next level's items; with a runner, a region root that would split is left to it
+        (appended to `deferred`).  Returns (each item's code, the next level)."""
         n_items = len(level)
         item_of = np.repeat(np.arange(n_items), level.length)
         has_cand = np.bincount(item_of, weights=level.cand, minlength=n_items) > 0
+        forced, cut_plane = self._region_cuts(level)
         codes = np.zeros(n_items, dtype=np.int64)
-        for i in np.flatnonzero(~has_cand).tolist():
+        if self.runner is not None:
+            for i in np.flatnonzero(has_cand & ~forced).tolist():
+                deferred.append((level, i, codes))
+            has_cand = has_cand & forced
+        leaf_items = np.flatnonzero(~(has_cand | forced))
+        if self.runner is not None:
+            leaf_items = np.setdiff1d(leaf_items, [d[1] for d in deferred if d[0] is level])
+        for i in leaf_items.tolist():
             a, z = level.start[i], level.start[i] + level.length[i]
             cnt = level.cnt[a:z]
             # a faceless leaf lies right behind its parent's splitter face: solid; a faceless root
@@ -258,11 +276,14 @@ class TreeBuilder:
             self._done_faces += int(cnt.sum())
             if par >= 0:
                 children[par][int(level.side[i])] = int(codes[i])
-        split = np.flatnonzero(has_cand)
+        split = np.flatnonzero(has_cand | forced)
         if not len(split):
             return codes, _Level.empty()
         sub = level.take(split)
-        plane, column, facing, node_face = self._choose_splitters(sub)
+        if forced.any():
+            plane, column, facing, node_face = self._forced_or_chosen(sub, forced[split], cut_plane[split])
+        else:
+            plane, column, facing, node_face = self._choose_splitters(sub)
         for k, i in enumerate(split.tolist()):
             codes[i] = len(nodes)
             nodes.append((int(plane[k]), int(node_face[k])))
@@ -271,6 +292,109 @@ class TreeBuilder:
             if par >= 0:
                 children[par][int(level.side[i])] = int(codes[i])
         return codes, self._partition_level(sub, codes[split], plane, column, facing)
+
+    def _build_deferred(self, deferred: list, nodes, children, leaves) -> None:
+        """Build the region roots left to the runner (core/compile/trees/region_jobs.py) and graft
+        each subtree where its root was: into the level-built lists, its code into its parent's
+        children (or its level's codes, for a root of the build)."""
+        from .region_jobs import RegionJob
+
+        jobs, items = [], []
+        for level, i, codes in deferred:
+            a, z = int(level.start[i]), int(level.start[i] + level.length[i])
+            ids = level.ids[a:z]
+            counts = self._count[ids]
+            rows = np.repeat(self._first[ids] - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
+            f = self.faces
+            jobs.append(RegionJob(self._pool[rows].copy(), counts.copy(), self._plane[ids].copy(),
+                                  np.array([f.brush[k] for k in ids.tolist()], dtype=np.int64),
+                                  np.array([f.flags[k] for k in ids.tolist()], dtype=np.int64),
+                                  level.cand[a:z].copy(), level.cnt[a:z].copy(), level.box[i].copy()))
+            items.append((ids, int(level.parent[i]), int(level.side[i]), codes, i))
+        trees = self.runner(self.planes, self.settings, jobs)
+        for tree, (ids, par, side, codes, i) in zip(trees, items):
+            code = self._graft(tree, ids, par, side, nodes, children, leaves)
+            codes[i] = code
+            if par >= 0:
+                children[par][side] = code
+
+    def _graft(self, tree, ids: np.ndarray, par: int, side: int, nodes, children, leaves) -> int:
+        """Append a RegionTree built from faces `ids` to the level-built lists (its split-off
+        faces become new faces here); returns its root's code in them."""
+        f = self.faces
+        first_new = len(f)
+        ends = np.cumsum(tree.new_counts).tolist()
+        f.verts.extend(tree.new_verts[a:z] for a, z in zip([0] + ends[:-1], ends))
+        f.plane.extend(tree.new_planes.tolist())
+        f.brush.extend(tree.new_brushes.tolist())
+        f.flags.extend(tree.new_flags.tolist())
+        if len(tree.new_counts):
+            self._append_faces(tree.new_verts, tree.new_counts, tree.new_planes)
+        face_map = np.concatenate([ids, np.arange(first_new, len(f), dtype=np.int64)])
+        base_node, base_leaf = len(nodes), len(leaves)
+
+        def code(c: int) -> int:
+            return base_node + c if c >= 0 else -1 - (base_leaf + (-1 - c))
+
+        for plane, face, (front, back) in zip(tree.node_plane.tolist(), tree.node_face.tolist(),
+                                              tree.node_children.tolist()):
+            nodes.append((plane, int(face_map[face]) if face >= 0 else -1))
+            children.append([code(front), code(back)])
+        ends = np.cumsum(tree.leaf_face_counts).tolist()
+        for k, (a, z) in enumerate(zip([0] + ends[:-1], ends)):
+            p = int(tree.leaf_parent[k])
+            leaves.append(LeafRecord(face_map[tree.leaf_faces[a:z]].tolist(), solid=bool(tree.leaf_solid[k]),
+                                     bounds=tree.leaf_bounds[k].copy(), parent=base_node + p if p >= 0 else par,
+                                     side=int(tree.leaf_side[k]) if p >= 0 else side))
+        self.stats.splits += tree.splits
+        self.stats.scored += tree.scored
+        self._done_faces += int(tree.leaf_face_counts.sum())
+        return code(0) if len(tree.node_plane) else code(-1)
+
+    def _region_cuts(self, level: "_Level") -> tuple[np.ndarray, np.ndarray]:
+        """Which items of a level the region grid cuts (those holding faces whose box crosses a
+        grid line), and each one's grid plane (facing +axis; -1 for the others)."""
+        forced = np.zeros(len(level), dtype=bool)
+        cut_plane = np.full(len(level), -1, dtype=np.int64)
+        if self.grid is None:
+            return forced, cut_plane
+        for i in np.flatnonzero(level.length > 0).tolist():
+            where = self.grid.split_of(level.box[i])
+            if where is not None:
+                normal = np.zeros(3)
+                normal[where[0]] = 1.0
+                cut_plane[i] = self.planes.add(normal, where[1])
+                forced[i] = True
+        return forced, cut_plane
+
+    def _forced_or_chosen(self, sub: "_Level", forced: np.ndarray, cut_plane: np.ndarray):
+        """_choose_splitters' answer for a level where the region grid cuts some items (forced,
+        along cut_plane) and the others choose as usual.  A grid plane is stored the way the first
+        face lying on it faces, as a chosen splitter is (a point on a face goes to its empty side)."""
+        n_items = len(sub)
+        plane = np.zeros(n_items, dtype=np.int64)
+        column = np.zeros(len(sub.ids), dtype=np.int8)
+        facing = np.zeros(len(sub.ids), dtype=bool)
+        node_face = np.full(n_items, -1, dtype=np.int64)
+        chosen = np.flatnonzero(~forced)
+        if len(chosen):
+            rows = _item_rows(sub, chosen)
+            plane[chosen], column[rows], facing[rows], node_face[chosen] = self._choose_splitters(sub.take(chosen))
+        normals = self.planes.normals
+        for k in np.flatnonzero(forced).tolist():
+            rows = np.arange(sub.start[k], sub.start[k] + sub.length[k])
+            ids = sub.ids[rows]
+            pid = int(cut_plane[k])
+            cls = self._classify(ids, np.array([pid]))[:, 0]
+            same = matmul(normals[self._plane[ids]], normals[pid]) > 0
+            on = np.flatnonzero(cls == 0)
+            if len(on) and not same[on[0]]:  # the first face on it faces -axis: store the flip
+                pid ^= 1
+                cls = np.where(cls == 1, 2, np.where(cls == 2, 1, cls)).astype(np.int8)
+                same = ~same
+            plane[k], column[rows], facing[rows] = pid, cls, same
+            node_face[k] = ids[on[0]] if len(on) else -1
+        return plane, column, facing, node_face
 
     def _classify(self, ids: np.ndarray, plane_ids: np.ndarray) -> np.ndarray:
         """(len(ids), len(plane_ids)) int8 codes: 0 on, 1 front, 2 back, 3 spanning.
@@ -723,6 +847,12 @@ class _Level:
         rows = np.repeat(self.start[items] - (np.cumsum(length) - length), length) + np.arange(int(length.sum()))
         return _Level(self.ids[rows], self.cand[rows], self.cnt[rows], np.cumsum(length) - length, length,
                       self.box[items], self.parent[items], self.side[items], self.outer[items])
+
+
+def _item_rows(level: "_Level", items: np.ndarray) -> np.ndarray:
+    """The face rows of `items` (ascending) in a level, in the order level.take(items) keeps them."""
+    length = level.length[items]
+    return np.repeat(level.start[items] - (np.cumsum(length) - length), length) + np.arange(int(length.sum()))
 
 
 @dataclass

@@ -23,21 +23,26 @@ from ..stage_progress import StageProgress
 from .bsp import SplitterSettings, TreeBuilder, flatten_tree, world_box
 from .csg import FaceList, brush_plane_ids, union_faces
 from .onion import compile_onion
+from .faceless import faceless_leaves, interior_points, settle_faceless_leaves
 from .probes import builder_leaves, leaf_probes
+from .regions import RegionGrid
 
 
 def splitter_settings(scene: Scene) -> SplitterSettings:
     return SplitterSettings.from_settings(scene.settings)
 
 
-def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
+def compile_scene(scene: Scene, progress=None, cancel=None, farm=None) -> CompiledLevel:
     """Compile the point-hull solid BSP of a scene, and the onion tree of its box hulls.
 
     progress(fraction, message) is called as work advances; cancel() returning True stops the
     work with CancelledError.  Solid and detail brushes collide with the point hull; clip brushes
     (box hulls only) and non-solid brushes do not.  The stages below each record their counts in
-    `stats` and their seconds in `times`.
+    `stats` and their seconds in `times`.  `farm`: a cluster's workers (brushbake.farm.level's
+    LevelFarm) that build the regions' subtrees of both trees (core/compile/trees/region_jobs.py):
+    the same level.
     """
+    runner = farm.region_runner(cancel) if farm is not None else None
     weights = {"csg": 1.0, "tree": 4.0, "detail": 1.0}
     if scene.hulls:
         weights["onion"] = 6.0 * len(scene.hulls)
@@ -54,13 +59,19 @@ def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
 
     t0 = time.perf_counter()
     bounds = world_box(scene.bounds if scene.brushes else None)
-    builder = _structural_tree(scene, planes, faces, n_structural, bounds, bar.stage("tree"), cancel)
+    grid = RegionGrid.for_world(scene.settings.region_size, bounds)
+    builder = _structural_tree(scene, planes, faces, n_structural, bounds, grid, bar.stage("tree"), cancel, stats,
+                               runner)
     structural_nodes, structural_leaves = len(builder.node_plane), len(builder.leaves)
     times["tree"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
     detail_ids = list(range(n_structural, stats["faces_after_csg"]))
+    first_sub_leaf = len(builder.leaves)
     _detail_stage(builder, faces, detail_ids, scene.brushes_with(Contents.DETAIL), bar.stage("detail"), cancel, stats)
+    if grid is not None:  # the detail subtrees' faceless leaves: inside a detail brush, or empty
+        stats["empty_faceless_leaves"] += settle_faceless_leaves(
+            builder, faces, faceless_leaves(builder, first_sub_leaf), scene.brushes_with(Contents.DETAIL))
     times["detail"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -68,7 +79,7 @@ def compile_scene(scene: Scene, progress=None, cancel=None) -> CompiledLevel:
     times["arrays"] = time.perf_counter() - t0
 
     if scene.hulls:
-        _onion_stage(scene, level, planes, bar.stage("onion"), cancel, stats, times)
+        _onion_stage(scene, level, planes, bar.stage("onion"), cancel, stats, times, runner)
     bar.stage("arrays")(1.0, "done")
 
     stats.update(
@@ -109,14 +120,23 @@ def _csg_stage(scene: Scene, report, cancel, stats: dict):
     return planes, faces, ordered, n_structural
 
 
-def _structural_tree(scene: Scene, planes, faces, n_structural: int, bounds, report, cancel) -> TreeBuilder:
-    """The structural tree over the structural faces; each of its leaves is its own cluster."""
-    builder = TreeBuilder(planes, faces, splitter_settings(scene), progress=report, cancel=cancel)
+def _structural_tree(scene: Scene, planes, faces, n_structural: int, bounds, grid, report, cancel,
+                     stats: dict, runner=None) -> TreeBuilder:
+    """The structural tree over the structural faces, cut along the region grid first (when
+    there is one; its faceless leaves are then decided by a point inside, core/compile/trees/
+    faceless.py); each of its leaves is its own cluster."""
+    builder = TreeBuilder(planes, faces, splitter_settings(scene), progress=report, cancel=cancel, grid=grid,
+                          runner=runner)
     ids = np.arange(n_structural)
     if n_structural:
         builder.build(ids, np.ones(n_structural, bool), np.ones(n_structural, bool), bounds)
     else:
         builder.build(ids, np.zeros(0, bool), np.zeros(0, bool), bounds)
+    builder.runner = None  # the detail subtrees are built here
+    if grid is not None:
+        stats["region_size"] = grid.size
+        stats["empty_faceless_leaves"] = settle_faceless_leaves(builder, faces, faceless_leaves(builder),
+                                                                scene.brushes_with(Contents.SOLID))
     for i, leaf in enumerate(builder.leaves):
         leaf.cluster = i
     return builder
@@ -145,12 +165,15 @@ def _detail_stage(builder: TreeBuilder, faces, detail_ids: list, detail_brushes,
     stats["leaves_inside_detail"] = _mark_leaves_inside_detail(builder, faces, detail_brushes, set(pushed))
 
 
-def _onion_stage(scene: Scene, level: CompiledLevel, planes, report, cancel, stats: dict, times: dict) -> None:
+def _onion_stage(scene: Scene, level: CompiledLevel, planes, report, cancel, stats: dict, times: dict,
+                 runner=None) -> None:
     """The onion tree of the scene's box hulls (core/compile/trees/onion.py), into the level."""
     margin = 1.0 + max(float(np.abs(np.array([h.mins, h.maxs])).max()) for h in scene.hulls)
-    onion = compile_onion(scene.brushes, list(scene.hulls), planes, splitter_settings(scene),
-                          world_box(scene.bounds if scene.brushes else None, margin),
-                          progress=report, cancel=cancel, map_trees=scene.settings.onion_map_trees)
+    bounds = world_box(scene.bounds if scene.brushes else None, margin)
+    onion = compile_onion(scene.brushes, list(scene.hulls), planes, splitter_settings(scene), bounds,
+                          progress=report, cancel=cancel, map_trees=scene.settings.onion_map_trees,
+                          grid=RegionGrid.for_world(scene.settings.region_size, world_box(
+                              scene.bounds if scene.brushes else None)), runner=runner)
     level.plane_normals, level.plane_dists = planes.arrays()  # expanded brushes added planes
     level.onion_node_plane = onion["node_plane"]
     level.onion_node_children = onion["node_children"]
@@ -182,6 +205,10 @@ def _mark_leaves_inside_detail(builder: TreeBuilder, faces: FaceList, detail, pu
     tries = ((face_no, step) for face_no in itertools.count() for step in PROBE_STEPS[:2])
     points, found = leaf_probes(builder, faces, todo, tries,
                                 lambda probes, ks: builder_leaves(builder, probes) == np.asarray(todo)[ks])
+    faceless = [k for k in np.flatnonzero(~found).tolist() if not builder.leaves[todo[k]].faces]
+    if faceless:  # an empty leaf without faces (a region cell): a point inside it decides
+        points[faceless] = interior_points(builder, faces, [todo[k] for k in faceless])
+        found[faceless] = True
     # touching detail brushes may fill the leaf together with the probe exactly on their contact
     # plane: accept points within ON_EPSILON (no surface of the union comes that close, since
     # none crosses the leaf)

@@ -65,7 +65,7 @@ def build_map_tree(faces: FaceList, ids: np.ndarray, planes: PlaneTable, setting
 
 
 def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, settings, bounds,
-                  progress=None, cancel=None, map_trees: bool = False) -> dict:
+                  progress=None, cancel=None, map_trees: bool = False, grid=None, runner=None) -> dict:
     """Build the onion tree for the point hull plus `hulls`.
 
     Returns {'node_plane', 'node_children', 'leaf_solid' (bit h per hull), 'map_trees' (when
@@ -74,6 +74,8 @@ def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, s
     With map_trees=True that is Listing 3 verbatim (a map tree per space, built by the ordinary
     compiler); by default the point is tested against the space's expanded brushes directly,
     which gives the same answer (the tests check it) without building trees nobody keeps.
+    `grid`: the region grid the onion tree is cut along first (core/compile/trees/regions.py; its
+    leaves' solidity is by points anyway); `runner` builds its regions' subtrees (region_jobs.py).
     """
     times: dict = {}
     stats: dict = {}
@@ -117,7 +119,7 @@ def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, s
     t0 = time.perf_counter()
     n = len(faces)
     sub_progress = None if progress is None else (lambda f, m: report(0.5 + 0.4 * f, f"onion tree: {m}"))
-    builder = TreeBuilder(planes, faces, settings, progress=sub_progress, cancel=cancel)
+    builder = TreeBuilder(planes, faces, settings, progress=sub_progress, cancel=cancel, grid=grid, runner=runner)
     builder.build(np.arange(n), np.ones(n, bool), np.ones(n, bool), bounds)
     flat = flatten_tree(builder)
     times["onion_tree"] = time.perf_counter() - t0

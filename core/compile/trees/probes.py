@@ -40,6 +40,8 @@ def _probe(builder: TreeBuilder, rec, faces: FaceList, normals: np.ndarray, step
     # no face: the leaf lies right behind (or in front of) its parent's splitter face
     node = rec.parent
     f = builder.node_face[node]
+    if f < 0:  # a region grid's cut: no face lies on it
+        return None
     plane = builder.node_plane[node]
     toward = 1.0 if rec.side == 0 else -1.0
     return faces.verts[f].mean(axis=0) + toward * step * normals[plane]

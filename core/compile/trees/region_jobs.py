@@ -1,0 +1,109 @@
+"""Region subtrees built apart and grafted back: the unit of work a farm spreads.
+
+Under a region grid (core/compile/trees/regions.py) the builder cuts along the grid's lines
+first; every node the grid no longer cuts is a region root whose subtree depends on its own
+faces alone.  Given a runner, the builder grows the grid's cuts, hands each region root over as
+a RegionJob (its faces, the flags saying which may still split and which make a leaf empty, its
+box), and grafts the RegionTree that comes back where the root was.  A RegionTree is what a
+TreeBuilder builds from the job alone, in its own numbering (faces 0.. are the job's, higher ones
+pieces split off them), so the grafted tree is the tree one build makes: the same splitters, the
+same leaves, the same faces in each leaf (a face's number is never part of the answer).
+
+`build_regions` is the runner's work; `run_here` runs it in this process (the reference the farm
+is checked against), a farm's workers run it on theirs (farm/level.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .csg import FaceList
+
+
+@dataclass
+class RegionJob:
+    """A region root's faces, one after another: vertices (V, 3) and counts, plane, brush and
+    flags per face; cand (may still split) and cnt (makes a leaf empty) per face; the box."""
+
+    verts: np.ndarray
+    counts: np.ndarray
+    planes: np.ndarray
+    brushes: np.ndarray
+    flags: np.ndarray
+    cand: np.ndarray
+    cnt: np.ndarray
+    box: np.ndarray
+
+
+@dataclass
+class RegionTree:
+    """A subtree built from a RegionJob, numbered as a build() numbers it (root node 0, or leaf
+    0 alone): nodes (plane, a face on it or -1, children codes), leaves (faces as flat ids and
+    counts, solid, bounds, parent node or -1, side), the faces split off (ids from the job's
+    count on: vertices, counts, plane, brush, flags) and the split and scoring counts."""
+
+    node_plane: np.ndarray
+    node_face: np.ndarray
+    node_children: np.ndarray
+    leaf_faces: np.ndarray
+    leaf_face_counts: np.ndarray
+    leaf_solid: np.ndarray
+    leaf_bounds: np.ndarray
+    leaf_parent: np.ndarray
+    leaf_side: np.ndarray
+    new_verts: np.ndarray
+    new_counts: np.ndarray
+    new_planes: np.ndarray
+    new_brushes: np.ndarray
+    new_flags: np.ndarray
+    splits: int
+    scored: int
+
+
+def build_region(planes, settings, job: RegionJob) -> RegionTree:
+    """The subtree of one region root, built from its faces alone."""
+    from .bsp import TreeBuilder
+
+    faces = FaceList()
+    ends = np.cumsum(job.counts).tolist()
+    for k, (a, z) in enumerate(zip([0] + ends[:-1], ends)):
+        faces.add(job.verts[a:z], int(job.planes[k]), int(job.brushes[k]), int(job.flags[k]))
+    n = len(job.counts)
+    builder = TreeBuilder(planes, faces, settings)
+    builder.build(np.arange(n), job.cand, job.cnt, job.box)
+    leaves = builder.leaves
+    new = range(n, len(faces))
+    return RegionTree(
+        node_plane=np.array(builder.node_plane, dtype=np.int64),
+        node_face=np.array(builder.node_face, dtype=np.int64),
+        node_children=np.array(builder.node_children, dtype=np.int64).reshape(-1, 2),
+        leaf_faces=np.array([f for rec in leaves for f in rec.faces], dtype=np.int64),
+        leaf_face_counts=np.array([len(rec.faces) for rec in leaves], dtype=np.int64),
+        leaf_solid=np.array([rec.solid for rec in leaves], dtype=bool),
+        leaf_bounds=np.array([rec.bounds for rec in leaves], dtype=np.float64).reshape(-1, 2, 3),
+        leaf_parent=np.array([rec.parent for rec in leaves], dtype=np.int64),
+        leaf_side=np.array([rec.side for rec in leaves], dtype=np.int64),
+        new_verts=np.concatenate([faces.verts[f] for f in new]) if len(new) else np.zeros((0, 3)),
+        new_counts=np.array([len(faces.verts[f]) for f in new], dtype=np.int64),
+        new_planes=np.array([faces.plane[f] for f in new], dtype=np.int64),
+        new_brushes=np.array([faces.brush[f] for f in new], dtype=np.int64),
+        new_flags=np.array([faces.flags[f] for f in new], dtype=np.int64),
+        splits=builder.stats.splits, scored=builder.stats.scored)
+
+
+def build_regions(planes, settings, jobs: list[RegionJob]) -> list[RegionTree]:
+    """build_region for each job, in order."""
+    return [build_region(planes, settings, job) for job in jobs]
+
+
+def run_here(planes, settings, jobs: list[RegionJob], cancel=None) -> list[RegionTree]:
+    """The runner that builds every region in this process."""
+    from ...errors import check_cancel
+
+    out = []
+    for job in jobs:
+        check_cancel(cancel)
+        out.append(build_region(planes, settings, job))
+    return out

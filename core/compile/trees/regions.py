@@ -1,0 +1,78 @@
+"""Regions: a fixed world grid whose lines cut the trees first.
+
+A tree builder given a RegionGrid splits every node whose box still crosses a grid line at the
+middle one of those lines (the axis crossing the most lines; x before y before z on a tie) before
+it asks the splitter heuristic, so the top of every tree is the grid's axial splits and below
+each grid cell hangs that cell's own subtree, built from the faces in the cell alone.  The lines
+sit at whole multiples of the cell size, counted from the origin, so where a brush is never moves
+them: an edit changes the subtrees of the cells it touches and nothing else (besides the joints
+above them, which depend only on which cells hold faces).  A node without faces is not split:
+empty space costs nothing, however far the grid reaches.
+
+Quake 2's qbsp3 built its world the same way, in 1024-unit blocks under axial splits, and
+ericw-tools' qbsp still splits every node larger than 1024 units at its middle (-maxnodesize);
+big open spaces then fall into several smaller leaves, which the PVS sees one by one.
+
+The cell size is the region_size setting, doubled until the world crosses at most
+MAX_CELLS_PER_AXIS cells along each axis, so a world of any size costs a bounded number of grid
+pieces per face.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+#: at most this many cells across the world box along one axis (the cell size doubles beyond it)
+MAX_CELLS_PER_AXIS = 64
+#: a grid line within this of a node's box face does not cut it (no sliver at the world box's edge)
+LINE_MARGIN = 1e-3
+
+
+@dataclass(frozen=True)
+class RegionGrid:
+    """Grid lines at whole multiples of `size` (metres) along each axis."""
+
+    size: float
+
+    @staticmethod
+    def for_world(region_size: float, bounds) -> "RegionGrid | None":
+        """The grid for a world box (2, 3): the setting's cell size, doubled until the box crosses
+        at most MAX_CELLS_PER_AXIS cells per axis; None when region_size is 0 (no regions)."""
+        if not region_size or bounds is None:
+            return None
+        extent = float(np.max(np.asarray(bounds[1], float) - np.asarray(bounds[0], float)))
+        size = float(region_size)
+        while extent / size > MAX_CELLS_PER_AXIS:
+            size *= 2.0
+        return RegionGrid(size)
+
+    def lines_inside(self, lo: float, hi: float) -> tuple[int, int]:
+        """The whole numbers k with lo + LINE_MARGIN < k * size < hi - LINE_MARGIN, as (first, count)."""
+        s = self.size
+        first = math.floor((lo + LINE_MARGIN) / s) + 1
+        while first * s <= lo + LINE_MARGIN:  # the division may round either way
+            first += 1
+        while (first - 1) * s > lo + LINE_MARGIN:
+            first -= 1
+        last = math.ceil((hi - LINE_MARGIN) / s) - 1
+        while last * s >= hi - LINE_MARGIN:
+            last -= 1
+        while (last + 1) * s < hi - LINE_MARGIN:
+            last += 1
+        return first, max(0, last - first + 1)
+
+    def split_of(self, box) -> tuple[int, float] | None:
+        """Where a node of this box is cut: (axis, position) of the middle grid line of the axis
+        crossing the most lines, or None when no line crosses it.  Depends on the box alone."""
+        lo, hi = np.asarray(box, float).tolist()
+        best = None
+        for axis in range(3):
+            first, count = self.lines_inside(lo[axis], hi[axis])
+            if count and (best is None or count > best[2]):
+                best = (axis, first + (count - 1) // 2, count)
+        if best is None:
+            return None
+        return best[0], best[1] * self.size
