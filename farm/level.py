@@ -159,16 +159,14 @@ def run_regions(lf: LevelFarm, planes, settings, jobs: list, cancel=None) -> lis
     """The RegionTrees of `jobs`, built on the workers: the plane table and the splitter settings
     go to each worker once; the jobs are cut into runs of about equal face counts, in order, a
     task each; the trees come back in the jobs' order."""
-    from ..core.compile.trees.region_jobs import run_here
-
     parts = min(lf.parts(), len(jobs))
-    if parts < 2:
-        return run_here(planes, settings, jobs, cancel)
+    if not parts:
+        return []
     weight = np.cumsum([len(job.counts) for job in jobs])
     cuts = [0] + [int(np.searchsorted(weight, weight[-1] * k / parts, side="right")) for k in range(1, parts)] + [len(jobs)]
     cuts = sorted(set(cuts))
     client = lf.client
-    shared = client.scatter((planes, settings), broadcast=True, hash=False)
+    [shared] = client.scatter([RegionShared(planes, settings)], broadcast=True, hash=False)
     try:
         futures = [client.submit(region_part, shared, jobs[a:z], pure=False, key=f"region-part-{k}-{time.time_ns()}")
                    for k, (a, z) in enumerate(zip(cuts[:-1], cuts[1:])) if z > a]
@@ -177,14 +175,20 @@ def run_regions(lf: LevelFarm, planes, settings, jobs: list, cancel=None) -> lis
         shared.release()
 
 
-def region_part(shared, jobs: list) -> list:
+class RegionShared:
+    """What every region part reads: the plane table and the splitter settings."""
+
+    def __init__(self, planes, settings):
+        self.planes, self.settings = planes, settings
+
+
+def region_part(shared: RegionShared, jobs: list) -> list:
     """On a worker: the subtrees of some region roots (region_jobs.build_regions)."""
     from ..core.compile.trees.region_jobs import build_regions
 
     CALLS["region_part"] += 1
     tune_malloc()
-    planes, settings = shared
-    return build_regions(planes, settings, jobs)
+    return build_regions(shared.planes, shared.settings, jobs)
 
 
 # --------------------------------------------------------------------------------------------

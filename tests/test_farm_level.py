@@ -1,6 +1,6 @@
 """One level's long work on a Dask cluster (`bake SCENE --scheduler ADDRESS`, brushbake/farm/level.py):
-the full vis's waves of sources and light's ray batches run on local clusters of 1, 2 and 3 worker
-processes (loopback only) and the level is byte-identical to `bake` on this machine; a worker killed
+the full vis's waves of sources, light's ray batches and the trees' region subtrees run on local
+clusters of 1, 2 and 3 worker processes (loopback only) and the level is byte-identical to `bake` on this machine; a worker killed
 during the flow leaves the same bytes; an unreachable scheduler is an error before any work.
 
 The waves are made small (pvs_merged.WAVE_SOURCES) and every ray batch goes to the workers
@@ -42,7 +42,8 @@ def bake(scene: Path, out: Path, *flags) -> bytes:
 def reference(tmp_path_factory):
     base = tmp_path_factory.mktemp("level_reference")
     return {"flow": bake(FLOW_MAP, base / "flow.bbk", "--vis", "flow", "--jobs", "1"),
-            "light": bake(LIGHT_SCENE, base / "light.bbk", "--light", "--bounces", "2")}
+            "light": bake(LIGHT_SCENE, base / "light.bbk", "--light", "--bounces", "2"),
+            "regions": bake(FLOW_MAP, base / "regions.bbk", "--region-size", "4")}
 
 
 @pytest.mark.parametrize("workers", [1, 2, 3])
@@ -53,9 +54,13 @@ def test_bake_with_a_scheduler_writes_the_bytes_bake_writes(workers, reference, 
         assert bake(FLOW_MAP, tmp_path / "flow.bbk", "--vis", "flow", "--scheduler", address) == reference["flow"]
         assert bake(LIGHT_SCENE, tmp_path / "light.bbk", "--light", "--bounces", "2", "--scheduler", address) \
             == reference["light"]
-        # the work did run there: flow parts and ray batches reached the workers
+        # the regions' subtrees (4 m cells: dozens of them, in the point tree and the onion tree)
+        assert bake(FLOW_MAP, tmp_path / "regions.bbk", "--region-size", "4", "--scheduler", address) \
+            == reference["regions"]
+        # the work did run there: flow parts, ray batches and regions reached the workers
         calls = farm.client.run(_calls)
         assert sum(c["flow_part"] for c in calls.values()) >= 8 and sum(c["trace_part"] for c in calls.values()) >= 3
+        assert sum(c["region_part"] for c in calls.values()) >= 2
     finally:
         farm.close()
 

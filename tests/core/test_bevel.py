@@ -11,7 +11,7 @@ from brushbake.core.model.brushes import box_brush, brush_from_planes
 from brushbake.core.compile.pipeline import compile_scene
 from brushbake.core.formats.loaders import load_scene
 from brushbake.core.runtime.query import point_solid
-from brushbake.core.model.scene import Scene
+from brushbake.core.model.scene import Scene, Settings
 from brushbake.core.runtime.shift import ShiftTree, Sphere
 from brushbake.core.tolerances import ON_EPSILON
 
@@ -86,7 +86,9 @@ def wedge_scene() -> Scene:
     r = np.sqrt(0.5)
     planes = [((0, 0, -1), 0.0), ((1, 0, 0), 1.0), ((-r, 0, r), 0.0), ((0, 1, 0), 2.0), ((0, -1, 0), 0.0)]
     wedge = brush_from_planes([np.array(n, float) for n, _ in planes], [d for _, d in planes], "wedge")
-    return Scene("wedge", brushes=[wedge])
+    # one cell, no region lines: a line at x = 0 would bound the wedge's cell as an ancestor plane
+    # (the -X axial plane already there, not a bevel added)
+    return Scene("wedge", brushes=[wedge], settings=Settings(region_size=0.0))
 
 
 def test_axial_planes_through_a_sharp_edge_replace_its_halfway_bevel():

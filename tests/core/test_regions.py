@@ -157,3 +157,49 @@ def test_regions_keep_a_scene_deterministic(cell):
     for name in ("node_plane", "node_children", "leaf_solid", "plane_dists", "vertices", "onion_leaf_solid"):
         x, y = getattr(a, name), getattr(b, name)
         assert (x is None and y is None) or np.array_equal(x, y), name
+
+
+# -- region subtrees built apart (the farm's unit of work) ------------------------------------
+
+class _HereFarm:
+    """A stand-in for a farm (brushbake.farm.level.LevelFarm) whose runner builds every region in
+    this process, one job at a time, each from its own faces alone: what a worker does."""
+
+    def __init__(self):
+        self.jobs = 0
+
+    def region_runner(self, cancel=None):
+        from brushbake.core.compile.trees.region_jobs import run_here
+
+        def run(planes, settings, jobs):
+            self.jobs += len(jobs)
+            return run_here(planes, settings, jobs, cancel)
+
+        return run
+
+
+def _same_level(a, b):
+    for name in ("plane_normals", "plane_dists", "node_plane", "node_children", "leaf_solid", "leaf_cluster",
+                 "leaf_bounds", "leaf_face_first", "leaf_face_count", "face_plane", "face_brush", "face_flags",
+                 "face_num_vertices", "vertices", "onion_node_plane", "onion_node_children", "onion_leaf_solid"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert (x is None and y is None) or np.array_equal(x, y), name
+
+
+@pytest.mark.parametrize("name", ["e1m7.map", "lq_e1m6.map"])
+def test_regions_built_apart_and_grafted_give_the_level_one_build_gives(name, map_named):
+    scene = load_scene(map_named(name))
+    scene = dataclasses.replace(scene, settings=dataclasses.replace(scene.settings, region_size=4.0))
+    whole = compile_scene(scene)
+    farm = _HereFarm()
+    apart = compile_scene(scene, farm=farm)
+    assert farm.jobs > 20  # point tree and onion tree regions
+    _same_level(whole, apart)
+
+
+@settings(max_examples=10, deadline=None, derandomize=True, phases=NO_SHRINK,
+          suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(brushes=scene_brushes(), hulls=hull_sets(), cell=CELLS)
+def test_random_scenes_built_apart_match_one_build(brushes, hulls, cell):
+    scene = Scene("random", brushes=list(brushes), hulls=list(hulls), settings=Settings(region_size=cell))
+    _same_level(compile_scene(scene), compile_scene(scene, farm=_HereFarm()))

@@ -244,7 +244,10 @@ def _shortest_chain(level, portals, graph, pts, cluster, leaking, names, report)
         return
     hole = _opening(graph.clusters, portals, cluster, int(cluster[entity]), chain)
     if hole >= 0:
+        k = chain.index(hole)
+        toward = centres[chain[k + 1]] if k + 1 < len(chain) else centres[hole]
         set_hole(report, level, portals, hole)
+        report.hole_position = tuple(float(v) for v in nearest_on_polygon(portals.winding(hole), toward))
     else:  # the entity's own cell reaches the world box: where the chain leaves the brushes' bounds
         k, point = _leaves_bounds(level, report.chain)
         set_hole(report, level, portals, chain[k], point)
@@ -259,6 +262,36 @@ def set_hole(report: LeakReport, level: CompiledLevel, portals: Portals, portal:
     report.hole_brush_index, report.hole_brush_distance = nearest_brush(
         level, portals.winding(portal) if point is None else where[None])
     report.hole_brush = level.brush_names[report.hole_brush_index] if report.hole_brush_index >= 0 else None
+
+
+def nearest_on_polygon(verts: np.ndarray, point: np.ndarray) -> np.ndarray:
+    """The point of a convex planar polygon nearest `point`: the hole is shown where the opening
+    lets the chain out (the part of the portal nearest the chain's next step toward the void), not
+    at the portal's centre, which on a big portal (a room's floor cut by a region line) lies metres
+    from the gap."""
+    verts = np.asarray(verts, dtype=np.float64)
+    point = np.asarray(point, dtype=np.float64)
+    centre = verts.mean(axis=0)
+    normal = np.zeros(3)
+    for a, b in zip(verts, np.roll(verts, -1, axis=0)):
+        normal += np.cross(a - centre, b - centre)
+    length = float(norm(normal))
+    if length == 0.0:
+        return centre
+    normal /= length
+    on = point - float(dot(point - centre, normal)) * normal
+    inside = all(float(dot(np.cross(b - a, on - a), normal)) >= 0.0 for a, b in zip(verts, np.roll(verts, -1, axis=0)))
+    if inside:
+        return on
+    best, best_d = centre, np.inf
+    for a, b in zip(verts, np.roll(verts, -1, axis=0)):
+        e = b - a
+        t = min(1.0, max(0.0, float(dot(on - a, e)) / max(float(dot(e, e)), 1e-300)))
+        q = a + t * e
+        d = float(norm(q - on))
+        if d < best_d:
+            best, best_d = q, d
+    return best
 
 
 def _opening(clusters: np.ndarray, portals: Portals, cluster: np.ndarray, start: int, chain: list[int]) -> int:
