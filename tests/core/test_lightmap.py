@@ -226,6 +226,105 @@ def test_coplanar_faces_meet_without_a_seam_and_touching_brushes_leave_no_dark_l
                 assert np.abs(v[:, 0] / (3.0 / math.pi) - 1).max() < 0.02, f
 
 
+def test_a_floor_split_on_a_lattice_line_reads_the_same_on_both_sides():
+    """Two brushes meeting at x = 1.0 (a multiple of the 0.5 m luxel), no regions: each face's
+    chart ends on the line, so a bilinear read there takes the padding ring's texels; they must be
+    the other face's luxels, else the two sides differ by a luxel's gradient of a lamp close by."""
+    floor = [box_brush([-3, -3, -0.5], [1.0, 3, 0], "floor_w"), box_brush([1.0, -3, -0.5], [4, 3, 0], "floor_e")]
+    lamp = Light("lamp", (1.3, 0.2, 1.5), kind="point", power=2000.0)
+    level = bake(Scene("lattice_seam", brushes=floor, lights=[lamp]), bounces=0, reflectance=0.0, region_size=0.0)
+    charts = charts_of(level)
+    top = [f for f in range(len(level.face_plane))
+           if level.plane_normals[level.face_plane[f]][2] > 0.5 and level.face_vertices(f)[:, 2].max() < 0.01]
+    assert charts.luxel == 0.5
+    for y in np.linspace(-2.97, 2.97, 23):  # up to the floor's ends: the corner padding too
+        vals = []
+        for x in (1.0 - 1e-4, 1.0, 1.0 + 1e-4):
+            p = np.array([[x, y, 0.0]])
+            for g in [g for g in top if _inside(level.face_vertices(g), p[0])]:
+                v, _ = sample_pages(level, charts.uv_of_points(np.array([g]), p), level.lm_face_page[g])
+                vals.append(v[0, 0])
+        assert len(vals) >= 4  # on the line itself both faces read
+        assert max(vals) / min(vals) - 1 < 0.02, (y, vals)
+
+
+def test_padding_holds_a_touching_coplanar_neighbours_luxel_else_the_edge_copy():
+    """Floors A (x in [-2, 1]) and B ([1, 3]) meet on a lattice line; C ([3.2, 4]) lies past a gap
+    whose far side's luxel cell [3.0, 3.5] has its centre on C.  A padding texel takes the luxel of
+    the same lattice cell of a coplanar face that meets the chart's edge there (checked against a
+    plain loop: the shared side's middle, or the shared corner, on both faces, and the neighbour's
+    luxel centre on it), a corner texel with none takes its sides' (the column's, else the row's),
+    else a copy of the chart's nearest edge luxel; pages hold exactly that."""
+    from brushbake.core.compile.light.lightmap import fill_pages
+    from brushbake.core.compile.light.lm_charts import chart_texels, edge_lines
+
+    floor = [box_brush([-2, -2, -0.5], [1, 2, 0], "a"), box_brush([1, -2, -0.5], [3, 2, 0], "b"),
+             box_brush([3.2, -2, -0.5], [4, 2, 0], "c")]
+    scene = Scene("pad", brushes=floor, lights=[Light("l", (0, 0, 3), kind="point", power=100.0)])
+    level = bake(scene, bounces=0, region_size=0.0)
+    charts = charts_of(level)
+    page, y, x, lux = chart_texels(level, charts)
+    lux_of = {(int(page[k]), int(y[k]), int(x[k])): int(lux[k]) for k in range(len(lux))}
+    assert len(lux_of) == len(lux)  # no texel written twice
+    cell_of = {(int(level.face_plane[f]), *map(int, charts.grid_lo[f] + ij)): n
+               for n, (f, ij) in enumerate(zip(charts.luxel_face, charts.luxel_ij))}
+    luxel = charts.luxel
+    checked = {"neighbour": 0, "copy": 0, "corner": 0}
+    for f in np.flatnonzero(charts.face_page >= 0):
+        verts = level.face_vertices(f)
+        w, h = charts.grid_size[f]
+        u, v, n = charts.face_u[f], charts.face_v[f], charts.face_normal[f]
+        to_3d = lambda st: st[0] * u + st[1] * v + charts.face_dist[f] * n  # noqa: E731
+
+        def lender(tx, ty):  # the neighbour's luxel the padding texel (tx, ty) shows, or None
+            i, j = min(max(tx - PADDING, 0), w - 1), min(max(ty - PADDING, 0), h - 1)
+            cell = charts.grid_lo[f] + (tx - PADDING, ty - PADDING)
+            meet = to_3d((cell + charts.grid_lo[f] + (i, j) + 1) * 0.5 * luxel)
+            m = cell_of.get((int(level.face_plane[f]), int(cell[0]), int(cell[1])))
+            if m is not None and _inside(verts, meet):
+                g = level.face_vertices(int(charts.luxel_face[m]))
+                if _inside(g, meet) and _inside(g, to_3d((cell + 0.5) * luxel)):
+                    return m
+            return None
+
+        for ty in range(h + 2 * PADDING):
+            for tx in range(w + 2 * PADDING):
+                i, j = min(max(tx - PADDING, 0), w - 1), min(max(ty - PADDING, 0), h - 1)
+                key = (int(charts.face_page[f]), int(charts.chart_origin[f, 1] + ty), int(charts.chart_origin[f, 0] + tx))
+                own = int(charts.luxel_first[f] + j * w + i)
+                if (i, j) == (tx - PADDING, ty - PADDING):
+                    assert lux_of[key] == own
+                    continue
+                expect, kind = lender(tx, ty), "neighbour"
+                if expect is None and i != tx - PADDING and j != ty - PADDING:  # a corner: its sides' lenders
+                    expect, kind = lender(tx, j + PADDING), "corner"
+                    expect = expect if expect is not None else lender(i + PADDING, ty)
+                if expect is None:
+                    expect, kind = own, "copy"
+                assert lux_of[key] == expect, (f, tx, ty)
+                checked[kind] += 1
+    assert checked["neighbour"] >= 2 * 8 and checked["copy"] > 0 and checked["corner"] >= 4
+    # the cases named: A's east padding holds B's luxels, B's east padding (the gap) its own edge
+    top = {name: next(f for f in range(len(level.face_plane)) if level.plane_normals[level.face_plane[f]][2] > 0.5
+                      and level.face_vertices(f)[:, 2].max() < 0.01 and _inside(level.face_vertices(f), np.array(p)))
+           for name, p in (("a", (0.5, 0.25, 0)), ("b", (2.0, 0.25, 0)), ("c", (3.5, 0.25, 0)))}
+
+    def texel_at(f, px, py):  # the texel of face f's chart holding the lattice cell of (px, py)
+        st = np.array([np.dot((px, py, 0.0), charts.face_u[f]), np.dot((px, py, 0.0), charts.face_v[f])])
+        c = np.floor(st / luxel).astype(int) - charts.grid_lo[f] + PADDING
+        return (int(charts.face_page[f]), int(charts.chart_origin[f, 1] + c[1]), int(charts.chart_origin[f, 0] + c[0]))
+
+    b_cell = cell_of[(int(level.face_plane[top["b"]]), *map(int, np.floor(np.array(
+        [np.dot((1.25, 0.25, 0.0), charts.face_u[top["b"]]), np.dot((1.25, 0.25, 0.0), charts.face_v[top["b"]])]) / luxel)))]
+    assert int(charts.luxel_face[b_cell]) == top["b"] and lux_of[texel_at(top["a"], 1.25, 0.25)] == b_cell
+    assert charts.luxel_face[lux_of[texel_at(top["b"], 3.25, 0.25)]] == top["b"]  # not C's, past the gap
+    assert charts.luxel_face[lux_of[texel_at(top["a"], -2.25, 0.25)]] == top["a"]  # nothing west of A
+    # fill_pages writes exactly those luxels' values
+    values = np.arange(charts.num_luxels, dtype=np.float64)[:, None] * np.array([1.0, 0.5, 0.25])
+    pages = fill_pages(level, charts, values, edge_lines(level, charts))
+    assert np.array_equal(pages[page, y, x], values[lux].astype(np.float32))
+
+
 def _inside(verts, p):
     n = np.cross(verts[1] - verts[0], verts[2] - verts[0])
     for k in range(len(verts)):

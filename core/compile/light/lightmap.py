@@ -14,7 +14,9 @@ light_threshold, reflectance, light_samples):
 4. bounces (lm_radiosity.radiosity): surface lights shot first, then progressive refinement;
    each luxel adds its face's patch light, bilinearly interpolated over the patch grid;
 5. a scene's minlight (a Quake worldspawn's) raises every luxel to it;
-6. pages: linear float32 RGB, each chart's padding ring repeating its edge luxels.
+6. pages: linear float32 RGB, each chart's padding ring holding a coplanar neighbour's luxels
+   where the face meets one on the luxel lattice (no seam where a face is split on a lattice
+   line: a region's line, an axial node plane), else repeating its edge luxels.
 
 A cancel during bounces keeps the light so far (level.stats['light']['cancelled']).
 """
@@ -32,7 +34,7 @@ from ...runtime.pvs import has_vis, visibility
 from ...runtime.query import point_leaves, point_solid
 from ...tolerances import LUXEL_LIFT
 from .lm_area import pvs_points
-from .lm_charts import PADDING, Charts, edge_lines, lift, lit_faces, make_charts, move_into_faces, nearest_in_faces
+from .lm_charts import PADDING, Charts, chart_texels, edge_lines, lift, lit_faces, make_charts, move_into_faces, nearest_in_faces
 from .lm_direct import direct_light, source_lights
 from .lm_patches import Patches, make_patches
 from .lm_radiosity import PatchWorld, radiosity
@@ -117,26 +119,17 @@ def interpolate_patches(charts: Charts, patches: Patches, values: np.ndarray) ->
     return np.where(ok[:, None], total / np.where(ok, weight, 1.0)[:, None], mean[f])
 
 
-def fill_pages(charts: Charts, luxel_values: np.ndarray) -> np.ndarray:
-    """(K, S, S, 3) float32 pages: every chart's luxels, and its padding ring repeating the
-    nearest edge luxel (clamped index), so bilinear filtering never leaves the chart."""
+def fill_pages(level, charts: Charts, luxel_values: np.ndarray, lines=None) -> np.ndarray:
+    """(K, S, S, 3) float32 pages: every chart's luxels, and its padding ring (lm_charts.chart_texels):
+    a coplanar neighbour's luxel where the face meets one on the lattice, else the nearest edge
+    luxel (clamped index).  Bilinear filtering never reads another chart's texels, and reads the
+    same luxels on both sides of a face split on a lattice line: no seam."""
     s = charts.page_size
     pages = np.zeros((charts.num_pages, s, s, 3), dtype=np.float32)
-    nf = len(charts.face_page)
-    if nf == 0:
+    if len(charts.face_page) == 0:
         return pages
-    w, h = charts.grid_size[:, 0], charts.grid_size[:, 1]
-    tw, th = w + 2 * PADDING, h + 2 * PADDING
-    counts = np.where(w > 0, tw * th, 0)
-    face = np.repeat(np.arange(nf), counts)
-    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    local = np.arange(int(counts.sum())) - first[face]
-    tx, ty = local % tw[face], local // tw[face]
-    i = np.clip(tx - PADDING, 0, w[face] - 1)
-    j = np.clip(ty - PADDING, 0, h[face] - 1)
-    lux = charts.luxel_first[face] + j * w[face] + i
-    pages[charts.face_page[face], charts.chart_origin[face, 1] + ty, charts.chart_origin[face, 0] + tx] = \
-        luxel_values[lux].astype(np.float32)
+    page, y, x, lux = chart_texels(level, charts, lines)
+    pages[page, y, x] = luxel_values[lux].astype(np.float32)
     return pages
 
 
@@ -260,7 +253,7 @@ def _bake_light(level, scene, progress, cancel, rays, stats: dict, clock, t0) ->
     values = direct_lux + interpolate_patches(charts, patches, result.received)
     if any(scene.minlight):  # a Quake worldspawn's minlight: no luxel darker (core/model/light_units.py)
         values = np.maximum(values, np.asarray(scene.minlight, dtype=np.float64)[None, :])
-    store_light(level, charts, fill_pages(charts, values))
+    store_light(level, charts, fill_pages(level, charts, values, lines))
     stats.update(bounce_rounds=result.rounds, unshot_left=result.unshot_left, bounces_done=sum(1 for r in result.rounds if r["round"] > 0),
                  cancelled=result.cancelled, seconds=clock() - t0)
     level.stats["light"] = stats

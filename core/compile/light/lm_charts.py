@@ -3,9 +3,12 @@
 Every face of the compiled level (the CSG'd faces, split by the tree) gets a chart: a grid of
 square luxels of side `luxel` metres laid on the face's plane in a fixed basis (u, v) and aligned
 to multiples of `luxel` along u and v, so coplanar neighbours share one lattice.  A chart of w x h
-luxels takes (w + 2 PADDING) x (h + 2 PADDING) texels in a page; the padding ring repeats the
-chart's edge luxels (lightmap.fill_pages), so bilinear filtering at any point of the face reads
-only its own chart's texels: no bleeding between charts.
+luxels takes (w + 2 PADDING) x (h + 2 PADDING) texels in a page, so bilinear filtering at any
+point of the face reads only its own chart's texels: no bleeding between charts.  The padding ring
+(chart_texels, lightmap.fill_pages) holds a coplanar neighbour's luxels where the face meets one
+across the chart's edge (a face split on a lattice line: a region's line, an axial node plane at a
+multiple of the luxel), so both sides of the split read the same luxels: no seam; elsewhere it
+repeats the chart's edge luxels.
 
 Page layout: page[k, y, x] is texel (x, y) of page k, y = 0 the row at V = 0 (Blender's image
 origin is the bottom-left corner).  A point (s, t) = (x . u, x . v) of face f has
@@ -257,17 +260,8 @@ def nearest_in_faces(level, charts: Charts, faces: np.ndarray, st: np.ndarray, l
     faces = np.asarray(faces, dtype=np.int64)
     st = np.asarray(st, dtype=np.float64).reshape(-1, 2)
     lines = lines if lines is not None else edge_lines(level, charts)
-    ef, en, eo = lines
-    nf = len(charts.face_page)
-    edge_first = np.searchsorted(ef, np.arange(nf))
-    edge_count = np.bincount(ef, minlength=nf)
-    reps = edge_count[faces]
-    pt = np.repeat(np.arange(len(st)), reps)
-    edge = np.repeat(edge_first[faces], reps) + (np.arange(len(pt)) - np.repeat(np.cumsum(reps) - reps, reps))
-    outside = np.zeros(len(st), dtype=bool)
-    has = reps > 0  # pairs are grouped by point, in point order: reductions by reduceat
-    if has.any():
-        outside[has] = np.logical_or.reduceat(dot(en[edge], st[pt]) < eo[edge], (np.cumsum(reps) - reps)[has])
+    reps, pt, edge = _point_edges(len(charts.face_page), lines[0], faces)
+    outside = outside_faces(charts, faces, st, lines, pairs=(reps, pt, edge))
     if outside.any():
         out_pts = np.flatnonzero(outside)
         sel = outside[pt]  # the outside points' pairs, still grouped by point
@@ -285,6 +279,150 @@ def nearest_in_faces(level, charts: Charts, faces: np.ndarray, st: np.ndarray, l
         st = st.copy()
         st[out_pts] = near[firsts]
     return move_into_faces(level, charts, faces, st, lines=lines)
+
+
+def _point_edges(nf: int, ef: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The (point, edge of its face) pairs, grouped by point in point order: (edges per point,
+    pair's point, pair's edge), edges as edge_lines gives them (grouped by face, in face order)."""
+    edge_first = np.searchsorted(ef, np.arange(nf))
+    reps = np.bincount(ef, minlength=nf)[faces]
+    pt = np.repeat(np.arange(len(faces)), reps)
+    edge = np.repeat(edge_first[faces], reps) + (np.arange(len(pt)) - np.repeat(np.cumsum(reps) - reps, reps))
+    return reps, pt, edge
+
+
+def outside_faces(charts: Charts, faces: np.ndarray, st: np.ndarray, lines, slack: float = 0.0,
+                  pairs=None) -> np.ndarray:
+    """(N,) bool: the point (s, t) lies more than `slack` metres outside some edge of its face (a
+    point on an edge is inside; a face without edges has no outside)."""
+    faces = np.asarray(faces, dtype=np.int64)
+    st = np.asarray(st, dtype=np.float64).reshape(-1, 2)
+    _, en, eo = lines
+    reps, pt, edge = pairs if pairs is not None else _point_edges(len(charts.face_page), lines[0], faces)
+    outside = np.zeros(len(st), dtype=bool)
+    has = reps > 0  # pairs are grouped by point, in point order: reductions by reduceat
+    if has.any():
+        outside[has] = np.logical_or.reduceat(dot(en[edge], st[pt]) < eo[edge] - slack, (np.cumsum(reps) - reps)[has])
+    return outside
+
+
+def chart_texels(level, charts: Charts, lines=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every texel of every chart, padding included: (page, y, x, luxel it shows), chart by chart,
+    row by row.  A chart's own texels show its luxels.  A padding texel shows the luxel of the same
+    lattice cell of a coplanar neighbour (same plane index: the same basis, the same lattice) that
+    covers, as the face does, more than LUXEL_INSET of the side the padding cell shares with the
+    chart's edge cell (for a corner cell: holds their shared corner, as the face does), faces grown
+    by LUXEL_GRID_SLACK luxels; of several, one whose luxel centre lies on it, then the lowest face.
+    A corner texel no neighbour lends to takes the luxel lent to the side texel next to it in its
+    column, else in its row (what the split's other face repeats into that cell).
+    A face split on a lattice line (a region's line, an axial node plane at a multiple of the luxel)
+    then reads, bilinearly, the same luxels on either side of the split: no seam; a face behind a
+    gap (a thin wall) lends nothing.  Elsewhere the padding repeats the chart's nearest edge luxel
+    (clamped index), so bilinear filtering never reads another chart's texels."""
+    nf = len(charts.face_page)
+    w, h = charts.grid_size[:, 0], charts.grid_size[:, 1]
+    tw, th = w + 2 * PADDING, h + 2 * PADDING
+    counts = np.where(w > 0, tw * th, 0)
+    face = np.repeat(np.arange(nf), counts)
+    first = np.zeros(nf, dtype=np.int64)
+    if nf:
+        np.cumsum(counts[:-1], out=first[1:])
+    local = np.arange(int(counts.sum())) - first[face]
+    tx, ty = local % tw[face], local // tw[face]
+    i = np.clip(tx - PADDING, 0, w[face] - 1)
+    j = np.clip(ty - PADDING, 0, h[face] - 1)
+    lux = charts.luxel_first[face] + j * w[face] + i
+    pad = np.flatnonzero((i != tx - PADDING) | (j != ty - PADDING))
+    if len(pad) and charts.num_luxels:
+        cell = charts.grid_lo[face[pad]] + np.stack([tx[pad], ty[pad]], axis=1) - PADDING
+        edge_cell = charts.grid_lo[face[pad]] + np.stack([i[pad], j[pad]], axis=1)
+        lent = np.full(len(lux), -1, dtype=np.int64)
+        lent[pad] = _neighbour_luxels(level, charts, face[pad], cell, edge_cell, lines)
+        # a corner texel no face lends to takes what was lent to the side texel next to it in its
+        # column (else in its row): the luxel the split's other face repeats into that cell
+        corner = pad[(lent[pad] < 0) & (i[pad] != tx[pad] - PADDING) & (j[pad] != ty[pad] - PADDING)]
+        in_column = lent[first[face[corner]] + (j[corner] + PADDING) * tw[face[corner]] + tx[corner]]
+        in_row = lent[first[face[corner]] + ty[corner] * tw[face[corner]] + i[corner] + PADDING]
+        lent[corner] = np.where(in_column >= 0, in_column, in_row)
+        got = np.flatnonzero(lent >= 0)
+        lux[got] = lent[got]
+    y = (charts.chart_origin[face, 1] + ty).astype(np.int64)
+    x = (charts.chart_origin[face, 0] + tx).astype(np.int64)
+    return charts.face_page[face].astype(np.int64), y, x, lux
+
+
+def _neighbour_luxels(level, charts: Charts, faces: np.ndarray, cell: np.ndarray, edge_cell: np.ndarray,
+                      lines=None) -> np.ndarray:
+    """(M,) for padding cells (lattice cell, face, the face's edge cell next to it): the
+    neighbour's luxel chart_texels takes, or -1."""
+    lines = lines if lines is not None else edge_lines(level, charts)
+    plane = np.asarray(level.face_plane, dtype=np.int64)
+    lf = charts.luxel_face
+    lcell = charts.grid_lo[lf] + charts.luxel_ij
+    # one integer per (plane, i) (ranks among the luxels'), then per (plane, i, j): exact, no overflow
+    i_lo, j_lo = (int(x) for x in lcell.min(axis=0))
+    i_span, j_span = (int(x) + 1 for x in lcell.max(axis=0) - lcell.min(axis=0))
+    rows, row_rank = np.unique(plane[lf] * i_span + (lcell[:, 0] - i_lo), return_inverse=True)
+    key = row_rank.astype(np.int64) * j_span + (lcell[:, 1] - j_lo)
+    order = np.argsort(key, kind="stable")  # equal keys in luxel order: lowest face first
+    sorted_key = key[order]
+    # the padding cells' keys, where their (plane, i) and j can match a luxel's at all
+    prow = plane[faces] * i_span + (cell[:, 0] - i_lo)
+    at = np.minimum(np.searchsorted(rows, prow), len(rows) - 1)
+    ok = ((cell[:, 0] >= i_lo) & (cell[:, 0] < i_lo + i_span) & (rows[at] == prow)
+          & (cell[:, 1] >= j_lo) & (cell[:, 1] < j_lo + j_span))
+    pkey = at * j_span + (cell[:, 1] - j_lo)
+    k0 = np.where(ok, np.searchsorted(sorted_key, pkey, side="left"), 0)  # the cell's luxels: order[k0:k1]
+    k1 = np.where(ok, np.searchsorted(sorted_key, pkey, side="right"), 0)
+    # the side the padding cell shares with the chart's edge cell (its corner, for a corner cell):
+    # the face and the neighbour must cover the same part of it, longer than LUXEL_INSET
+    luxel = charts.luxel
+    slack = LUXEL_GRID_SLACK * luxel
+    differ = cell != edge_cell
+    far = np.maximum(cell, edge_cell)
+    a = np.where(differ, far, cell) * luxel
+    b = np.where(differ, far, cell + 1) * luxel
+    lo_a, hi_a = np.zeros(len(cell)), np.full(len(cell), -1.0)
+    some = np.flatnonzero(k1 > k0)  # the face's own cover, where a neighbour could lend at all
+    lo_a[some], hi_a[some] = segment_in_faces(charts, faces[some], a[some], b[some], lines, slack)
+    n = np.where((hi_a - lo_a) * luxel > LUXEL_INSET, k1 - k0, 0)
+    # candidate pairs (padding cell, luxel of that cell), each cell's in luxel order
+    pc = np.repeat(np.arange(len(cell)), n)
+    cand = order[np.repeat(k0, n) + (np.arange(len(pc)) - np.repeat(np.cumsum(n) - n, n))]
+    cf = lf[cand]
+    lo_b, hi_b = segment_in_faces(charts, cf, a[pc], b[pc], lines, slack)
+    shared = (np.minimum(hi_a[pc], hi_b) - np.maximum(lo_a[pc], lo_b)) * luxel > LUXEL_INSET
+    pc, cand, cf = pc[shared], cand[shared], cf[shared]
+    # a neighbour whose luxel centre lies on it first, then the lowest face
+    off = outside_faces(charts, cf, (lcell[cand] + 0.5) * luxel, lines)
+    pick = np.lexsort((cand, off, pc))
+    pc, cand = pc[pick], cand[pick]
+    firsts = np.flatnonzero(np.concatenate([[True], pc[1:] != pc[:-1]])) if len(pc) else np.zeros(0, np.int64)
+    out = np.full(len(cell), -1, dtype=np.int64)
+    out[pc[firsts]] = cand[firsts]
+    return out
+
+
+def segment_in_faces(charts: Charts, faces: np.ndarray, a: np.ndarray, b: np.ndarray, lines,
+                     slack: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) (N,) each segment a + x (b - a), x in [0, 1], clipped to its face grown by `slack`
+    metres: the part lo <= x <= hi lies on the face (empty: lo > hi; a face without edges holds
+    nothing).  A point segment (a = b) gives [0, 1] on the face, empty off it."""
+    faces = np.asarray(faces, dtype=np.int64)
+    _, en, eo = lines
+    reps, pt, edge = _point_edges(len(charts.face_page), lines[0], faces)
+    lo, hi = np.zeros(len(faces)), np.where(reps > 0, 1.0, -1.0)
+    has = reps > 0
+    if has.any():
+        c = dot(en[edge], a[pt]) - eo[edge] + slack  # inside edge e where c + x d >= 0
+        d = dot(en[edge], b[pt] - a[pt])
+        bound = -c / np.where(d != 0, d, 1.0)
+        low = np.where(d > 0, bound, np.where((d == 0) & (c < 0), np.inf, -np.inf))
+        high = np.where(d < 0, bound, np.where((d == 0) & (c < 0), -np.inf, np.inf))
+        starts = (np.cumsum(reps) - reps)[has]
+        lo[has] = np.maximum(lo[has], np.maximum.reduceat(low, starts))
+        hi[has] = np.minimum(hi[has], np.minimum.reduceat(high, starts))
+    return lo, hi
 
 
 def lines_segments(level, charts: Charts) -> tuple[np.ndarray, np.ndarray]:
