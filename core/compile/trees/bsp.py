@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .csg import FaceList
-from .regions import RegionGrid
+from .regions import RegionGrid, RegionJob
 from ...detmath import matmul
 from ...errors import check_cancel
 from ...geometry import PlaneTable, split_polygon, split_polygons
@@ -297,8 +297,6 @@ class TreeBuilder:
         """Build the region roots left to the runner (core/compile/trees/region_jobs.py) and graft
         each subtree where its root was: into the level-built lists, its code into its parent's
         children (or its level's codes, for a root of the build)."""
-        from .region_jobs import RegionJob
-
         jobs, items = [], []
         for level, i, codes in deferred:
             a, z = int(level.start[i]), int(level.start[i] + level.length[i])

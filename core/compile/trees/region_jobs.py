@@ -9,63 +9,22 @@ TreeBuilder builds from the job alone, in its own numbering (faces 0.. are the j
 pieces split off them), so the grafted tree is the tree one build makes: the same splitters, the
 same leaves, the same faces in each leaf (a face's number is never part of the answer).
 
-`build_regions` is the runner's work; `run_here` runs it in this process (the reference the farm
+The records (RegionJob, RegionTree) live in regions.py, which the builder imports; this module
+imports the builder.  `build_regions` is the runner's work; `run_here` runs it in this process (the reference the farm
 is checked against), a farm's workers run it on theirs (farm/level.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from .bsp import TreeBuilder
 from .csg import FaceList
-
-
-@dataclass
-class RegionJob:
-    """A region root's faces, one after another: vertices (V, 3) and counts, plane, brush and
-    flags per face; cand (may still split) and cnt (makes a leaf empty) per face; the box."""
-
-    verts: np.ndarray
-    counts: np.ndarray
-    planes: np.ndarray
-    brushes: np.ndarray
-    flags: np.ndarray
-    cand: np.ndarray
-    cnt: np.ndarray
-    box: np.ndarray
-
-
-@dataclass
-class RegionTree:
-    """A subtree built from a RegionJob, numbered as a build() numbers it (root node 0, or leaf
-    0 alone): nodes (plane, a face on it or -1, children codes), leaves (faces as flat ids and
-    counts, solid, bounds, parent node or -1, side), the faces split off (ids from the job's
-    count on: vertices, counts, plane, brush, flags) and the split and scoring counts."""
-
-    node_plane: np.ndarray
-    node_face: np.ndarray
-    node_children: np.ndarray
-    leaf_faces: np.ndarray
-    leaf_face_counts: np.ndarray
-    leaf_solid: np.ndarray
-    leaf_bounds: np.ndarray
-    leaf_parent: np.ndarray
-    leaf_side: np.ndarray
-    new_verts: np.ndarray
-    new_counts: np.ndarray
-    new_planes: np.ndarray
-    new_brushes: np.ndarray
-    new_flags: np.ndarray
-    splits: int
-    scored: int
+from .regions import RegionJob, RegionTree
 
 
 def build_region(planes, settings, job: RegionJob) -> RegionTree:
     """The subtree of one region root, built from its faces alone."""
-    from .bsp import TreeBuilder
-
     faces = FaceList()
     ends = np.cumsum(job.counts).tolist()
     for k, (a, z) in enumerate(zip([0] + ends[:-1], ends)):

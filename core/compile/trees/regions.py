@@ -16,6 +16,9 @@ big open spaces then fall into several smaller leaves, which the PVS sees one by
 The cell size is the region_size setting, doubled until the world crosses at most
 MAX_CELLS_PER_AXIS cells along each axis, so a world of any size costs a bounded number of grid
 pieces per face.
+
+RegionJob and RegionTree are the records a region's subtree travels in when it is built apart
+(core/compile/trees/region_jobs.py builds them; the builder hands them out and grafts them back).
 """
 
 from __future__ import annotations
@@ -76,3 +79,43 @@ class RegionGrid:
         if best is None:
             return None
         return best[0], best[1] * self.size
+
+
+@dataclass
+class RegionJob:
+    """A region root's faces, one after another: vertices (V, 3) and counts, plane, brush and
+    flags per face; cand (may still split) and cnt (makes a leaf empty) per face; the box."""
+
+    verts: np.ndarray
+    counts: np.ndarray
+    planes: np.ndarray
+    brushes: np.ndarray
+    flags: np.ndarray
+    cand: np.ndarray
+    cnt: np.ndarray
+    box: np.ndarray
+
+
+@dataclass
+class RegionTree:
+    """A subtree built from a RegionJob, numbered as a build() numbers it (root node 0, or leaf
+    0 alone): nodes (plane, a face on it or -1, children codes), leaves (faces as flat ids and
+    counts, solid, bounds, parent node or -1, side), the faces split off (ids from the job's
+    count on: vertices, counts, plane, brush, flags) and the split and scoring counts."""
+
+    node_plane: np.ndarray
+    node_face: np.ndarray
+    node_children: np.ndarray
+    leaf_faces: np.ndarray
+    leaf_face_counts: np.ndarray
+    leaf_solid: np.ndarray
+    leaf_bounds: np.ndarray
+    leaf_parent: np.ndarray
+    leaf_side: np.ndarray
+    new_verts: np.ndarray
+    new_counts: np.ndarray
+    new_planes: np.ndarray
+    new_brushes: np.ndarray
+    new_flags: np.ndarray
+    splits: int
+    scored: int
