@@ -11,7 +11,7 @@ Nothing outside addon/ may import bpy: core/ and exporters/ run headless.
 
 import bpy
 
-from . import crowd, operators, overlays, panels, properties
+from . import crowd, live_leaks, operators, overlays, panels, properties
 
 _modules = (properties, operators, overlays, panels)
 """Submodules whose ``classes`` are registered, in this order."""
@@ -28,6 +28,7 @@ def register() -> None:
     properties.register_scene_pointer()
     operators.register_menus()
     crowd.register_handler()  # a crowd saved with a .blend plays again after a restart
+    live_leaks.register_handler()  # the live leak check follows edits (when switched on)
 
 
 def use_extension_cache() -> None:
@@ -46,6 +47,7 @@ def unregister() -> None:
     """Undo :func:`register` exactly: draw handler, menus, scene pointer, then the classes in reverse."""
     overlays.unregister_handler()
     crowd.unregister_handler()
+    live_leaks.unregister_handler()
     operators.unregister_menus()
     properties.unregister_scene_pointer()
     for cls in reversed(classes):

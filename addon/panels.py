@@ -141,6 +141,7 @@ class BRUSHBAKE_PT_bake(BrushbakeSubPanel, Panel):
         sub.prop(settings, "luxel")
         sub.prop(settings, "light_bounces")
         layout.operator("brushbake.bake", icon="MOD_BUILD")
+        layout.prop(settings, "live_leak_check")
         if bpy.data.objects.get("brushbake leak") is not None:
             layout.operator("brushbake.frame_leak", icon="ERROR")
         layout.operator("brushbake.import_map", icon="IMPORT")

@@ -86,6 +86,12 @@ class BRUSHBAKE_PG_hull(PropertyGroup):
     )
 
 
+def _live_toggle(settings, context) -> None:
+    from . import live_leaks  # the check's module imports the bridge; properties are imported first
+
+    live_leaks.on_toggle(settings, context)
+
+
 class BRUSHBAKE_PG_settings(PropertyGroup):
     """Per-scene bake settings (``bpy.types.Scene.brushbake``)."""
 
@@ -135,6 +141,10 @@ class BRUSHBAKE_PG_settings(PropertyGroup):
     )
     # status of the last bake, shown in the panel (errors as data: the text of the last report)
     status: StringProperty(name="Status", default="")  # type: ignore[valid-type]
+    live_leak_check: BoolProperty(  # type: ignore[valid-type]
+        name="Live leak check", default=False, update=lambda self, context: _live_toggle(self, context),
+        description="Check for leaks again after every edit of a structural brush or marker and draw the "
+                    "chain, without baking (structural brushes only, the exact seal)")
     # trace
     trace_hull: StringProperty(name="Trace hull", default="point")  # type: ignore[valid-type]
     trace_distance: FloatProperty(name="Distance", default=100.0, min=0.0, unit="LENGTH")  # type: ignore[valid-type]

@@ -810,6 +810,69 @@ def scenario_visibility(args) -> dict:
     return out
 
 
+def scenario_live_leaks(args) -> dict:
+    """The live leak check: switched on in a closed room it says sealed; the east wall moved away,
+    a depsgraph update marks the scene and the check the timer runs draws the chain; moved back,
+    the chain goes and the second check reuses cells; a brush made non-convex stops the check
+    with a message (no traceback); deleting a wall is seen too."""
+    bpy = setup()
+    from brushbake.addon import live_leaks, visibility
+
+    out: dict = {}
+    scene = bpy.context.scene
+    settings = scene.brushbake
+    settings.region_size = 2.0  # the room spans several cells
+    walls = [box(bpy, "floor", (-1, -1, -1), (9, 5, 0)), box(bpy, "ceiling", (-1, -1, 3), (9, 5, 4)),
+             box(bpy, "west", (-1, -1, 0), (0, 5, 3)), box(bpy, "east", (8, -1, 0), (9, 5, 3)),
+             box(bpy, "south", (0, -1, 0), (8, 0, 3)), box(bpy, "north", (0, 4, 0), (8, 5, 3)),
+             box(bpy, "pillar", (3.5, 1.5, 0), (4.5, 2.5, 3))]
+    marker = bpy.data.objects.new("start", None)
+    scene.collection.objects.link(marker)
+    marker.location = (1.0, 2.0, 1.0)
+    marker.brushbake.role = "INSIDE_MARKER"
+    bpy.context.view_layer.update()
+    out["handler_registered"] = live_leaks.on_depsgraph_update in bpy.app.handlers.depsgraph_update_post
+    settings.live_leak_check = True  # the toggle checks at once
+    out["on_status"] = settings.status
+    out["on_leak_object"] = bpy.data.objects.get(visibility.LEAK_OBJECT) is not None
+    east = next(o for o in walls if o.name == "east")
+    east.location.x += 2.0
+    bpy.context.view_layer.update()
+    out["pending_after_move"] = live_leaks.pending(scene)
+    report = live_leaks.run_check(scene)  # what the timer calls once the edits pause
+    out["moved_status"] = settings.status
+    leak = bpy.data.objects.get(visibility.LEAK_OBJECT)
+    out["moved_leak_object"] = leak is not None
+    out["chain_end_x"] = float(visibility.leak_points(leak)[:, 0].max()) if leak is not None else None
+    out["moved_leaks"] = bool(report.leaks) if report is not None else None
+    east.location.x -= 2.0
+    bpy.context.view_layer.update()
+    out["pending_after_back"] = live_leaks.pending(scene)
+    live_leaks.run_check(scene)
+    watch = live_leaks._watches[scene.name]
+    out["back_status"] = settings.status
+    out["back_leak_object"] = bpy.data.objects.get(visibility.LEAK_OBJECT) is not None
+    out["back_built_reused"] = [watch.built, watch.reused]
+    # a brush that is no convex solid: the check stops with the core's message
+    pillar = next(o for o in walls if o.name == "pillar")
+    pillar.data.vertices[0].co.z += 5.0
+    pillar.data.update()
+    bpy.context.view_layer.update()
+    out["pending_after_bend"] = live_leaks.pending(scene)
+    out["bent_report"] = live_leaks.run_check(scene) is None
+    out["bent_status"] = settings.status
+    pillar.data.vertices[0].co.z -= 5.0
+    pillar.data.update()
+    # a wall deleted
+    bpy.data.objects.remove(next(o for o in walls if o.name == "north"))
+    bpy.context.view_layer.update()
+    out["pending_after_delete"] = live_leaks.pending(scene)
+    out["deleted_leaks"] = bool(live_leaks.run_check(scene).leaks)
+    settings.live_leak_check = False
+    out["off_forgets"] = scene.name not in live_leaks._watches
+    return out
+
+
 def scenario_crowd(args) -> dict:
     """Issue 13 in Blender: a floor, a bridge over it and a wall, baked with Crowd slices; the slice
     overlay shows places on both levels and the wall blocked; Spawn Crowd makes a point cloud that

@@ -414,3 +414,19 @@ def test_camera_culling_in_blender(tmp_path):
     assert np.allclose(r["view_row"][:7], row[:7], atol=1e-3) and r["view_row"][7] == 1000.0
     assert r["ortho"] == "the view is orthographic"
     assert r["panel_problems"] == [] and r["camera_panel_calls"] > 3
+
+
+def test_live_leak_check_follows_edits(tmp_path):
+    r = run_scenario(tmp_path, "live_leaks")
+    assert r["handler_registered"]
+    assert r["on_status"].startswith("Live leak check: sealed") and not r["on_leak_object"]
+    assert r["pending_after_move"] and r["moved_leaks"] and r["moved_leak_object"]
+    assert "LEAK from start" in r["moved_status"] and r["chain_end_x"] > 8.0
+    assert r["pending_after_back"] and r["back_status"].startswith("Live leak check: sealed")
+    assert not r["back_leak_object"]
+    built, reused = r["back_built_reused"]
+    assert reused > built  # the cells the wall did not reach were not built again
+    assert r["pending_after_bend"] and r["bent_report"] and "Live leak check stopped: " in r["bent_status"]
+    assert "pillar" in r["bent_status"]
+    assert r["pending_after_delete"] and r["deleted_leaks"]
+    assert r["off_forgets"]
