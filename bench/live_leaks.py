@@ -1,14 +1,16 @@
 """The live leak check (core/compile/vis/leak_watch.py) on a map being edited: seconds of the first
 check and of each check after one edit, against a check from scratch.
 
-    nice python bench/live_leaks.py [--map maps/librequake/e3m4.map] [--edits 20] [--seed 0] > live_leaks.json
+    nice python bench/live_leaks.py [--map maps/librequake/e3m4.map] [--edits 20] [--seed 0] [--blender] > live.json
 
 Each edit moves one random structural brush by a random step of 8 to 64 map units along an axis
 (the edit a designer makes), checks, and moves it back (checked again: undo).  Per check: wall
 seconds, the cells built and reused, and whether the report equals a fresh LeakWatch's (the first
 three edits are compared; a check from scratch costs what the first check costs).  The scene is
 loaded once (the add-on keeps its brushes between edits the same way, converting only the edited
-object).  Prints one JSON object.
+object).  With --blender the same edits run in Blender through the add-on (the bpy wheel; the
+map imported as objects, the live check switched on, each edit's check timed as the timer runs it).
+Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -41,12 +43,63 @@ def same(a, b) -> bool:
             and a.hole_position == b.hole_position and a.entity == b.entity)
 
 
+def in_blender(args) -> dict:
+    """The same edits in Blender (the bpy wheel): the map imported as objects, the live check
+    switched on, then per edit one structural object moved, the depsgraph updated (the handler
+    marks the scene) and the check the timer would run (addon/live_leaks.run_check) timed: the
+    objects' keys, the conversion of the moved brush, LeakWatch, the chain drawn or cleared."""
+    import bpy
+
+    import brushbake
+    from brushbake.addon import live_leaks
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    brushbake.register()
+    scene = bpy.context.scene
+    t0 = time.perf_counter()
+    bpy.ops.brushbake.import_map(filepath=args.map)
+    import_s = time.perf_counter() - t0
+    objects = [o for o in scene.objects if o.type == "MESH" and o.brushbake.role == "STRUCTURAL"]
+    t0 = time.perf_counter()
+    scene.brushbake.live_leak_check = True  # the first check, every brush converted
+    first_s = time.perf_counter() - t0
+    first_status = scene.brushbake.status
+    rng = np.random.default_rng(args.seed)
+    rows = []
+    for _ in range(args.edits):
+        obj = objects[int(rng.integers(len(objects)))]
+        axis = int(rng.integers(3))
+        step = float(rng.choice([-1, 1]) * rng.integers(1, 9) * 8 * scene.brushbake.map_scale)
+        obj.location[axis] += step
+        bpy.context.view_layer.update()
+        marked = live_leaks.pending(scene)
+        t0 = time.perf_counter()
+        live_leaks.run_check(scene)
+        edit_s = time.perf_counter() - t0
+        status = scene.brushbake.status
+        obj.location[axis] -= step
+        bpy.context.view_layer.update()
+        t0 = time.perf_counter()
+        live_leaks.run_check(scene)
+        rows.append({"object": obj.name, "marked": marked, "edit_s": round(edit_s, 4),
+                     "undo_s": round(time.perf_counter() - t0, 4), "status": status})
+    times = [r["edit_s"] for r in rows]
+    return {"blender": bpy.app.version_string, "objects": len(scene.objects), "structural": len(objects),
+            "import_s": round(import_s, 2), "first_check_s": round(first_s, 3), "first_status": first_status,
+            "edit_s_median": round(statistics.median(times), 4), "edit_s_max": round(max(times), 4),
+            "undo_s_median": round(statistics.median(r["undo_s"] for r in rows), 4), "edits": rows}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--map", default=str(HERE.parent / "maps" / "librequake" / "e3m4.map"))
     ap.add_argument("--edits", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--blender", action="store_true", help="the same in Blender (the bpy wheel), end to end")
     args = ap.parse_args()
+    if args.blender:
+        print(json.dumps(in_blender(args), indent=1))
+        return 0
     t0 = time.perf_counter()
     scene = load_scene(args.map)
     load_s = time.perf_counter() - t0
