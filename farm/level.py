@@ -159,17 +159,16 @@ def run_regions(lf: LevelFarm, planes, settings, jobs: list, cancel=None) -> lis
     """The RegionTrees of `jobs`, built on the workers: the plane table and the splitter settings
     go to each worker once; the jobs are cut into runs of about equal face counts, in order, a
     task each; the trees come back in the jobs' order."""
+    from ..core.compile.trees.region_jobs import split_runs
+
     parts = min(lf.parts(), len(jobs))
     if not parts:
         return []
-    weight = np.cumsum([len(job.counts) for job in jobs])
-    cuts = [0] + [int(np.searchsorted(weight, weight[-1] * k / parts, side="right")) for k in range(1, parts)] + [len(jobs)]
-    cuts = sorted(set(cuts))
     client = lf.client
     [shared] = client.scatter([RegionShared(planes, settings)], broadcast=True, hash=False)
     try:
-        futures = [client.submit(region_part, shared, jobs[a:z], pure=False, key=f"region-part-{k}-{time.time_ns()}")
-                   for k, (a, z) in enumerate(zip(cuts[:-1], cuts[1:])) if z > a]
+        futures = [client.submit(region_part, shared, run, pure=False, key=f"region-part-{k}-{time.time_ns()}")
+                   for k, run in enumerate(split_runs(jobs, parts))]
         return [tree for part in lf.gather(futures, cancel) for tree in part]
     finally:
         shared.release()

@@ -41,8 +41,8 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
     C run-time where it builds, else NumPy, the same bytes either way); `vis_backend` runs the full
     vis's flow (core/compile/vis/flow_c.py: 'auto' = its C kernel where it builds, else NumPy, the
     same rows either way).
-    progress(fraction, message) and cancel() as for compile_scene.  `jobs`: cores the full vis may
-    use (None: all; the output is the same for any number).  `farm`: the workers of a cluster that
+    progress(fraction, message) and cancel() as for compile_scene.  `jobs`: cores the full vis and
+    the regions' subtrees may use (None: all; the output is the same for any number).  `farm`: the workers of a cluster that
     run the full vis's sources and light's rays instead of this machine's cores (the bake farm's
     brushbake.farm.level.LevelFarm; the core never imports it), and the regions' subtrees of the
     trees: the same output."""
@@ -58,7 +58,8 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
     if settings.light:
         weights["light"] = 6.0
     bar = StageProgress(progress, weights)
-    level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel, farm=farm)
+    regions = farm if farm is not None else _local_regions(jobs)
+    level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel, farm=regions)
     if settings.vis != "none":  # before the bevels: the outside fill changes the point tree they bevel
         visibility_stage(scene, level, extra_points, bar.stage("vis") if progress else None, cancel, jobs=jobs,
                          farm=farm, backend=vis_backend)
@@ -76,6 +77,15 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
                    backend=light_backend, farm=farm)
         level.stats.setdefault("times", {})["light"] = time.perf_counter() - t0
     return level
+
+
+def _local_regions(jobs: int | None):
+    """The regions' subtrees on `jobs` of this machine's cores (None: all), or None for one."""
+    from .trees.region_jobs import LocalRegions
+    from .vis.wave_jobs import default_jobs
+
+    n = default_jobs() if jobs is None else jobs
+    return LocalRegions(n) if n > 1 else None
 
 
 def slices_stage(scene: Scene, level: CompiledLevel, progress=None, cancel=None) -> None:

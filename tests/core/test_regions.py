@@ -203,3 +203,14 @@ def test_regions_built_apart_and_grafted_give_the_level_one_build_gives(name, ma
 def test_random_scenes_built_apart_match_one_build(brushes, hulls, cell):
     scene = Scene("random", brushes=list(brushes), hulls=list(hulls), settings=Settings(region_size=cell))
     _same_level(compile_scene(scene), compile_scene(scene, farm=_HereFarm()))
+
+
+def test_regions_on_this_machines_cores_give_the_level_one_build_gives(map_named):
+    """LocalRegions (forked workers where the platform forks): bake's --jobs for the trees."""
+    from brushbake.core.compile.trees.region_jobs import LocalRegions
+
+    scene = load_scene(map_named("e1m7.map"))
+    scene = dataclasses.replace(scene, settings=dataclasses.replace(scene.settings, region_size=4.0))
+    local = LocalRegions(2)
+    local.MIN_FACES = 0  # e1m7's trees are small: fork for them all the same
+    _same_level(compile_scene(scene), compile_scene(scene, farm=local))

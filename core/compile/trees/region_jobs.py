@@ -66,3 +66,40 @@ def run_here(planes, settings, jobs: list[RegionJob], cancel=None) -> list[Regio
         check_cancel(cancel)
         out.append(build_region(planes, settings, job))
     return out
+
+
+class LocalRegions:
+    """The regions' subtrees on this machine's cores: a runner provider for compile_scene (as a
+    farm is), running runs of cells of about equal face counts in forked worker processes
+    (core/compile/vis/wave_jobs.py WaveRunner; threads where forking is not safe, which gain
+    little here: the builder is NumPy on small arrays).  The same trees as one build."""
+
+    #: fewer cells than this per worker, or fewer faces than this in all: building them here costs
+    #: less than forking and sending the trees back (e3m4's point tree, 20,000 faces: 0.46 s here,
+    #: 0.95 s through two workers)
+    MIN_CELLS_PER_JOB = 8
+    MIN_FACES = 50_000
+
+    def __init__(self, jobs: int):
+        self.jobs = max(1, int(jobs))
+
+    def region_runner(self, cancel=None):
+        def run(planes, settings, jobs):
+            from ..vis.wave_jobs import WaveRunner, can_fork
+
+            n = min(self.jobs, len(jobs) // self.MIN_CELLS_PER_JOB)
+            if n < 2 or not can_fork() or sum(len(job.counts) for job in jobs) < self.MIN_FACES:
+                return run_here(planes, settings, jobs, cancel)
+            parts = split_runs(jobs, n)
+            with WaveRunner(lambda part: build_regions(planes, settings, part), n, cancel) as runner:
+                return [tree for part in runner.map(parts) for tree in part]
+
+        return run
+
+
+def split_runs(jobs: list, parts: int) -> list[list]:
+    """`jobs` cut into at most `parts` runs, in order, of about equal face counts."""
+    weight = np.cumsum([len(job.counts) for job in jobs])
+    cuts = [0] + [int(np.searchsorted(weight, weight[-1] * k / parts, side="right")) for k in range(1, parts)]
+    cuts = sorted(set(cuts + [len(jobs)]))
+    return [jobs[a:z] for a, z in zip(cuts[:-1], cuts[1:]) if z > a]
