@@ -32,7 +32,7 @@ def splitter_settings(scene: Scene) -> SplitterSettings:
     return SplitterSettings.from_settings(scene.settings)
 
 
-def compile_scene(scene: Scene, progress=None, cancel=None, farm=None) -> CompiledLevel:
+def compile_scene(scene: Scene, progress=None, cancel=None, farm=None, csg=None) -> CompiledLevel:
     """Compile the point-hull solid BSP of a scene, and the onion tree of its box hulls.
 
     progress(fraction, message) is called as work advances; cancel() returning True stops the
@@ -40,7 +40,8 @@ def compile_scene(scene: Scene, progress=None, cancel=None, farm=None) -> Compil
     (box hulls only) and non-solid brushes do not.  The stages below each record their counts in
     `stats` and their seconds in `times`.  `farm`: a cluster's workers (brushbake.farm.level's
     LevelFarm) that build the regions' subtrees of both trees (core/compile/trees/region_jobs.py):
-    the same level.
+    the same level.  `csg`: what computes the union of faces instead of csg.union_faces (same
+    arguments, same answer: the live leak check's, which keeps each brush's pieces between checks).
     """
     runner = farm.region_runner(cancel) if farm is not None else None
     weights = {"csg": 1.0, "tree": 4.0, "detail": 1.0}
@@ -53,7 +54,7 @@ def compile_scene(scene: Scene, progress=None, cancel=None, farm=None) -> Compil
     times: dict = {}
 
     t0 = time.perf_counter()
-    planes, faces, ordered, n_structural = _csg_stage(scene, bar.stage("csg"), cancel, stats)
+    planes, faces, ordered, n_structural = _csg_stage(scene, bar.stage("csg"), cancel, stats, csg or union_faces)
     times["csg"] = time.perf_counter() - t0
     check_cancel(cancel)
 
@@ -100,7 +101,7 @@ def compile_scene(scene: Scene, progress=None, cancel=None, farm=None) -> Compil
     return level
 
 
-def _csg_stage(scene: Scene, report, cancel, stats: dict):
+def _csg_stage(scene: Scene, report, cancel, stats: dict, union=union_faces):
     """The plane table and the CSG'd faces: structural faces on the union surface first, then
     detail faces cut by structural and detail brushes.  Returns (planes, faces, the brushes in
     that order, the number of structural faces)."""
@@ -110,10 +111,10 @@ def _csg_stage(scene: Scene, report, cancel, stats: dict):
     planes = PlaneTable()
     plane_ids = brush_plane_ids(ordered, planes)
     faces = FaceList()
-    union_faces(structural, plane_ids[: len(structural)], planes, out=faces, cancel=cancel)
+    union(structural, plane_ids[: len(structural)], planes, out=faces, cancel=cancel)
     n_structural = len(faces)
     report(0.5, f"{n_structural} structural faces")
-    union_faces(ordered, plane_ids, planes, subtract_from=len(structural), flags=FACE_DETAIL, out=faces, cancel=cancel)
+    union(ordered, plane_ids, planes, subtract_from=len(structural), flags=FACE_DETAIL, out=faces, cancel=cancel)
     stats.update(structural_brushes=len(structural), detail_brushes=len(detail),
                  faces_before_csg=sum(len(b.faces) for b in ordered), faces_after_csg=len(faces),
                  detail_faces_after_csg=len(faces) - n_structural)

@@ -60,6 +60,7 @@ def union_faces(
     flags: int = 0,
     out: FaceList | None = None,
     cancel=None,
+    only=None,
 ) -> FaceList:
     """Faces of brushes[subtract_from:] that lie on the surface of the union of all `brushes`.
 
@@ -71,7 +72,9 @@ def union_faces(
     piece outside a brush's bounds, or wholly in front of one of its planes, stays whole.  So a
     world-spanning floor is cut only where something stands on it, and each cut is paid once,
     not again for every piece the floor has been cut into (_cut_faces).  Brushes that may touch
-    come from a grid (box_pairs), not from testing every pair.
+    come from a grid (box_pairs), not from testing every pair.  `only`: the brushes (ascending
+    indices, from subtract_from on) whose faces to emit, instead of all of them; each face's
+    pieces are the same either way (the live leak check keeps the others' from before).
     """
     out = out if out is not None else FaceList()
     if not brushes:
@@ -87,7 +90,7 @@ def union_faces(
     face_brush: list[int] = []
     cutters: list[np.ndarray] = []  # per face: the brushes that may cut it, in brush order
     no_cutter = np.zeros(0, dtype=np.int64)
-    for i in range(subtract_from, len(brushes)):
+    for i in (range(subtract_from, len(brushes)) if only is None else [int(k) for k in only]):
         _check_cancel(cancel, i)
         brush = brushes[i]
         near = near_of[i]

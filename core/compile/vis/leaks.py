@@ -217,7 +217,14 @@ def _shortest_chain(level, portals, graph, pts, cluster, leaking, names, report)
     centres = graph.points
     by_cluster = _links_by_cluster(graph.clusters, portals.num_clusters)
     void = np.flatnonzero(graph.clusters[:, 1] == portals.outside)
-    d_void, toward = _dijkstra(graph.clusters, portals.outside, centres, by_cluster, [(0.0, int(j)) for j in void])
+    goals: dict[int, list[np.ndarray]] = {}  # link -> the leaking points in a cluster it borders
+    for i in leaking.tolist():
+        c = int(cluster[i])
+        if c >= 0:
+            for j in by_cluster[c].tolist():
+                goals.setdefault(j, []).append(pts[i])
+    d_void, toward = _dijkstra(graph.clusters, portals.outside, centres, by_cluster, [(0.0, int(j)) for j in void],
+                               goals)
     # the entity: the leaking point with the shortest way out
     # a point beyond the world box is in the void itself (its chain is the point alone): named
     # only when no leaking point inside the box has a chain to show
@@ -355,10 +362,16 @@ def _links_by_cluster(clusters: np.ndarray, num_clusters: int) -> list[np.ndarra
     return [ids[order[bounds[k]:bounds[k + 1]]] for k in range(c)]
 
 
-def _dijkstra(clusters, outside, centres, by_cluster, seeds) -> tuple[np.ndarray, np.ndarray]:
+def _dijkstra(clusters, outside, centres, by_cluster, seeds, goals=None) -> tuple[np.ndarray, np.ndarray]:
     """Shortest distances over link points (a step joins two links of one cluster, the outside
     excluded: its links are only ever seeds).  Returns (distance per link, the next link on the
-    way back to the nearest seed, -1 at a seed)."""
+    way back to the nearest seed, -1 at a seed).
+
+    goals: {link: points} when only the shortest way from some point to a seed is wanted (the
+    points of a cluster, listed under its links; a way's length is |point - link| plus the link's
+    distance): the search stops once every link still open is farther than the best way found,
+    so every link a best way can use is final (its distance and next link as the full search
+    gives them) and the others are left at inf or a larger tentative distance."""
     n = len(clusters)
     dist = np.full(n, np.inf)
     toward = np.full(n, -1, dtype=np.int64)
@@ -369,17 +382,26 @@ def _dijkstra(clusters, outside, centres, by_cluster, seeds) -> tuple[np.ndarray
             heapq.heappush(heap, (d, j, -1))
     done = np.zeros(n, dtype=bool)
     cl = np.asarray(clusters).tolist()
+    cx, cy, cz = (np.ascontiguousarray(centres[:, k]) for k in range(3))
+    best = np.inf
     while heap:
         d, j, prev = heapq.heappop(heap)
         if done[j]:
             continue
+        if d > best:
+            break
         done[j] = True
         toward[j] = prev
+        if goals is not None and j in goals:
+            for p in goals[j]:
+                best = min(best, float(norm(centres[j] - p)) + d)
         for c in cl[j]:
             if c == outside:
                 continue
             ks = by_cluster[c]
-            nd = d + norm(centres[ks] - centres[j], axis=1)
+            # |centres[ks] - centres[j]|, squares summed in order as detmath.norm sums them
+            dx, dy, dz = cx[ks] - cx[j], cy[ks] - cy[j], cz[ks] - cz[j]
+            nd = d + np.sqrt(dx * dx + dy * dy + dz * dz)
             better = nd < dist[ks]
             for k, v in zip(ks[better].tolist(), nd[better].tolist()):
                 dist[k] = v
