@@ -417,6 +417,7 @@ def nearest_brush(level: CompiledLevel, polygon: np.ndarray) -> tuple[int, float
     faces = np.flatnonzero((level.face_flags & FACE_DETAIL) == 0)
     if not len(faces):
         return -1, float("inf")
+    faces = _near_faces(level, faces, polygon)
     centre = polygon.mean(axis=0)
     to_centre = _point_face_distances(level, faces, centre)
     best = to_centre.copy()
@@ -424,6 +425,27 @@ def nearest_brush(level: CompiledLevel, polygon: np.ndarray) -> tuple[int, float
         best = np.minimum(best, _point_face_distances(level, faces, p))
     k = int(np.lexsort((to_centre, best))[0])
     return int(level.face_brush[faces[k]]), float(best[k])
+
+
+def _near_faces(level: CompiledLevel, faces: np.ndarray, polygon: np.ndarray, first: int = 32) -> np.ndarray:
+    """The faces (ascending, a subset of `faces`) that may be nearest the polygon: the distance
+    between the polygon's box and a face's box is a lower bound of the face's distance to every
+    point of the polygon, so a face whose bound exceeds the exact distance of one of the `first`
+    faces of smallest bound is never the nearest (nor tied with it)."""
+    if len(faces) <= first:
+        return faces
+    start = level.face_first_vertex[faces].astype(np.int64)
+    count = level.face_num_vertices[faces].astype(np.int64)
+    seg = np.cumsum(count) - count
+    rows = level.vertices[np.repeat(start - seg, count) + np.arange(int(count.sum()))]
+    lo = np.minimum.reduceat(rows, seg, axis=0)
+    hi = np.maximum.reduceat(rows, seg, axis=0)
+    p_lo, p_hi = polygon.min(axis=0), polygon.max(axis=0)
+    gap = np.maximum(0.0, np.maximum(lo - p_hi, p_lo - hi))
+    bound = np.sqrt(gap[:, 0] * gap[:, 0] + gap[:, 1] * gap[:, 1] + gap[:, 2] * gap[:, 2])
+    probe = faces[np.argsort(bound, kind="stable")[:first]]
+    upper = min(float(_point_face_distances(level, probe, q).min()) for q in list(polygon) + [polygon.mean(axis=0)])
+    return faces[bound <= upper * (1 + 1e-9) + 1e-12]
 
 
 def _point_face_distances(level: CompiledLevel, faces: np.ndarray, p: np.ndarray) -> np.ndarray:
