@@ -53,19 +53,77 @@ def build_region(planes, settings, job: RegionJob) -> RegionTree:
 
 
 def build_regions(planes, settings, jobs: list[RegionJob]) -> list[RegionTree]:
-    """build_region for each job, in order."""
-    return [build_region(planes, settings, job) for job in jobs]
+    """build_region for each job, in order: the same trees, grown together by one builder (every
+    level of every cell at once, as the whole tree grows; cell by cell costs twice as much).  A
+    tree lists the faces split off that its leaves and nodes keep, in the order they first appear."""
+    if not jobs:
+        return []
+    faces = FaceList()
+    offsets = []
+    for job in jobs:
+        offsets.append(len(faces))
+        ends = np.cumsum(job.counts).tolist()
+        for k, (a, z) in enumerate(zip([0] + ends[:-1], ends)):
+            faces.add(job.verts[a:z], int(job.planes[k]), int(job.brushes[k]), int(job.flags[k]))
+    inputs = len(faces)
+    builder = TreeBuilder(planes, faces, settings)
+    roots = [(np.arange(off, off + len(job.counts)), job.cand, job.cnt, job.box, -1, 0) for off, job in zip(offsets, jobs)]
+    splits_before, scored_before = builder.stats.splits, builder.stats.scored
+    built = builder.build_many(roots)
+    starts = [code if code >= 0 else None for code, _, _ in built]
+    node_ends, following = [], len(builder.node_plane)
+    for start in reversed(starts):
+        node_ends.append(following)
+        following = start if start is not None else following
+    node_ends.reverse()
+    node_plane = np.array(builder.node_plane, dtype=np.int64)
+    node_face = np.array(builder.node_face, dtype=np.int64)
+    children = np.array(builder.node_children, dtype=np.int64).reshape(-1, 2)
+    out = []
+    for k, ((code, first, end), off, job) in enumerate(zip(built, offsets, jobs)):
+        n_in = len(job.counts)
+        a = code if code >= 0 else node_ends[k]
+        z = node_ends[k]
+        leaves = builder.leaves[first:end]
+        new_ids: dict[int, int] = {}
+
+        def local_face(g: int) -> int:
+            if g < inputs:
+                return g - off
+            return n_in + new_ids.setdefault(g, len(new_ids))
+
+        leaf_faces = [local_face(f) for rec in leaves for f in rec.faces]
+        faces_of_nodes = [local_face(int(f)) if f >= 0 else -1 for f in node_face[a:z].tolist()]
+        kids = children[a:z]
+        kids = np.where(kids >= 0, kids - a, -1 - ((-1 - kids) - first))
+        new = list(new_ids)
+        out.append(RegionTree(
+            node_plane=node_plane[a:z].copy(), node_face=np.array(faces_of_nodes, dtype=np.int64),
+            node_children=kids.astype(np.int64).reshape(-1, 2),
+            leaf_faces=np.array(leaf_faces, dtype=np.int64),
+            leaf_face_counts=np.array([len(rec.faces) for rec in leaves], dtype=np.int64),
+            leaf_solid=np.array([rec.solid for rec in leaves], dtype=bool),
+            leaf_bounds=np.array([rec.bounds for rec in leaves], dtype=np.float64).reshape(-1, 2, 3),
+            leaf_parent=np.array([rec.parent - a if rec.parent >= 0 else -1 for rec in leaves], dtype=np.int64),
+            leaf_side=np.array([rec.side for rec in leaves], dtype=np.int64),
+            new_verts=np.concatenate([faces.verts[g] for g in new]) if new else np.zeros((0, 3)),
+            new_counts=np.array([len(faces.verts[g]) for g in new], dtype=np.int64),
+            new_planes=np.array([faces.plane[g] for g in new], dtype=np.int64),
+            new_brushes=np.array([faces.brush[g] for g in new], dtype=np.int64),
+            new_flags=np.array([faces.flags[g] for g in new], dtype=np.int64),
+            splits=0, scored=0))
+    if out:  # the counts of all cells, carried by the first (the graft sums them)
+        out[0].splits = builder.stats.splits - splits_before
+        out[0].scored = builder.stats.scored - scored_before
+    return out
 
 
 def run_here(planes, settings, jobs: list[RegionJob], cancel=None) -> list[RegionTree]:
     """The runner that builds every region in this process."""
     from ...errors import check_cancel
 
-    out = []
-    for job in jobs:
-        check_cancel(cancel)
-        out.append(build_region(planes, settings, job))
-    return out
+    check_cancel(cancel)
+    return build_regions(planes, settings, jobs)
 
 
 class LocalRegions:

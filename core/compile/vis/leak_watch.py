@@ -30,7 +30,7 @@ from ...model.brushes import Contents
 from ...tolerances import ON_EPSILON
 from ..trees.build import compile_scene
 from ..trees.csg import FaceList, _near_brushes, union_faces
-from ..trees.region_jobs import build_region
+from ..trees.region_jobs import build_regions
 from .leaks import check_scene
 
 
@@ -109,20 +109,16 @@ class LeakWatch:
         return self._run
 
     def _run(self, planes, settings, jobs):
-        out = []
-        for job in jobs:
-            key = region_digest(planes, settings, job)
+        keys = [region_digest(planes, settings, job) for job in jobs]
+        missing = {}
+        for key, job in zip(keys, jobs):
             self._last_used[key] = self._checks
-            cached = self._trees.get(key)
-            if cached is None:
-                tree = build_region(planes, settings, job)
-                self._trees[key] = (tree, np.unique(job.planes), np.unique(job.brushes))
-                self.built += 1
-            else:
-                tree = relabelled(*cached, job)
-                self.reused += 1
-            out.append(tree)
-        return out
+            if key not in self._trees:
+                missing.setdefault(key, job)
+        for (key, job), tree in zip(missing.items(), build_regions(planes, settings, list(missing.values()))):
+            self._trees[key] = (tree, np.unique(job.planes), np.unique(job.brushes))
+        self.built, self.reused = len(missing), len(jobs) - len(missing)
+        return [relabelled(*self._trees[key], job) for key, job in zip(keys, jobs)]
 
 
 def brush_digest(brush) -> bytes:
