@@ -743,6 +743,19 @@ def scenario_samples_and_panels(args) -> dict:
     return out
 
 
+def room_with_marker(bpy):
+    """A closed room 8 x 4 x 3 m with a pillar, and an inside marker: (the wall objects, the marker)."""
+    walls = [box(bpy, "floor", (-1, -1, -1), (9, 5, 0)), box(bpy, "ceiling", (-1, -1, 3), (9, 5, 4)),
+             box(bpy, "west", (-1, -1, 0), (0, 5, 3)), box(bpy, "east", (8, -1, 0), (9, 5, 3)),
+             box(bpy, "south", (0, -1, 0), (8, 0, 3)), box(bpy, "north", (0, 4, 0), (8, 5, 3)),
+             box(bpy, "pillar", (3.5, 1.5, 0), (4.5, 2.5, 3))]
+    marker = bpy.data.objects.new("start", None)
+    bpy.context.scene.collection.objects.link(marker)
+    marker.location = (1.0, 2.0, 1.0)
+    marker.brushbake.role = "INSIDE_MARKER"
+    return walls, marker
+
+
 def scenario_visibility(args) -> dict:
     """A closed room with an inside marker: a bake with Visibility stores a PVS and draws no leak;
     the room with its east wall removed fails as a leak, draws the chain as a curve through the
@@ -761,14 +774,7 @@ def scenario_visibility(args) -> dict:
     out["seal_to_core"] = core_settings(settings).seal
     out["fill_to_core"] = core_settings(settings).fill
     settings.seal, settings.fill = "qbsp", True
-    walls = [box(bpy, "floor", (-1, -1, -1), (9, 5, 0)), box(bpy, "ceiling", (-1, -1, 3), (9, 5, 4)),
-             box(bpy, "west", (-1, -1, 0), (0, 5, 3)), box(bpy, "east", (8, -1, 0), (9, 5, 3)),
-             box(bpy, "south", (0, -1, 0), (8, 0, 3)), box(bpy, "north", (0, 4, 0), (8, 5, 3)),
-             box(bpy, "pillar", (3.5, 1.5, 0), (4.5, 2.5, 3))]
-    marker = bpy.data.objects.new("start", None)
-    scene.collection.objects.link(marker)
-    marker.location = (1.0, 2.0, 1.0)
-    marker.brushbake.role = "INSIDE_MARKER"
+    walls, marker = room_with_marker(bpy)
     select(bpy, walls + [marker])
     settings.use_vis = True
     out["bake_sealed"] = call(bpy.ops.brushbake.bake)
@@ -826,14 +832,7 @@ def scenario_live_leaks(args) -> dict:
     scene = bpy.context.scene
     settings = scene.brushbake
     settings.region_size = 2.0  # the room spans several cells
-    walls = [box(bpy, "floor", (-1, -1, -1), (9, 5, 0)), box(bpy, "ceiling", (-1, -1, 3), (9, 5, 4)),
-             box(bpy, "west", (-1, -1, 0), (0, 5, 3)), box(bpy, "east", (8, -1, 0), (9, 5, 3)),
-             box(bpy, "south", (0, -1, 0), (8, 0, 3)), box(bpy, "north", (0, 4, 0), (8, 5, 3)),
-             box(bpy, "pillar", (3.5, 1.5, 0), (4.5, 2.5, 3))]
-    marker = bpy.data.objects.new("start", None)
-    scene.collection.objects.link(marker)
-    marker.location = (1.0, 2.0, 1.0)
-    marker.brushbake.role = "INSIDE_MARKER"
+    walls, marker = room_with_marker(bpy)
     bpy.context.view_layer.update()
     out["handler_registered"] = live_leaks.on_depsgraph_update in bpy.app.handlers.depsgraph_update_post
     settings.live_leak_check = True  # the toggle checks at once
