@@ -206,11 +206,15 @@ def test_random_scenes_built_apart_match_one_build(brushes, hulls, cell):
 
 
 def test_regions_on_this_machines_cores_give_the_level_one_build_gives(map_named):
-    """LocalRegions (forked workers where the platform forks): bake's --jobs for the trees."""
+    """LocalRegions (forked workers where the platform forks): bake's --jobs for the trees and the
+    onion's unions of faces (LocalUnion)."""
     from brushbake.core.compile.trees.region_jobs import LocalRegions
 
+    from brushbake.core.model.hulls import quake_map_hulls
+
     scene = load_scene(map_named("e1m7.map"))
-    scene = dataclasses.replace(scene, settings=dataclasses.replace(scene.settings, region_size=4.0))
+    scene = dataclasses.replace(scene, hulls=quake_map_hulls(scene.settings.map_scale),
+                                settings=dataclasses.replace(scene.settings, region_size=4.0))
     local = LocalRegions(2)
-    local.MIN_FACES = 0  # e1m7's trees are small: fork for them all the same
+    local.MIN_FACES = local.union.MIN_FACES = 0  # e1m7 is small: fork for its trees and unions all the same
     _same_level(compile_scene(scene), compile_scene(scene, farm=local))

@@ -40,7 +40,8 @@ def compile_scene(scene: Scene, progress=None, cancel=None, farm=None, csg=None)
     (box hulls only) and non-solid brushes do not.  The stages below each record their counts in
     `stats` and their seconds in `times`.  `farm`: a cluster's workers (brushbake.farm.level's
     LevelFarm) that build the regions' subtrees of both trees (core/compile/trees/region_jobs.py):
-    the same level.  `csg`: what computes the union of faces instead of csg.union_faces (same
+    the same level (a farm with a `union`, region_jobs.LocalRegions, also computes the onion's unions
+    of faces).  `csg`: what computes the union of faces instead of csg.union_faces (same
     arguments, same answer: the live leak check's, which keeps each brush's pieces between checks).
     """
     runner = farm.region_runner(cancel) if farm is not None else None
@@ -80,7 +81,8 @@ def compile_scene(scene: Scene, progress=None, cancel=None, farm=None, csg=None)
     times["arrays"] = time.perf_counter() - t0
 
     if scene.hulls:
-        _onion_stage(scene, level, planes, bar.stage("onion"), cancel, stats, times, runner)
+        _onion_stage(scene, level, planes, bar.stage("onion"), cancel, stats, times, runner,
+                     getattr(farm, "union", None) or union_faces)
     bar.stage("arrays")(1.0, "done")
 
     stats.update(
@@ -167,14 +169,14 @@ def _detail_stage(builder: TreeBuilder, faces, detail_ids: list, detail_brushes,
 
 
 def _onion_stage(scene: Scene, level: CompiledLevel, planes, report, cancel, stats: dict, times: dict,
-                 runner=None) -> None:
+                 runner=None, union=union_faces) -> None:
     """The onion tree of the scene's box hulls (core/compile/trees/onion.py), into the level."""
     margin = 1.0 + max(float(np.abs(np.array([h.mins, h.maxs])).max()) for h in scene.hulls)
     bounds = world_box(scene.bounds if scene.brushes else None, margin)
     onion = compile_onion(scene.brushes, list(scene.hulls), planes, splitter_settings(scene), bounds,
                           progress=report, cancel=cancel, map_trees=scene.settings.onion_map_trees,
                           grid=RegionGrid.for_world(scene.settings.region_size, world_box(
-                              scene.bounds if scene.brushes else None)), runner=runner)
+                              scene.bounds if scene.brushes else None)), runner=runner, union=union)
     level.plane_normals, level.plane_dists = planes.arrays()  # expanded brushes added planes
     level.onion_node_plane = onion["node_plane"]
     level.onion_node_children = onion["node_children"]

@@ -47,9 +47,11 @@ def colliding_brushes(brushes: list[Brush], hull_index: int) -> list[Brush]:
     return [b for b in brushes if b.contents in wanted]
 
 
-def space_faces(brushes: list[Brush], planes: PlaneTable, out: FaceList, space: int, cancel=None) -> None:
-    """Union faces of one configuration space, appended to `out` with `space` as their flags."""
-    union_faces(brushes, brush_plane_ids(brushes, planes), planes, flags=space, out=out, cancel=cancel)
+def space_faces(brushes: list[Brush], planes: PlaneTable, out: FaceList, space: int, cancel=None,
+                union=union_faces) -> None:
+    """Union faces of one configuration space, appended to `out` with `space` as their flags
+    (`union`: csg.union_faces or what computes the same, region_jobs.LocalUnion)."""
+    union(brushes, brush_plane_ids(brushes, planes), planes, flags=space, out=out, cancel=cancel)
 
 
 def build_map_tree(faces: FaceList, ids: np.ndarray, planes: PlaneTable, settings, bounds) -> Tree:
@@ -65,7 +67,8 @@ def build_map_tree(faces: FaceList, ids: np.ndarray, planes: PlaneTable, setting
 
 
 def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, settings, bounds,
-                  progress=None, cancel=None, map_trees: bool = False, grid=None, runner=None) -> dict:
+                  progress=None, cancel=None, map_trees: bool = False, grid=None, runner=None,
+                  union=union_faces) -> dict:
     """Build the onion tree for the point hull plus `hulls`.
 
     Returns {'node_plane', 'node_children', 'leaf_solid' (bit h per hull), 'map_trees' (when
@@ -75,7 +78,8 @@ def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, s
     compiler); by default the point is tested against the space's expanded brushes directly,
     which gives the same answer (the tests check it) without building trees nobody keeps.
     `grid`: the region grid the onion tree is cut along first (core/compile/trees/regions.py; its
-    leaves' solidity is by points anyway); `runner` builds its regions' subtrees (region_jobs.py).
+    leaves' solidity is by points anyway); `runner` builds its regions' subtrees (region_jobs.py);
+    `union` computes each space's union of faces (csg.union_faces, or region_jobs.LocalUnion).
     """
     times: dict = {}
     stats: dict = {}
@@ -97,7 +101,7 @@ def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, s
         space = colliding_brushes(brushes, 0) if h == 0 else expanded[h - 1]
         spaces.append(space)
         start = len(faces)
-        space_faces(space, planes, faces, h, cancel)
+        space_faces(space, planes, faces, h, cancel, union)
         space_ranges.append((start, len(faces)))
         stats[f"space{h}_brushes"] = len(space)
         stats[f"space{h}_faces"] = len(faces) - start
