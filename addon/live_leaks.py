@@ -100,7 +100,10 @@ def run_check(scene):
             visibility.clear_leak(scene)
             scene.brushbake.status = "Live leak check: no structural brush to check"
             return None
-        watch = _watches.setdefault(scene.name, LeakWatch())
+        size = min(LeakWatch.REGION_SIZE, scene.brushbake.region_size or LeakWatch.REGION_SIZE)
+        watch = _watches.get(scene.name)
+        if watch is None or watch.region_size != size:  # the finer of the bake's cells and its own
+            watch = _watches[scene.name] = LeakWatch(size)
         report = watch.check(core)
     except BrushbakeError as err:
         scene.brushbake.status = f"Live leak check stopped: {err}"

@@ -96,6 +96,7 @@ def main() -> int:
     ap.add_argument("--edits", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--blender", action="store_true", help="the same in Blender (the bpy wheel), end to end")
+    ap.add_argument("--region-size", type=float, default=None, help="LeakWatch's grid (default its own)")
     args = ap.parse_args()
     if args.blender:
         print(json.dumps(in_blender(args), indent=1))
@@ -103,7 +104,7 @@ def main() -> int:
     t0 = time.perf_counter()
     scene = load_scene(args.map)
     load_s = time.perf_counter() - t0
-    watch = LeakWatch()
+    watch = LeakWatch(args.region_size)
     t0 = time.perf_counter()
     first = watch.check(scene)
     first_s = time.perf_counter() - t0
@@ -130,10 +131,10 @@ def main() -> int:
                "cells_built": built, "cells_reused": reused, "undo_s": round(undo_s, 4), "leaks": report.leaks,
                "undo_leaks": back.leaks}
         if k < 3:
-            row["same_as_scratch"] = same(report, LeakWatch().check(edited))
+            row["same_as_scratch"] = same(report, LeakWatch(args.region_size).check(edited))
         edits.append(row)
     times = [e["edit_s"] for e in edits]
-    print(json.dumps({"map": Path(args.map).name, "brushes": len(scene.brushes), "structural": len(solid),
+    print(json.dumps({"map": Path(args.map).name, "region_size": watch.region_size, "brushes": len(scene.brushes), "structural": len(solid),
                       "load_s": round(load_s, 3), "first_check_s": round(first_s, 3), "cells": cells,
                       "first_leaks": first.leaks, "edit_s_median": round(statistics.median(times), 4),
                       "edit_s_max": round(max(times), 4),

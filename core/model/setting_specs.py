@@ -154,8 +154,8 @@ SPECS: tuple[SettingSpec, ...] = (
     SettingSpec("max_score_faces", 1024, "faces sampled to score a big node's candidate planes ({range}; 0 = all; "
                 "default {default})", _r(0, 100_000_000, "a count; 0 = all", integer=True),
                 flag="--max-score-faces", label="Scored faces"),
-    SettingSpec("region_size", 32.0, "regions: the world grid's cell (metres; {range}; 0 = none; default {default:g}, "
-                "1024 units at the default --scale); the trees are cut along its lines first, each cell's subtree "
+    SettingSpec("region_size", 64.0, "regions: the world grid's cell (metres; {range}; 0 = none; default {default:g}, "
+                "2048 units at the default --scale); the trees are cut along its lines first, each cell's subtree "
                 "built from its own faces", _r(0, 1e5, "metres: the cell size of the world grid; 0 = no regions"),
                 flag="--region-size", label="Region size",
                 tip="Cell of the world grid the trees are cut along first (metres; 0 = none)"),

@@ -50,7 +50,7 @@ def e1m6(map_named):
 def test_a_wall_removed_and_put_back(e1m6):
     """lq_e1m6 (16 x 28 m) in 4 m cells, so that a wall spans a few of its many cells."""
     e1m6 = dataclasses.replace(e1m6, settings=dataclasses.replace(e1m6.settings, region_size=4.0))
-    watch = LeakWatch()
+    watch = LeakWatch(4.0)
     sealed = watch.check(e1m6)
     assert not sealed.leaks and watch.reused == 0 and watch.built > 0
     same_report(sealed, from_scratch(e1m6))
@@ -73,7 +73,7 @@ edits = st.lists(st.tuples(st.sampled_from(["move", "delete", "copy"]), st.integ
 @given(steps=edits, cell=st.sampled_from([32.0, 4.0]))
 def test_random_edits_give_the_reports_of_a_check_from_scratch(e1m6, steps, cell):
     scene = dataclasses.replace(e1m6, settings=dataclasses.replace(e1m6.settings, region_size=cell))
-    watch = LeakWatch()
+    watch = LeakWatch(cell)  # the grid of the check from scratch, so that the chains are the same too
     watch.check(scene)
     for kind, pick, offset in steps:
         brushes = list(scene.brushes)
@@ -86,3 +86,13 @@ def test_random_edits_give_the_reports_of_a_check_from_scratch(e1m6, steps, cell
             brushes.append(moved(brushes[k], offset, brushes[k].name + " copy"))
         scene = dataclasses.replace(scene, brushes=brushes)
         same_report(watch.check(scene), from_scratch(scene))
+
+
+def test_the_verdict_does_not_depend_on_the_grid(e1m6):
+    """LeakWatch cuts along its own grid (finer than a bake's); a leak's verdict and the clusters the
+    void reaches are a matter of the brushes, whatever the grid."""
+    gone = next(b for b in e1m6.brushes if b.name.endswith(":brush9"))
+    holed = dataclasses.replace(e1m6, brushes=[b for b in e1m6.brushes if b is not gone])
+    for scene in (e1m6, holed):
+        verdicts = {LeakWatch(size).check(scene).leaks for size in (0.0, 4.0, 32.0, 64.0)}
+        assert verdicts == {from_scratch(scene).leaks}

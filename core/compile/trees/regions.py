@@ -13,7 +13,9 @@ Quake 2's qbsp3 built its world the same way, in 1024-unit blocks under axial sp
 ericw-tools' qbsp still splits every node larger than 1024 units at its middle (-maxnodesize);
 big open spaces then fall into several smaller leaves, which the PVS sees one by one.
 
-The cell size is the region_size setting, doubled until the world crosses at most
+The default cell is 64 m (2,048 Quake units): with the full vis it makes e3m4's PVS as tight as
+ericw-tools' (32 m cells make it looser than 64 and double the clusters of open terrain for
+nothing; bench/README.md, "Regions").  The cell size is the region_size setting, doubled until the world crosses at most
 MAX_CELLS_PER_AXIS cells along each axis, so a world of any size costs a bounded number of grid
 pieces per face.
 

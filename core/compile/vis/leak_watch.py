@@ -40,7 +40,12 @@ class LeakWatch:
     #: a cell not used by this many checks in a row is forgotten (an edit undone finds its cells)
     KEEP_CHECKS = 4
 
-    def __init__(self):
+    #: the grid the live check cuts its tree along (metres): finer than a bake's, so that an edit
+    #: rebuilds less; a leak's verdict does not depend on it (the exact seal judges the brushes)
+    REGION_SIZE = 32.0
+
+    def __init__(self, region_size: float | None = None):
+        self.region_size = self.REGION_SIZE if region_size is None else float(region_size)
         self._trees: dict[bytes, object] = {}
         self._last_used: dict[bytes, int] = {}
         self._pieces: dict[bytes, list] = {}  # a brush's CSG pieces: [(face index, vertices)]
@@ -59,7 +64,8 @@ class LeakWatch:
         self._checks += 1
         structural = dataclasses.replace(
             scene, hulls=[], brushes=[b for b in scene.brushes if b.contents == Contents.SOLID],
-            settings=dataclasses.replace(scene.settings, bevels=False, vis="none", slices=False, light=False))
+            settings=dataclasses.replace(scene.settings, bevels=False, vis="none", slices=False, light=False,
+                                         region_size=self.region_size))
         level = compile_scene(structural, cancel=cancel, farm=self, csg=self.union_faces)
         _, report = check_scene(structural, level, extra_points, cancel=cancel)
         old = [k for k, n in self._last_used.items() if n <= self._checks - self.KEEP_CHECKS]
