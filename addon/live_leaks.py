@@ -150,7 +150,8 @@ def on_depsgraph_update(scene, depsgraph) -> None:
 
 def _on_timer(scene_name: str):
     scene = bpy.data.scenes.get(scene_name)
-    if scene is not None and scene_name in _pending and scene.brushbake.live_leak_check:
+    settings = getattr(scene, "brushbake", None)  # None once the add-on is switched off
+    if settings is not None and scene_name in _pending and settings.live_leak_check:
         run_check(scene)
     return None  # once
 
