@@ -399,3 +399,41 @@ def test_lq_e1m6_without_one_wall_brush_names_its_place(map_named, brush):
     v = np.asarray(gone.vertices)
     hole = np.array(report.hole_position)
     assert np.all(hole >= v.min(axis=0) - 1e-9) and np.all(hole <= v.max(axis=0) + 1e-9), (hole, v.min(0), v.max(0))
+
+
+@pytest.mark.parametrize("brush", ["brush2", "brush9", "brush15"])
+def test_the_chain_search_stopping_early_gives_the_full_searchs_chain(map_named, monkeypatch, brush):
+    """_dijkstra stops once every open link is farther than the best way out found: the entity,
+    the chain and the hole are the ones the search over every link gives."""
+    import dataclasses
+
+    from brushbake.core.compile.vis import leaks
+    from brushbake.core.formats.loaders import load_scene
+
+    scene = load_scene(map_named("lq_e1m6.map"))
+    scene = dataclasses.replace(scene, hulls=[], settings=dataclasses.replace(scene.settings, bevels=False))
+    gone = next(b for b in scene.brushes if b.name.endswith(":" + brush))
+    scene = dataclasses.replace(scene, brushes=[b for b in scene.brushes if b is not gone])
+    level = compile_scene(scene)
+    portals = build_portals(level)
+    early = find_leaks(level, portals, *inside_points(scene))
+    full_search = leaks._dijkstra
+    monkeypatch.setattr(leaks, "_dijkstra", lambda *args, goals=None: full_search(*args))
+    full = find_leaks(level, portals, *inside_points(scene))
+    assert early.leaks and full.leaks and early.entity == full.entity
+    assert np.array_equal(early.chain, full.chain) and early.hole_position == full.hole_position
+    assert early.hole_brush == full.hole_brush
+
+
+def test_the_nearest_brush_from_the_faces_that_can_be_nearest_is_the_nearest_of_all(map_named, monkeypatch):
+    """nearest_brush measures only the faces whose boxes can be nearest (_near_faces): on every
+    portal of e1m7 it names the brush, at the distance, that measuring every face names."""
+    from brushbake.core.compile.vis import leaks
+    from brushbake.core.formats.loaders import load_scene
+
+    level = compile_scene(load_scene(map_named("e1m7.map")))
+    portals = build_portals(level)
+    windings = [portals.winding(p) for p in range(0, portals.num_portals, 7)]
+    pruned = [leaks.nearest_brush(level, w) for w in windings]
+    monkeypatch.setattr(leaks, "_near_faces", lambda level, faces, polygon, first=32: faces)
+    assert pruned == [leaks.nearest_brush(level, w) for w in windings]
