@@ -378,12 +378,8 @@ def test_a_room_without_a_wall_names_the_missing_wall(start):
     assert report.hole_brush in {"floor", "ceiling", "south", "north"} and report.hole_brush_distance < 1e-9
 
 
-@pytest.mark.parametrize("brush", ["brush2", "brush9", "brush15", "brush18"])
-def test_lq_e1m6_without_one_wall_brush_names_its_place(map_named, brush):
-    """lq_e1m6 with one structural brush of its walls removed (18 of its 23 solid structural
-    brushes open it; the hole lies in the removed brush's box for 15, 12 by the earlier rule):
-    four of them, two where the entity's own cell reaches the world box (brush2, brush15: the hole
-    is where the chain leaves the brushes' bounds)."""
+def e1m6_without(map_named, brush: str):
+    """lq_e1m6 without one structural brush, point tree only: (scene, the brush, level, portals)."""
     import dataclasses
 
     from brushbake.core.formats.loaders import load_scene
@@ -393,7 +389,16 @@ def test_lq_e1m6_without_one_wall_brush_names_its_place(map_named, brush):
     gone = next(b for b in scene.brushes if b.name.endswith(":" + brush))
     scene = dataclasses.replace(scene, brushes=[b for b in scene.brushes if b is not gone])
     level = compile_scene(scene)
-    portals = build_portals(level)
+    return scene, gone, level, build_portals(level)
+
+
+@pytest.mark.parametrize("brush", ["brush2", "brush9", "brush15", "brush18"])
+def test_lq_e1m6_without_one_wall_brush_names_its_place(map_named, brush):
+    """lq_e1m6 with one structural brush of its walls removed (18 of its 23 solid structural
+    brushes open it; the hole lies in the removed brush's box for 15, 12 by the earlier rule):
+    four of them, two where the entity's own cell reaches the world box (brush2, brush15: the hole
+    is where the chain leaves the brushes' bounds)."""
+    scene, gone, level, portals = e1m6_without(map_named, brush)
     report = find_leaks(level, portals, *inside_points(scene))
     assert report.leaks and not check_chain(level, portals, report)
     v = np.asarray(gone.vertices)
@@ -405,17 +410,9 @@ def test_lq_e1m6_without_one_wall_brush_names_its_place(map_named, brush):
 def test_the_chain_search_stopping_early_gives_the_full_searchs_chain(map_named, monkeypatch, brush):
     """_dijkstra stops once every open link is farther than the best way out found: the entity,
     the chain and the hole are the ones the search over every link gives."""
-    import dataclasses
-
     from brushbake.core.compile.vis import leaks
-    from brushbake.core.formats.loaders import load_scene
 
-    scene = load_scene(map_named("lq_e1m6.map"))
-    scene = dataclasses.replace(scene, hulls=[], settings=dataclasses.replace(scene.settings, bevels=False))
-    gone = next(b for b in scene.brushes if b.name.endswith(":" + brush))
-    scene = dataclasses.replace(scene, brushes=[b for b in scene.brushes if b is not gone])
-    level = compile_scene(scene)
-    portals = build_portals(level)
+    scene, _, level, portals = e1m6_without(map_named, brush)
     early = find_leaks(level, portals, *inside_points(scene))
     full_search = leaks._dijkstra
     monkeypatch.setattr(leaks, "_dijkstra", lambda *args, goals=None: full_search(*args))
