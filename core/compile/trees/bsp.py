@@ -256,13 +256,10 @@ class TreeBuilder:
         has_cand = np.bincount(item_of, weights=level.cand, minlength=n_items) > 0
         forced, cut_plane = self._region_cuts(level)
         codes = np.zeros(n_items, dtype=np.int64)
-        if self.runner is not None:
-            for i in np.flatnonzero(has_cand & ~forced).tolist():
-                deferred.append((level, i, codes))
-            has_cand = has_cand & forced
         leaf_items = np.flatnonzero(~(has_cand | forced))
-        if self.runner is not None:
-            leaf_items = np.setdiff1d(leaf_items, [d[1] for d in deferred if d[0] is level])
+        if self.runner is not None:  # the region roots that would split go to the runner
+            deferred.extend((level, i, codes) for i in np.flatnonzero(has_cand & ~forced).tolist())
+            has_cand = has_cand & forced
         for i in leaf_items.tolist():
             a, z = level.start[i], level.start[i] + level.length[i]
             cnt = level.cnt[a:z]

@@ -23,39 +23,11 @@ from .csg import FaceList
 from .regions import RegionJob, RegionTree
 
 
-def build_region(planes, settings, job: RegionJob) -> RegionTree:
-    """The subtree of one region root, built from its faces alone."""
-    faces = FaceList()
-    ends = np.cumsum(job.counts).tolist()
-    for k, (a, z) in enumerate(zip([0] + ends[:-1], ends)):
-        faces.add(job.verts[a:z], int(job.planes[k]), int(job.brushes[k]), int(job.flags[k]))
-    n = len(job.counts)
-    builder = TreeBuilder(planes, faces, settings)
-    builder.build(np.arange(n), job.cand, job.cnt, job.box)
-    leaves = builder.leaves
-    new = range(n, len(faces))
-    return RegionTree(
-        node_plane=np.array(builder.node_plane, dtype=np.int64),
-        node_face=np.array(builder.node_face, dtype=np.int64),
-        node_children=np.array(builder.node_children, dtype=np.int64).reshape(-1, 2),
-        leaf_faces=np.array([f for rec in leaves for f in rec.faces], dtype=np.int64),
-        leaf_face_counts=np.array([len(rec.faces) for rec in leaves], dtype=np.int64),
-        leaf_solid=np.array([rec.solid for rec in leaves], dtype=bool),
-        leaf_bounds=np.array([rec.bounds for rec in leaves], dtype=np.float64).reshape(-1, 2, 3),
-        leaf_parent=np.array([rec.parent for rec in leaves], dtype=np.int64),
-        leaf_side=np.array([rec.side for rec in leaves], dtype=np.int64),
-        new_verts=np.concatenate([faces.verts[f] for f in new]) if len(new) else np.zeros((0, 3)),
-        new_counts=np.array([len(faces.verts[f]) for f in new], dtype=np.int64),
-        new_planes=np.array([faces.plane[f] for f in new], dtype=np.int64),
-        new_brushes=np.array([faces.brush[f] for f in new], dtype=np.int64),
-        new_flags=np.array([faces.flags[f] for f in new], dtype=np.int64),
-        splits=builder.stats.splits, scored=builder.stats.scored)
-
-
 def build_regions(planes, settings, jobs: list[RegionJob]) -> list[RegionTree]:
-    """build_region for each job, in order: the same trees, grown together by one builder (every
-    level of every cell at once, as the whole tree grows; cell by cell costs twice as much).  A
-    tree lists the faces split off that its leaves and nodes keep, in the order they first appear."""
+    """The subtree of each job, in order, each built from the job's faces alone, all grown
+    together by one builder (every level of every cell at once, as the whole tree grows; cell by
+    cell costs twice as much).  A tree lists the faces split off that its leaves and nodes keep,
+    in the order they first appear."""
     if not jobs:
         return []
     faces = FaceList()
