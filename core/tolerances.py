@@ -325,6 +325,13 @@ BEVEL_ON_EPSILON = 2 * ON_EPSILON
 #: bevel angle, so that exactly the angle (90 degrees: cosine 0) never flips by rounding.
 BEVEL_COSINE_SLACK = 1e-9
 
+#: m. Seam bevels (core/compile/trees/bevel_seams.py) find the solid cell across a split face with a
+#: probe this far from the face's vertex toward the face's centre (at most half way)...
+SEAM_PROBE_ALONG = 1e-3
+#: m. ...and this far across the face's plane: the probe lands across the split, inside the other
+#: cell even where the solid is a wedge as thin as atan(ACROSS / ALONG), 0.06 degrees.
+SEAM_PROBE_ACROSS = 1e-6
+
 #: unitless (unit vectors' sums and differences). A direction shorter than this has none: two
 #: faces are opposite (a zero-thickness sliver) and make no edge or vertex bevel.
 BEVEL_MIN_DIRECTION = 1e-9

@@ -438,10 +438,8 @@ def scenario_bevels(args) -> dict:
     scene = bpy.context.scene
     settings = scene.brushbake
     out["defaults"] = [settings.use_bevels, settings.bevel_angle]
-    # no region lines: one at y = 0 would run through the ridge's apex and split its solid cell in
-    # two, each beveled alone, where plane shifting stops a sphere up to r (sqrt 2 - 1) early
-    # (Melax's bound for 90-degree bevels; here 3 cm), not at the contact this scenario checks
-    settings.region_size = 0.0
+    # the default region lines: the one at y = 0 runs through the ridge's apex, whose two halves
+    # are beveled as the whole ridge (seam bevels), so the sphere glides over it as without lines
     floor = box(bpy, "floor", (-2, -4, -1), (6, 4, 0))
     select(bpy, [floor, ridge(bpy)])
     gathered = bake.gather(bpy.context).settings

@@ -9,6 +9,9 @@ The planes a trace clips a solid cell with are its faces, its ancestors' planes 
 without being faces (through an edge or a vertex), and its bevels; all of them count below, in
 this order per cell:
 
+- seam bevels: the faces of the solid cell across a split that runs through a sharp corner of
+  this one, so that a brush split by a region line or another face's plane is beveled as a whole
+  (core/compile/trees/bevel_seams.py; they count in the phases below like touching ancestors);
 - axial bevels (Quake's choice): the six axis-aligned planes through the cell's extreme vertices,
   unless the cell already has that plane;
 - a flat top (section 8), only when axial bevels are off: normal +Z through the highest vertex, on
@@ -56,6 +59,7 @@ from ...tolerances import (BEVEL_COSINE_SLACK, BEVEL_ON_EPSILON, CELL_BOX_MARGIN
 from .bevel_cell import (_AXES, BevelSettings, _CellPlanes, _cut_gaps, _edge_angles, _edge_frame, _vertex_bevels,
                          _vertex_candidates, corner_reaches_flat)
 from .bevel_cell import cell_bevels, corner_reach  # noqa: F401 -- the per-cell rules, as bevel.py always offered them
+from .bevel_seams import seam_planes
 from .cells import CellArrays, cell_arrays
 
 #: The bevel stage reports progress every this many solid cells.
@@ -304,7 +308,7 @@ def _all_cell_planes(cells: CellArrays, normals: np.ndarray, dists: np.ndarray,
         cell.pn, cell.pd = pn_buf[cfirst[c]: cfirst[c] + k], pd_buf[cfirst[c]: cfirst[c] + k]
         cell.dist = dist_buf[dfirst[c]: dfirst[c + 1]].reshape(v1 - v0, k)
         cell.count = int(count[c])
-        cell.out = {"edge": [], "vertex": [], "axial": [], "flat_top": []}
+        cell.out = {"seam": [], "edge": [], "vertex": [], "axial": [], "flat_top": []}
         cell.out[kind] = pushes[c]
         out.append(cell)
     buffers = {"pn": pn_buf, "cfirst": cfirst, "dist": dist_buf, "dfirst": dfirst, "cap": cap, "count": count}
@@ -433,7 +437,11 @@ def all_cell_bevels(tree, bounds, settings: BevelSettings, cancel=None, progress
     arrays = solid_cell_arrays(tree, bounds)
     if cancel is not None and cancel():
         raise CancelledError()
+    seams = seam_planes(arrays, tree, normals, dists)  # counted like ancestors, made as bevels
+    arrays.chains = [list(chain) + seam if seam else chain for chain, seam in zip(arrays.chains, seams)]
     cell_planes, buffers = _all_cell_planes(arrays, normals, dists, settings)
+    for cell, seam in zip(cell_planes, seams):
+        cell.out["seam"] = [(normals[t], float(dists[t])) for t in seam]
     _all_edge_bevels(cell_planes, buffers, settings, cancel, progress, n_solid)
     if settings.vertices:
         _all_vertex_bevels(cell_planes, settings, cancel)
@@ -442,14 +450,14 @@ def all_cell_bevels(tree, bounds, settings: BevelSettings, cancel=None, progress
 
 def beveled_tree_from(tree, cells: list[tuple[int, dict]]) -> BeveledTree:
     """The beveled tree of `tree` with each listed solid leaf's bevels (all_cell_bevels' list) as a
-    chain of nodes in its place: axial (or flat top), edge, then vertex bevels, each node's plane
+    chain of nodes in its place: seam, axial (or flat top), edge, then vertex bevels, each node's plane
     facing into the cell and its other child a new empty leaf of zero volume."""
     normals, dists = np.asarray(tree.plane_normals), np.asarray(tree.plane_dists)
     node_plane = np.asarray(tree.node_plane, dtype=np.int64)
     node_children = np.asarray(tree.node_children, dtype=np.int64).reshape(-1, 2)
     leaf_solid = np.asarray(tree.leaf_solid, dtype=np.uint32) & np.uint32(POINT_HULL_BIT)  # bit 0 only
     planes = _PlaneAppender(normals, dists)
-    counts = {"edge": 0, "vertex": 0, "axial": 0, "flat_top": 0}
+    counts = {"seam": 0, "edge": 0, "vertex": 0, "axial": 0, "flat_top": 0}
     new_planes: list[int] = []
     new_children: list[list[int]] = []
     children = node_children.copy()
@@ -462,7 +470,7 @@ def beveled_tree_from(tree, cells: list[tuple[int, dict]]) -> BeveledTree:
         if b < 0:
             parent[-1 - b] = (node, 1)
     for leaf, found in cells:
-        chain = [(kind, n, d) for kind in ("axial", "flat_top", "edge", "vertex") for n, d in found[kind]]
+        chain = [(kind, n, d) for kind in ("seam", "axial", "flat_top", "edge", "vertex") for n, d in found[kind]]
         if not chain:
             continue
         beveled_cells += 1

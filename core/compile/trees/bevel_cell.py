@@ -69,7 +69,7 @@ class _CellPlanes:
     plane (detmath products, so each entry has the bits of a product of that vertex and plane).
     """
 
-    def __init__(self, faces, normals: np.ndarray, dists: np.ndarray, chain):
+    def __init__(self, faces, normals: np.ndarray, dists: np.ndarray, chain, seams=()):
         tags = [t for t, _ in faces]
         tag_arr = np.array(tags)
         self.real = tag_arr >= 0
@@ -84,7 +84,7 @@ class _CellPlanes:
                            | np.any(np.abs(self.verts - box_hi) <= ON_EPSILON, axis=1))
         real_tags = [t for t in tags if t >= 0]
         self.n_real = len(real_tags)
-        extra = sorted({int(p) for p in chain} - set(real_tags))
+        extra = sorted(({int(p) for p in chain} | {int(p) for p in seams}) - set(real_tags))
         pn = np.concatenate([normals[real_tags].reshape(-1, 3), normals[extra].reshape(-1, 3)])
         pd = np.concatenate([dists[real_tags], dists[extra]]).astype(np.float64)
         dist = matmul(self.verts, pn.T) - pd
@@ -95,7 +95,8 @@ class _CellPlanes:
         self.dist = np.zeros((len(self.verts), cap))
         self.count = int(keep.sum())
         self.pn[: self.count], self.pd[: self.count], self.dist[:, : self.count] = pn[keep], pd[keep], dist[:, keep]
-        self.out: dict = {"edge": [], "vertex": [], "axial": [], "flat_top": []}
+        self.out: dict = {"seam": [(normals[t], float(dists[t])) for t in seams],
+                          "edge": [], "vertex": [], "axial": [], "flat_top": []}
         self.edges = None  # the sharp edges when found for many cells at once (_all_sharp_edges)
         self.vertex_todo = None  # the vertex phase's candidates when found for many cells at once
 
@@ -275,19 +276,24 @@ def _vertex_bevels(cell: _CellPlanes, settings: BevelSettings, reach=None, candi
         cell.add("vertex", m, float(matmul(cell.verts[v], m)))
 
 
-def _cell_phases(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSettings, chain) -> _CellPlanes:
+def _cell_phases(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSettings, chain,
+                 seams=()) -> _CellPlanes:
     """A solid cell after the axial (or flat-top) and edge phases; the vertex phase is left to
     the caller, which may batch it over many cells."""
-    cell = _CellPlanes(faces, normals, dists, chain)
+    cell = _CellPlanes(faces, normals, dists, chain, seams)
     if settings.axial or settings.flat_top:
         _axial_bevels(cell, settings)
     _edge_bevels(cell, settings)
     return cell
 
 
-def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSettings, chain=()) -> dict:
-    """Bevel planes of one solid cell: {'edge'|'vertex'|'axial'|'flat_top': [(normal, dist), ...]},
-    each an outward plane touching the cell with the whole cell behind it.
+def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSettings, chain=(),
+                seams=()) -> dict:
+    """Bevel planes of one solid cell: {'seam'|'edge'|'vertex'|'axial'|'flat_top': [(normal, dist),
+    ...]}, each an outward plane touching the cell with the whole cell behind it.
+
+    `seams` (plane indices, outward) are the planes the cell borrows from the solid cells across
+    its splits (core/compile/trees/bevel_seams.py): made first, and counted like ancestors.
 
     `chain` (plane indices, outward) are the leaf's ancestors' planes.  Plane shifting clips with
     every one of them, so those that touch the cell count like faces: a bevel equal to one of them
@@ -302,7 +308,7 @@ def cell_bevels(faces, normals: np.ndarray, dists: np.ndarray, settings: BevelSe
     - a vertex gets a bevel when the corner of the planes through it (faces, touching ancestors,
       bevels) reaches too far.
     """
-    cell = _cell_phases(faces, normals, dists, settings, chain)
+    cell = _cell_phases(faces, normals, dists, settings, chain, seams)
     if settings.vertices:
         _vertex_bevels(cell, settings)
     return cell.out
