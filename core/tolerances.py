@@ -448,6 +448,13 @@ BOUNCE_CUTOFF = 0.01 / 255.0
 #: solid angle over the area), a farther one cos / d^2 at its centre (lm_direct).
 FORM_FACTOR_NEAR = 16.0
 
+#: radii. A bounce's shooters far from a receiver go as one group (core/compile/light/lm_groups.py):
+#: a group of patches links to a receiver at least this many times its radius (the farthest reach
+#: of its patches from its centroid) away, where its point form factor is within about 1% of the
+#: sum of its patches' (a patch square seen from FORM_FACTOR_NEAR's 4 sides is 5.7 radii away).
+#: 0: no groups, one ray per patch as for direct light.
+BOUNCE_GROUP_FAR = 6.0
+
 #: unitless. The Cycles comparison (core/compile/light/lm_compare.py) measures a luxel darker than this
 #: fraction of the mean light against this floor, not against its own light (deep shadow, where
 #: both bakes are near 0 and a relative error means nothing).

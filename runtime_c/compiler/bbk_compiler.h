@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define BBKC_VERSION 1
+#define BBKC_VERSION 2
 
 /* The full portal flow's read-only inputs (core/compile/vis/pvs_merged.py, class _Flow): D directed
  * portals, C clusters, K k-DOP directions.  Arrays are C-contiguous; bit rows are little-endian
@@ -168,6 +168,31 @@ typedef struct bbkc_pair_block {
  * Returns how many. */
 BBK_API int64_t bbkc_bounce_pairs(const bbkc_pair_block *b, int32_t *out_s, int32_t *out_r, double *out_f,
                                   uint8_t *out_near);
+
+/* The bounce's shooter groups of one round (light_groups.c; the NumPy reference is
+ * core/compile/light/lm_groups.py): G groups numbered after the P patches (node P + g is group g),
+ * the children of group g children[child_first[g] .. child_first[g + 1]). */
+typedef struct bbkc_group_tree {
+    int64_t patches;             /* P */
+    const double *normal;        /* (G, 3) */
+    const double *centroid;      /* (G, 3) */
+    const double *radius;        /* (G,) */
+    const double *area_pi;       /* (G,) area / pi */
+    const double *strength;      /* (G,) brightest unshot channel */
+    const int64_t *child_first;  /* (G + 1,) */
+    const int64_t *children;     /* nodes */
+    const double *r_point;       /* (P, 3) the patches' receiver points */
+    const double *r_normal;      /* (P, 3) */
+    double far;                  /* a group links from this many radii away */
+    double cutoff;
+} bbkc_group_tree;
+
+/* One level of the walk over n (node, receiver) pairs: patch pairs (leaf_*, at most n), group
+ * links (link_*, at most n) and the next level (next_*, at most n times the most children), each
+ * in frontier order; counts receives the three sizes. */
+BBK_API void bbkc_group_step(const bbkc_group_tree *t, int64_t n, const int64_t *node, const int64_t *recv,
+                             int64_t *counts, int64_t *leaf_s, int64_t *leaf_r, int64_t *link_n, int64_t *link_r,
+                             double *link_f, int64_t *next_n, int64_t *next_r);
 
 #ifdef __cplusplus
 }

@@ -87,7 +87,7 @@ def patch_world(level, charts: Charts, patches: Patches, lines, reflectance: flo
     flat = lift(charts, np.repeat(f, k), patches.st.reshape(-1, 2), 0.0).reshape(len(f), k, 3)
     rho = np.full((len(f), 3), float(reflectance))
     return PatchWorld(flat, patches.count, patches.area, points, centroid, charts.face_normal[f],
-                      clusters_of(level, points, backend), rho)
+                      clusters_of(level, points, backend), rho, f, patches.cell)
 
 
 def interpolate_patches(charts: Charts, patches: Patches, values: np.ndarray) -> np.ndarray:

@@ -36,7 +36,8 @@ import numpy as np
 from ...detmath import arctan2_upper, dot
 from ...geometry import cross3
 from ...runtime.trace import RAY_E
-from ...tolerances import BOUNCE_CUTOFF, FORM_FACTOR_NEAR
+from ...tolerances import BOUNCE_CUTOFF, BOUNCE_GROUP_FAR, FORM_FACTOR_NEAR
+from .lm_groups import build_groups, links, patch_radius
 from .lm_patches import clip_batch
 from .lm_rays import RAY_BATCH, ShadowRays
 
@@ -57,6 +58,8 @@ class PatchWorld:
     normal: np.ndarray  # (P, 3)
     cluster: np.ndarray  # (P,) PVS cluster of the point (-1: sees everything)
     reflectance: np.ndarray  # (P, 3)
+    face: np.ndarray | None = None  # (P,) the patch's face, for shooter groups (None: no groups)
+    cell: np.ndarray | None = None  # (P, 2) the patch's (i, j) in its face's grid
 
 
 @dataclass
@@ -117,37 +120,58 @@ def _lambert(x: np.ndarray, n: np.ndarray, rel: np.ndarray, dist: np.ndarray, co
 
 
 def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, see, counters: dict,
-          cancel=None, rays: ShadowRays | None = None, cutoff: float = BOUNCE_CUTOFF) -> tuple[np.ndarray, bool]:
+          cancel=None, rays: ShadowRays | None = None, cutoff: float = BOUNCE_CUTOFF,
+          group_far: float = 0.0) -> tuple[np.ndarray, bool]:
     """One round: every shooter sends its unshot radiance to the patches its cluster sees.
     Shooters go cluster by cluster (the cluster of the brightest first); each cluster's shooters
     meet the live patches of the clusters it sees in (shooters x receivers) blocks.
     `rays` traces the visibility rays (None: the NumPy walk); shots under `cutoff` cast no ray.
+    group_far > 0 (and patches that know their face): far shooters go as groups
+    (core/compile/light/lm_groups.py), a cluster's face quadtrees walked against its receivers.
     Returns (received (P, 3), cancelled)."""
     received = np.zeros((len(world.area), 3))
     tree = rays if rays is not None else ShadowRays(level, "numpy")
     strength = unshot.max(axis=1)
     pending: list = []
     pending_size = 0
+    points, sent = world.point, unshot
 
-    scratch = _Scratch()  # each thread's (S, R) buffers, for this round only
-    kernel = _pair_kernel(world, strength, cutoff, tree)
+    if group_far > 0 and world.face is not None:
+        groups = build_groups(world, shooters, unshot, patch_radius(world))
+        points, sent = np.concatenate([world.point, groups.point]), np.concatenate([unshot, groups.unshot])
 
-    def block_rays(block):
-        si, ri, f = _pairs(world, block[0], block[1], strength[block[0]], cutoff, scratch, kernel)
-        seg = world.point[np.stack([ri, si], axis=1)]  # (n, 2, 3): receiver -> shooter
-        return ri, si, f, seg
+        kernel = _group_kernel(world, groups, cutoff, group_far, tree)
 
-    for ri, si, f, seg in tree.ordered(block_rays, _blocks(world, shooters, see)):  # in block order
+        def block_rays(block):
+            (gn, gr, gf), (ls, lr) = links(world, groups, block[0], block[1], cutoff, group_far, kernel)
+            si, ri, f = _pair_list(world, ls, lr, strength, cutoff)
+            si, ri, f = np.concatenate([gn, si]), np.concatenate([gr, ri]), np.concatenate([gf, f])
+            return ri, si, f, points[np.stack([ri, si], axis=1)]
+
+        blocks = ((groups.roots_of(int(world.cluster[mine[0]])) if see is not None else groups.root_node, receivers)
+                  for mine, receivers in _cluster_groups(world, shooters, see))
+    else:
+        scratch = _Scratch()  # each thread's (S, R) buffers, for this round only
+        kernel = _pair_kernel(world, strength, cutoff, tree)
+
+        def block_rays(block):
+            si, ri, f = _pairs(world, block[0], block[1], strength[block[0]], cutoff, scratch, kernel)
+            seg = world.point[np.stack([ri, si], axis=1)]  # (n, 2, 3): receiver -> shooter
+            return ri, si, f, seg
+
+        blocks = _blocks(world, shooters, see)
+
+    for ri, si, f, seg in tree.ordered(block_rays, blocks):  # in block order
         if cancel is not None and cancel():
-            _trace(tree, pending, received, counters, unshot)
+            _trace(tree, pending, received, counters, sent)
             return received, True
         counters["pairs"] = counters.get("pairs", 0) + len(ri)
         pending.append((ri, si, f, seg))
         pending_size += len(ri)
         if pending_size >= RAY_BATCH:
-            _trace(tree, pending, received, counters, unshot)
+            _trace(tree, pending, received, counters, sent)
             pending, pending_size = [], 0
-    _trace(tree, pending, received, counters, unshot)
+    _trace(tree, pending, received, counters, sent)
     return received, False
 
 
@@ -161,10 +185,29 @@ def _pair_kernel(world: PatchWorld, strength: np.ndarray, cutoff: float, rays: S
     return PairKernel(world, strength, cutoff) if available() else None
 
 
+def _group_kernel(world: PatchWorld, groups, cutoff: float, far: float, rays: ShadowRays):
+    """The C group walk (lm_groups_c) when the rays are the C run-time's and it loads, else None
+    (NumPy's GroupStep): the same answers either way."""
+    if rays.backend != "c":
+        return None
+    from .lm_groups_c import GroupKernel, available
+
+    return GroupKernel(world, groups, cutoff, far) if available() else None
+
+
 def _blocks(world: PatchWorld, shooters: np.ndarray, see):
-    """(shooters, receivers) blocks: the shooters of one cluster (in the given order, the clusters
-    in order of their first shooter) with the live patches of every cluster it sees, cut so a
-    block has at most PAIR_CHUNK pairs."""
+    """(shooters, receivers) blocks: _cluster_groups' groups cut so a block has at most
+    PAIR_CHUNK pairs."""
+    for mine, receivers in _cluster_groups(world, shooters, see):
+        step = max(1, PAIR_CHUNK // max(len(receivers), 1))
+        for k in range(0, len(mine), step):
+            yield mine[k : k + step], receivers
+
+
+def _cluster_groups(world: PatchWorld, shooters: np.ndarray, see) -> list:
+    """(shooters, receivers): the shooters of one cluster (in the given order, the clusters in
+    order of their first shooter) with the live patches of every cluster it sees (see None:
+    every shooter with every live patch)."""
     live = np.flatnonzero(world.count > 0)
     if see is None:
         groups = [(shooters, live)]
@@ -182,10 +225,7 @@ def _blocks(world: PatchWorld, shooters: np.ndarray, see):
             seen = np.flatnonzero(sees[u])
             receivers = np.sort(np.concatenate([live[order[first[v]:ends[v]]] for v in seen.tolist()]))
             groups.append((mine, receivers))
-    for mine, receivers in groups:
-        step = max(1, PAIR_CHUNK // max(len(receivers), 1))
-        for k in range(0, len(mine), step):
-            yield mine[k : k + step], receivers
+    return groups
 
 
 def _outer_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -257,6 +297,27 @@ def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarr
     if not other.all():
         sj, rj, value, close_mask = sj[other], rj[other], value[other], close_mask[other]
     return _near_pairs(world, si, ri, strength, cutoff, sj, rj, value, close_mask)
+
+
+def _pair_list(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarray,
+               cutoff: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """_pairs' tests for a list of (shooter, receiver) pairs rather than a block: the pairs worth
+    a ray and their form factors (`strength` (P,): each patch's brightest unshot channel)."""
+    ns, cs, a = world.normal[si], world.centroid[si], world.area[si]
+    rel = world.point[ri] - cs
+    front = dot(ns, rel)  # cos_s d
+    above = -dot(world.normal[ri], rel)  # cos_r d
+    d2 = np.maximum(dot(rel, rel), 1e-12)
+    near = d2 < FORM_FACTOR_NEAR * a
+    near &= front > 0.0
+    near &= above > -np.sqrt(a)
+    f = np.maximum(front, 0.0) * np.maximum(above, 0.0) * (a / math.pi) / d2 / d2
+    s_rows = strength[si]
+    ok = (f * s_rows >= cutoff) | near
+    ok &= si != ri
+    keep = np.flatnonzero(ok)
+    return _near_pairs(world, si[keep], ri[keep], s_rows[keep], cutoff, np.arange(len(keep)), np.arange(len(keep)),
+                       f[keep], near[keep])
 
 
 def _near_pairs(world: PatchWorld, si, ri, strength, cutoff, sj, rj, value, close_mask):
@@ -368,7 +429,8 @@ def unshot_power(world: PatchWorld, unshot: np.ndarray) -> float:
 
 def radiosity(world: PatchWorld, level, emission: np.ndarray, direct: np.ndarray, bounces: int, threshold: float,
               see, progress=None, cancel=None, counters: dict | None = None, clock=None,
-              shoot_fraction: float = 1.0, rays: ShadowRays | None = None) -> RadiosityResult:
+              shoot_fraction: float = 1.0, rays: ShadowRays | None = None,
+              group_far: float = BOUNCE_GROUP_FAR) -> RadiosityResult:
     """Progressive refinement.  `emission` (P, 3): surface lights' radiance, shot first (that is
     direct light from area lights, round 0); `direct` (P, 3): point, spot and sun light at the
     patches.  Then `bounces` rounds, each shooting rho times what the patches received in the
@@ -376,7 +438,8 @@ def radiosity(world: PatchWorld, level, emission: np.ndarray, direct: np.ndarray
     only its brightest patches, holding that fraction of the round's unshot power; the others keep
     theirs for the next round (progressive refinement's order; what is left after the last round
     is not shot, RadiosityResult.unshot_left).  `rays`: the ShadowRays tracing visibility (None:
-    the NumPy walk)."""
+    the NumPy walk).  group_far: the bounces' shooter groups (lm_groups; 0: one ray per patch);
+    surface lights are always shot patch by patch."""
     counters = counters if counters is not None else {}
     result = RadiosityResult(np.zeros_like(direct))
     total = 1 + bounces
@@ -398,7 +461,7 @@ def radiosity(world: PatchWorld, level, emission: np.ndarray, direct: np.ndarray
         if power <= 0 or power < threshold * first_power:
             break
         got, kept, stop = _round(world, level, unshot, see, counters, cancel, result, b, clock, shoot_fraction, rays,
-                                 bounce_cutoff(emission + direct + result.received))
+                                 bounce_cutoff(emission + direct + result.received), group_far)
         result.received += got
         if stop:
             break
@@ -426,7 +489,7 @@ def bounce_cutoff(lit: np.ndarray) -> float:
 
 
 def _round(world, level, unshot, see, counters, cancel, result: RadiosityResult, number: int, clock,
-           fraction: float, rays=None, cutoff: float = BOUNCE_CUTOFF):
+           fraction: float, rays=None, cutoff: float = BOUNCE_CUTOFF, group_far: float = 0.0):
     """One round of shooting, recorded in result.rounds: (received, unshot kept back, cancelled)."""
     t0 = clock() if clock else 0.0
     power = world.area * unshot.max(axis=1)
@@ -438,7 +501,7 @@ def _round(world, level, unshot, see, counters, cancel, result: RadiosityResult,
     kept = unshot.copy()
     kept[shooters] = 0.0
     before = dict(counters)
-    got, stop = shoot(world, level, shooters, unshot, see, counters, cancel, rays, cutoff)
+    got, stop = shoot(world, level, shooters, unshot, see, counters, cancel, rays, cutoff, group_far)
     result.rounds.append({"round": number, "shooters": int(len(shooters)),
                           "pairs": counters.get("pairs", 0) - before.get("pairs", 0),
                           "rays": counters.get("rays", 0) - before.get("rays", 0),

@@ -1,0 +1,67 @@
+/* One level of the bounce's shooter-group walk (core/compile/light/lm_groups.py _step) in C: for
+ * a frontier of (node, receiver) pairs, the patch pairs left for the patch tests, the group links
+ * and the next frontier (a near group's children), each in the NumPy path's order, each value
+ * through the same operations in the same order (built with -ffp-contract=off), so the answers are
+ * the reference's to the bit (tests/core/test_lm_groups.py).  GPL-3.0-or-later. */
+#include "bbk_compiler.h"
+
+/* np.maximum(x, 0.0) for a finite x */
+static double pos(double x) { return x >= 0.0 ? x : 0.0; }
+
+void bbkc_group_step(const bbkc_group_tree *t, int64_t n, const int64_t *node, const int64_t *recv,
+                     int64_t *counts, int64_t *leaf_s, int64_t *leaf_r, int64_t *link_n, int64_t *link_r,
+                     double *link_f, int64_t *next_n, int64_t *next_r) {
+    int64_t leaves = 0, links = 0, next = 0;
+    for (int64_t k = 0; k < n; k++) {
+        const int64_t v = node[k], r = recv[k];
+        if (v < t->patches) {
+            leaf_s[leaves] = v;
+            leaf_r[leaves] = r;
+            leaves++;
+        }
+    }
+    for (int64_t k = 0; k < n; k++) {
+        const int64_t v = node[k], r = recv[k];
+        if (v < t->patches)
+            continue;
+        const int64_t g = v - t->patches;
+        const double *ng = t->normal + 3 * g, *cg = t->centroid + 3 * g;
+        const double *pr = t->r_point + 3 * r, *nr = t->r_normal + 3 * r;
+        const double rel0 = pr[0] - cg[0], rel1 = pr[1] - cg[1], rel2 = pr[2] - cg[2];
+        double front = ng[0] * rel0;
+        front = front + ng[1] * rel1;
+        front = front + ng[2] * rel2;
+        double above = nr[0] * rel0;
+        above = above + nr[1] * rel1;
+        above = above + nr[2] * rel2;
+        above = -above;
+        double d2 = rel0 * rel0;
+        d2 = d2 + rel1 * rel1;
+        d2 = d2 + rel2 * rel2;
+        const double rad = t->radius[g];
+        const int live = (front > 0.0) && (above > -rad);
+        const double reach_r = t->far * rad;
+        const int reach = d2 >= reach_r * reach_r;
+        if (live && reach) {
+            double f = front * pos(above);
+            f = f * t->area_pi[g];
+            f = f / d2;
+            f = f / d2;
+            if (f * t->strength[g] >= t->cutoff) {
+                link_n[links] = v;
+                link_r[links] = r;
+                link_f[links] = f;
+                links++;
+            }
+        } else if (live) {
+            for (int64_t c = t->child_first[g]; c < t->child_first[g + 1]; c++) {
+                next_n[next] = t->children[c];
+                next_r[next] = r;
+                next++;
+            }
+        }
+    }
+    counts[0] = leaves;
+    counts[1] = links;
+    counts[2] = next;
+}
