@@ -313,6 +313,36 @@ def compiler_kernels(load=load_library) -> ctypes.CDLL:
     return lib
 
 
+class KernelBinding:
+    """A compiler kernel module's hold on the library: loaded and its functions declared on first
+    use (declare(lib) sets restype and argtypes; an AttributeError there means an old library),
+    then kept.  library() raises BackendUnavailableError where the kernels cannot be had."""
+
+    def __init__(self, declare):
+        self._declare = declare
+        self._lock = threading.Lock()
+        self._lib = None
+
+    def library(self) -> ctypes.CDLL:
+        with self._lock:
+            if self._lib is None:
+                lib = compiler_kernels()
+                try:
+                    self._declare(lib)
+                except AttributeError as err:
+                    raise BackendUnavailableError(f"the compiler's C kernels cannot be loaded ({err}).",
+                                                  hint="Use --backend numpy.") from None
+                self._lib = lib
+            return self._lib
+
+    def available(self) -> bool:
+        try:
+            self.library()
+            return True
+        except BackendUnavailableError:
+            return False
+
+
 def backend_report(build: bool = False) -> Report:
     """Which backend runs and why: what the last load found, else a look without compiling (the
     shipped or a cached library is loaded if that is what runs); `build` compiles where that is

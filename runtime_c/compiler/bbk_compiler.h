@@ -182,17 +182,22 @@ typedef struct bbkc_group_tree {
     const int64_t *child_first;  /* (G + 1,) */
     const int64_t *children;     /* nodes */
     const double *r_point;       /* (P, 3) the patches' receiver points */
-    const double *r_normal;      /* (P, 3) */
+    const double *r_normal;      /* (P, 3) the patches' normals */
+    const double *p_centroid;    /* (P, 3) */
+    const double *p_near;        /* (P,) FORM_FACTOR_NEAR * area */
+    const double *p_low;         /* (P,) -sqrt(area) */
+    const double *p_area_pi;     /* (P,) area / pi */
+    const double *p_strength;    /* (P,) brightest unshot channel */
     double far;                  /* a group links from this many radii away */
     double cutoff;
 } bbkc_group_tree;
 
-/* One level of the walk over n (node, receiver) pairs: patch pairs (leaf_*, at most n), group
- * links (link_*, at most n) and the next level (next_*, at most n times the most children), each
- * in frontier order; counts receives the three sizes. */
+/* One level of the walk over n (node, receiver) pairs: the patch pairs worth a ray (leaf_*, at
+ * most n: point form factor, near), group links (link_*, at most n) and the next level (next_*, at
+ * most n times the most children), each in frontier order; counts receives the three sizes. */
 BBK_API void bbkc_group_step(const bbkc_group_tree *t, int64_t n, const int64_t *node, const int64_t *recv,
-                             int64_t *counts, int64_t *leaf_s, int64_t *leaf_r, int64_t *link_n, int64_t *link_r,
-                             double *link_f, int64_t *next_n, int64_t *next_r);
+                             int64_t *counts, int64_t *leaf_s, int64_t *leaf_r, double *leaf_f, uint8_t *leaf_near,
+                             int64_t *link_n, int64_t *link_r, double *link_f, int64_t *next_n, int64_t *next_r);
 
 #ifdef __cplusplus
 }

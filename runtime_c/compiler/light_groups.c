@@ -8,15 +8,43 @@
 /* np.maximum(x, 0.0) for a finite x */
 static double pos(double x) { return x >= 0.0 ? x : 0.0; }
 
+/* np.maximum(x, y) for finite x, y */
+static double max_of(double x, double y) { return (x >= y || x != x) ? x : y; }
+
 void bbkc_group_step(const bbkc_group_tree *t, int64_t n, const int64_t *node, const int64_t *recv,
-                     int64_t *counts, int64_t *leaf_s, int64_t *leaf_r, int64_t *link_n, int64_t *link_r,
-                     double *link_f, int64_t *next_n, int64_t *next_r) {
+                     int64_t *counts, int64_t *leaf_s, int64_t *leaf_r, double *leaf_f, uint8_t *leaf_near,
+                     int64_t *link_n, int64_t *link_r, double *link_f, int64_t *next_n, int64_t *next_r) {
     int64_t leaves = 0, links = 0, next = 0;
     for (int64_t k = 0; k < n; k++) {
-        const int64_t v = node[k], r = recv[k];
-        if (v < t->patches) {
-            leaf_s[leaves] = v;
+        const int64_t s = node[k], r = recv[k];
+        if (s >= t->patches)
+            continue;
+        const double *ns = t->r_normal + 3 * s, *cs = t->p_centroid + 3 * s;
+        const double *pr = t->r_point + 3 * r, *nr = t->r_normal + 3 * r;
+        const double rel0 = pr[0] - cs[0], rel1 = pr[1] - cs[1], rel2 = pr[2] - cs[2];
+        double front = ns[0] * rel0;
+        front = front + ns[1] * rel1;
+        front = front + ns[2] * rel2;
+        double above = nr[0] * rel0;
+        above = above + nr[1] * rel1;
+        above = above + nr[2] * rel2;
+        above = -above;
+        double d2 = rel0 * rel0;
+        d2 = d2 + rel1 * rel1;
+        d2 = d2 + rel2 * rel2;
+        d2 = max_of(d2, 1e-12);
+        int near = d2 < t->p_near[s];
+        near = near && (front > 0.0);
+        near = near && (above > t->p_low[s]);
+        double f = pos(front) * pos(above);
+        f = f * t->p_area_pi[s];
+        f = f / d2;
+        f = f / d2;
+        if (((f * t->p_strength[s] >= t->cutoff) || near) && s != r) {
+            leaf_s[leaves] = s;
             leaf_r[leaves] = r;
+            leaf_f[leaves] = f;
+            leaf_near[leaves] = (uint8_t)near;
             leaves++;
         }
     }

@@ -76,8 +76,8 @@ def test_groups_partition_the_shooters_and_shoot_their_power(name, vis):
         assert np.allclose(groups.area[g], world.area[members].sum(), rtol=1e-12)
 
 
-def _brute_links(world, groups, roots, receivers, cutoff, far):
-    """Every (root, receiver) pair followed down alone, by the rule in GroupStep's docstring."""
+def _brute_links(world, groups, roots, receivers, cutoff, far, patch_strength):
+    """Every (root, receiver) pair followed down alone, by the rules in GroupStep's docstring."""
     P = groups.n_patches
     strength = groups.unshot.max(axis=1)
     links_, leaves = set(), set()
@@ -87,7 +87,13 @@ def _brute_links(world, groups, roots, receivers, cutoff, far):
             while todo:
                 v = todo.pop()
                 if v < P:
-                    leaves.add((v, r))
+                    rel = world.point[r] - world.centroid[v]
+                    front, above = float(world.normal[v] @ rel), -float(world.normal[r] @ rel)
+                    d2, a = max(float(rel @ rel), 1e-12), float(world.area[v])
+                    near = d2 < 16.0 * a and front > 0 and above > -math.sqrt(a)
+                    f = max(front, 0.0) * max(above, 0.0) * a / math.pi / d2 / d2
+                    if (f * patch_strength[v] >= cutoff or near) and v != r:
+                        leaves.add((v, r))
                     continue
                 g = v - P
                 rel = world.point[r] - groups.centroid[g]
@@ -114,9 +120,11 @@ def test_the_walk_links_what_a_pair_by_pair_walk_links(name, vis):
     for mine, receivers in _cluster_groups(world, shooters, see)[:3]:
         roots = groups.roots_of(int(world.cluster[mine[0]])) if see is not None else groups.root_node
         receivers = np.sort(rng.choice(receivers, min(60, len(receivers)), replace=False))
+        strength = unshot.max(axis=1)
         for cutoff in (BOUNCE_CUTOFF, 1e-3):
-            (gn, gr, gf), (ls, lr) = links(world, groups, roots, receivers, cutoff, BOUNCE_GROUP_FAR, chunk=500)
-            want_links, want_leaves = _brute_links(world, groups, roots, receivers, cutoff, BOUNCE_GROUP_FAR)
+            (gn, gr, gf), (ls, lr, _, _) = links(world, groups, roots, receivers, cutoff, BOUNCE_GROUP_FAR, strength,
+                                                 chunk=500)
+            want_links, want_leaves = _brute_links(world, groups, roots, receivers, cutoff, BOUNCE_GROUP_FAR, strength)
             assert set(zip(gn.tolist(), gr.tolist())) == want_links and len(gn) == len(want_links)
             assert set(zip(ls.tolist(), lr.tolist())) == want_leaves and len(ls) == len(want_leaves)
             checked += len(gn)
@@ -142,16 +150,18 @@ def test_c_walk_equals_numpy_to_the_bit(name, vis):
     world, see = _world(name, vis)
     shooters, unshot = _round(world, 7)
     groups = build_groups(world, shooters, unshot, patch_radius(world))
-    total = 0
+    total = near = 0
+    strength = unshot.max(axis=1)
     for far, cutoff in ((BOUNCE_GROUP_FAR, BOUNCE_CUTOFF), (2.0, 1e-3), (12.0, 1e-9)):
-        kernel = kernel_of(world, groups, cutoff, far)
+        kernel = kernel_of(world, groups, cutoff, far, strength)
         for mine, receivers in _cluster_groups(world, shooters, see):
             roots = groups.roots_of(int(world.cluster[mine[0]])) if see is not None else groups.root_node
-            got = links(world, groups, roots, receivers, cutoff, far, kernel, chunk=4000)
-            want = links(world, groups, roots, receivers, cutoff, far, None, chunk=4000)
+            got = links(world, groups, roots, receivers, cutoff, far, strength, kernel, chunk=4000)
+            want = links(world, groups, roots, receivers, cutoff, far, strength, None, chunk=4000)
             _same(got[0] + got[1], want[0] + want[1])
             total += len(got[0][0])
-    assert total > 1000
+            near += int(got[1][3].sum())
+    assert total > 1000 and near > 10
 
 
 @settings(max_examples=40, deadline=None)
@@ -167,8 +177,11 @@ def test_c_step_equals_numpy_on_random_frontiers(seed, far, cutoff):
     groups = build_groups(world, shooters, unshot, patch_radius(world))
     nodes = np.concatenate([shooters, groups.n_patches + np.arange(len(groups.area))])
     node = rng.choice(nodes, 3000)
-    recv = rng.choice(np.flatnonzero(world.count > 0), 3000)
-    _same(kernel_of(world, groups, cutoff, far).step(node, recv), GroupStep(world, groups, cutoff, far).step(node, recv))
+    recv = rng.choice(np.concatenate([shooters, np.flatnonzero(world.count > 0)]), 3000)  # self pairs too
+    strength = unshot.max(axis=1)
+    got = kernel_of(world, groups, cutoff, far, strength).step(node, recv)
+    want = GroupStep(world, groups, cutoff, far, strength).step(node, recv)
+    _same(got[0] + got[1] + got[2], want[0] + want[1] + want[2])
 
 
 def _bounce(monkeypatch, name: str, group_far: float, cutoff: bool) -> np.ndarray:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...detmath import dot
-from ...tolerances import BOUNCE_GROUP_FAR, FORM_FACTOR_NEAR
+from ...tolerances import FORM_FACTOR_NEAR
 
 
 @dataclass
@@ -154,68 +154,90 @@ def build_groups(world, shooters: np.ndarray, unshot: np.ndarray, radius: np.nda
 
 
 def links(world, groups: ShooterGroups, roots: np.ndarray, receivers: np.ndarray, cutoff: float,
-          far: float = BOUNCE_GROUP_FAR, kernel=None, chunk: int = 1 << 20):
+          far: float, strength: np.ndarray, kernel=None, chunk: int = 1 << 20):
     """Walk the groups under `roots` down against `receivers` (patch indices), a level at a time.
-    Returns (group links: node, receiver, form factor) for the pairs a group serves, and (patch,
-    receiver) pairs left for the patch tests (lm_radiosity), both in a fixed order: receivers in
-    chunks, each chunk level by level (_step's order).  `kernel`: lm_groups_c.GroupKernel for this
-    round (the same answers, bit for bit), else NumPy."""
-    step = kernel.step if kernel is not None else GroupStep(world, groups, cutoff, far).step
-    out_n, out_r, out_f, leaf_s, leaf_r = [], [], [], [], []
+    Returns (group links: node, receiver, form factor) for the pairs a group serves, and the patch
+    pairs worth a ray (shooter, receiver, point form factor, near: the exact form factor is the
+    caller's), both in a fixed order: receivers in chunks, each chunk level by level (GroupStep's
+    order).  strength (P,): each patch's brightest unshot channel.  `kernel`:
+    lm_groups_c.GroupKernel for this round (the same answers, bit for bit), else NumPy."""
+    step = kernel.step if kernel is not None else GroupStep(world, groups, cutoff, far, strength).step
+    found: list = [[] for _ in range(7)]  # patch s, r, f, near; group node, r, f
     per = max(1, chunk // max(len(roots), 1))
     for k in range(0, len(receivers), per):
         rec = receivers[k: k + per]
         node = np.repeat(np.asarray(roots, np.int64), len(rec))
         recv = np.tile(np.asarray(rec, np.int64), len(roots))
         while len(node):
-            ls, lr, ln, lrr, lf, node, recv = step(node, recv)
-            leaf_s.append(ls)
-            leaf_r.append(lr)
-            out_n.append(ln)
-            out_r.append(lrr)
-            out_f.append(lf)
-
-    def cat(parts, dtype):
-        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
-
-    return ((cat(out_n, np.int64), cat(out_r, np.int64), cat(out_f, np.float64)),
-            (cat(leaf_s, np.int64), cat(leaf_r, np.int64)))
+            patch_pairs, group_links, (node, recv) = step(node, recv)
+            for into, part in zip(found, patch_pairs + group_links):
+                into.append(part)
+    kinds = (np.int64, np.int64, np.float64, bool, np.int64, np.int64, np.float64)
+    out = [np.concatenate(parts).astype(t, copy=False) if parts else np.zeros(0, t) for parts, t in zip(found, kinds)]
+    return tuple(out[4:]), tuple(out[:4])
 
 
 class GroupStep:
     """One level of the walk in NumPy (the reference; runtime_c/compiler/light_groups.c does the
-    same): the frontier's patch pairs, its group links and the next frontier.
+    same): the frontier's patch pairs worth a ray, its group links and the next frontier.
 
-    A group link needs the receiver in front of the group's face, the group not wholly behind the
-    receiver's plane (its centroid within its radius of the front), the receiver at least `far`
-    radii from the centroid, and the point form factor times the group's brightest unshot channel
-    at least `cutoff` (a far group under it is dropped with all its patches, as each would be).  A
-    group nearer than `far` radii passes its children on."""
+    A patch pair passes lm_radiosity._pairs' tests, as lm_radiosity.patch_pair_tests states them
+    (in front, the point form factor times the patch's brightest unshot channel at least `cutoff`,
+    or near: the exact form factor is the caller's).  A group link needs the receiver in front of
+    the group's face, the group not wholly behind the receiver's plane (its centroid within its
+    radius of the front), the receiver at least `far` radii from the centroid, and the point form
+    factor times the group's brightest unshot channel at least `cutoff` (a far group under it is
+    dropped with all its patches, as each would be).  A group nearer than `far` radii passes its
+    children on."""
 
-    def __init__(self, world, groups: ShooterGroups, cutoff: float, far: float):
+    def __init__(self, world, groups: ShooterGroups, cutoff: float, far: float, strength: np.ndarray):
         self.world, self.groups, self.cutoff, self.far = world, groups, cutoff, far
         self.area_pi = groups.area / math.pi
-        self.strength = groups.unshot.max(axis=1) if len(groups.area) else np.zeros(0)
+        self.g_strength = groups.unshot.max(axis=1) if len(groups.area) else np.zeros(0)
+        self.patch = PatchTerms(world, strength)
 
     def step(self, node: np.ndarray, recv: np.ndarray):
-        groups, P = self.groups, self.groups.n_patches
+        groups, P, w = self.groups, self.groups.n_patches, self.world
         is_patch = node < P
-        leaf_s, leaf_r = node[is_patch], recv[is_patch]
+        s, rs = node[is_patch], recv[is_patch]
+        t = self.patch
+        rel = w.point[rs] - w.centroid[s]
+        front = dot(w.normal[s], rel)  # cos_s d
+        above = -dot(w.normal[rs], rel)  # cos_r d
+        d2 = np.maximum(dot(rel, rel), 1e-12)
+        near = d2 < t.near[s]
+        near &= front > 0.0
+        near &= above > t.low[s]
+        f = np.maximum(front, 0.0) * np.maximum(above, 0.0) * t.area_pi[s] / d2 / d2
+        ok = (f * t.strength[s] >= self.cutoff) | near
+        ok &= s != rs
+        keep = np.flatnonzero(ok)
         g, r = node[~is_patch] - P, recv[~is_patch]
-        rel = self.world.point[r] - groups.centroid[g]
+        rel = w.point[r] - groups.centroid[g]
         front = dot(groups.normal[g], rel)  # cos_g d
-        above = -dot(self.world.normal[r], rel)  # cos_r d
+        above = -dot(w.normal[r], rel)  # cos_r d
         d2 = dot(rel, rel)
         rad = groups.radius[g]
         live = (front > 0.0) & (above > -rad)
         reach = d2 >= (self.far * rad) ** 2
         use = np.flatnonzero(live & reach)
-        f = front[use] * np.maximum(above[use], 0.0) * self.area_pi[g[use]] / d2[use] / d2[use]
-        sent = f * self.strength[g[use]] >= self.cutoff
+        fg = front[use] * np.maximum(above[use], 0.0) * self.area_pi[g[use]] / d2[use] / d2[use]
+        sent = fg * self.g_strength[g[use]] >= self.cutoff
         down = np.flatnonzero(live & ~reach)
         first, last = groups.child_first[g[down]], groups.child_first[g[down] + 1]
         n_kids = last - first
         rep = np.repeat(np.arange(len(down)), n_kids)
         offs = np.arange(len(rep)) - np.repeat(np.cumsum(n_kids) - n_kids, n_kids)
-        return (leaf_s, leaf_r, P + g[use][sent], r[use][sent], f[sent], groups.children[first[rep] + offs],
-                r[down][rep])
+        return ((s[keep], rs[keep], f[keep], near[keep]), (P + g[use][sent], r[use][sent], fg[sent]),
+                (groups.children[first[rep] + offs], r[down][rep]))
+
+
+class PatchTerms:
+    """Per patch, the terms of the patch pair tests, each computed once as the tests use it."""
+
+    def __init__(self, world, strength: np.ndarray):
+        a = world.area
+        self.near = FORM_FACTOR_NEAR * a
+        self.low = -np.sqrt(a)
+        self.area_pi = a / math.pi
+        self.strength = np.asarray(strength, dtype=np.float64)

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import ctypes
 import math
-import threading
 
 import numpy as np
 
-from ...errors import BackendUnavailableError
-from ...native_lib import compiler_kernels
+from ...native_lib import KernelBinding
+from .lm_groups import PatchTerms
 
 _P = ctypes.c_void_p
 _I = ctypes.c_int64
@@ -28,47 +27,30 @@ class GroupTree(ctypes.Structure):
 
     _fields_ = [("patches", _I), ("normal", _P), ("centroid", _P), ("radius", _P), ("area_pi", _P),
                 ("strength", _P), ("child_first", _P), ("children", _P), ("r_point", _P), ("r_normal", _P),
+                ("p_centroid", _P), ("p_near", _P), ("p_low", _P), ("p_area_pi", _P), ("p_strength", _P),
                 ("far", _D), ("cutoff", _D)]
 
 
-_LOCK = threading.Lock()
-_LIB = None
+def _declare(lib) -> None:
+    lib.bbkc_group_step.restype = None
+    lib.bbkc_group_step.argtypes = [ctypes.POINTER(GroupTree), _I] + [_P] * 12
 
 
-def library() -> ctypes.CDLL:
-    """The library holding the kernel; BackendUnavailableError where it cannot be had."""
-    global _LIB
-    with _LOCK:
-        if _LIB is None:
-            lib = compiler_kernels()
-            try:
-                fn = lib.bbkc_group_step
-            except AttributeError as err:
-                raise BackendUnavailableError(f"the compiler's C kernels cannot be loaded ({err}).",
-                                              hint="Use --backend numpy.") from None
-            fn.restype = None
-            fn.argtypes = [ctypes.POINTER(GroupTree), _I] + [_P] * 10
-            _LIB = lib
-        return _LIB
-
-
-def available() -> bool:
-    try:
-        library()
-        return True
-    except BackendUnavailableError:
-        return False
+_KERNEL = KernelBinding(_declare)
+library, available = _KERNEL.library, _KERNEL.available
 
 
 class GroupKernel:
     """One round's groups as the kernel reads them, and a call per level (GroupStep.step's answers)."""
 
-    def __init__(self, world, groups, cutoff: float, far: float):
+    def __init__(self, world, groups, cutoff: float, far: float, strength: np.ndarray):
         self.lib = library()
         c = lambda a, t=np.float64: np.ascontiguousarray(a, dtype=t)  # noqa: E731
-        strength = groups.unshot.max(axis=1) if len(groups.area) else np.zeros(0)
-        self._keep = [c(groups.normal), c(groups.centroid), c(groups.radius), c(groups.area / math.pi), c(strength),
-                      c(groups.child_first, np.int64), c(groups.children, np.int64), c(world.point), c(world.normal)]
+        g_strength = groups.unshot.max(axis=1) if len(groups.area) else np.zeros(0)
+        terms = PatchTerms(world, strength)
+        self._keep = [c(groups.normal), c(groups.centroid), c(groups.radius), c(groups.area / math.pi), c(g_strength),
+                      c(groups.child_first, np.int64), c(groups.children, np.int64), c(world.point), c(world.normal),
+                      c(world.centroid), c(terms.near), c(terms.low), c(terms.area_pi), c(terms.strength)]
         self.tree = GroupTree(groups.n_patches, *[k.ctypes.data for k in self._keep], float(far), float(cutoff))
         self.widest = int(np.diff(groups.child_first).max(initial=0))
 
@@ -78,10 +60,12 @@ class GroupKernel:
         n = len(node)
         counts = np.zeros(3, np.int64)
         leaf_s, leaf_r, link_n, link_r = (np.empty(n, np.int64) for _ in range(4))
-        link_f = np.empty(n)
+        leaf_f, link_f, leaf_near = np.empty(n), np.empty(n), np.empty(n, np.uint8)
         next_n, next_r = np.empty(n * self.widest, np.int64), np.empty(n * self.widest, np.int64)
         self.lib.bbkc_group_step(ctypes.byref(self.tree), n, node.ctypes.data, recv.ctypes.data, counts.ctypes.data,
-                                 leaf_s.ctypes.data, leaf_r.ctypes.data, link_n.ctypes.data, link_r.ctypes.data,
-                                 link_f.ctypes.data, next_n.ctypes.data, next_r.ctypes.data)
+                                 leaf_s.ctypes.data, leaf_r.ctypes.data, leaf_f.ctypes.data, leaf_near.ctypes.data,
+                                 link_n.ctypes.data, link_r.ctypes.data, link_f.ctypes.data, next_n.ctypes.data,
+                                 next_r.ctypes.data)
         a, b, d = counts.tolist()
-        return leaf_s[:a], leaf_r[:a], link_n[:b], link_r[:b], link_f[:b], next_n[:d], next_r[:d]
+        return ((leaf_s[:a], leaf_r[:a], leaf_f[:a], leaf_near[:a].view(bool)), (link_n[:b], link_r[:b], link_f[:b]),
+                (next_n[:d], next_r[:d]))

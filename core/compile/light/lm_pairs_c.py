@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import ctypes
 import math
-import threading
 
 import numpy as np
 
 from ...detmath import dot
-from ...errors import BackendUnavailableError
-from ...native_lib import compiler_kernels
+from ...native_lib import KernelBinding
 from ...tolerances import FORM_FACTOR_NEAR
 
 
@@ -39,33 +37,13 @@ class PairBlock(ctypes.Structure):
                 ("r_normal", _P), ("r_point", _P), ("r_dot", _P), ("r_pp", _P), ("r_id", _P), ("cutoff", _D)]
 
 
-_LOCK = threading.Lock()
-_LIB = None
+def _declare(lib) -> None:
+    lib.bbkc_bounce_pairs.restype = _I
+    lib.bbkc_bounce_pairs.argtypes = [ctypes.POINTER(PairBlock), _P, _P, _P, _P]
 
 
-def library() -> ctypes.CDLL:
-    """The library holding the kernel; BackendUnavailableError where it cannot be had."""
-    global _LIB
-    with _LOCK:
-        if _LIB is None:
-            lib = compiler_kernels()
-            try:
-                fn = lib.bbkc_bounce_pairs
-            except AttributeError as err:
-                raise BackendUnavailableError(f"the compiler's C kernels cannot be loaded ({err}).",
-                                              hint="Use --backend numpy.") from None
-            fn.restype = _I
-            fn.argtypes = [ctypes.POINTER(PairBlock), _P, _P, _P, _P]
-            _LIB = lib
-        return _LIB
-
-
-def available() -> bool:
-    try:
-        library()
-        return True
-    except BackendUnavailableError:
-        return False
+_KERNEL = KernelBinding(_declare)
+library, available = _KERNEL.library, _KERNEL.available
 
 
 class PairKernel:

@@ -140,11 +140,13 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
         groups = build_groups(world, shooters, unshot, patch_radius(world))
         points, sent = np.concatenate([world.point, groups.point]), np.concatenate([unshot, groups.unshot])
 
-        kernel = _group_kernel(world, groups, cutoff, group_far, tree)
+        kernel = _group_kernel(world, groups, cutoff, group_far, strength, tree)
 
         def block_rays(block):
-            (gn, gr, gf), (ls, lr) = links(world, groups, block[0], block[1], cutoff, group_far, kernel)
-            si, ri, f = _pair_list(world, ls, lr, strength, cutoff)
+            (gn, gr, gf), (ls, lr, lf, near) = links(world, groups, block[0], block[1], cutoff, group_far, strength,
+                                                     kernel)
+            rows = np.arange(len(ls))
+            si, ri, f = _near_pairs(world, ls, lr, strength[ls], cutoff, rows, rows, lf, near)
             si, ri, f = np.concatenate([gn, si]), np.concatenate([gr, ri]), np.concatenate([gf, f])
             return ri, si, f, points[np.stack([ri, si], axis=1)]
 
@@ -185,14 +187,14 @@ def _pair_kernel(world: PatchWorld, strength: np.ndarray, cutoff: float, rays: S
     return PairKernel(world, strength, cutoff) if available() else None
 
 
-def _group_kernel(world: PatchWorld, groups, cutoff: float, far: float, rays: ShadowRays):
+def _group_kernel(world: PatchWorld, groups, cutoff: float, far: float, strength: np.ndarray, rays: ShadowRays):
     """The C group walk (lm_groups_c) when the rays are the C run-time's and it loads, else None
     (NumPy's GroupStep): the same answers either way."""
     if rays.backend != "c":
         return None
     from .lm_groups_c import GroupKernel, available
 
-    return GroupKernel(world, groups, cutoff, far) if available() else None
+    return GroupKernel(world, groups, cutoff, far, strength) if available() else None
 
 
 def _blocks(world: PatchWorld, shooters: np.ndarray, see):
@@ -297,27 +299,6 @@ def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarr
     if not other.all():
         sj, rj, value, close_mask = sj[other], rj[other], value[other], close_mask[other]
     return _near_pairs(world, si, ri, strength, cutoff, sj, rj, value, close_mask)
-
-
-def _pair_list(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarray,
-               cutoff: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """_pairs' tests for a list of (shooter, receiver) pairs rather than a block: the pairs worth
-    a ray and their form factors (`strength` (P,): each patch's brightest unshot channel)."""
-    ns, cs, a = world.normal[si], world.centroid[si], world.area[si]
-    rel = world.point[ri] - cs
-    front = dot(ns, rel)  # cos_s d
-    above = -dot(world.normal[ri], rel)  # cos_r d
-    d2 = np.maximum(dot(rel, rel), 1e-12)
-    near = d2 < FORM_FACTOR_NEAR * a
-    near &= front > 0.0
-    near &= above > -np.sqrt(a)
-    f = np.maximum(front, 0.0) * np.maximum(above, 0.0) * (a / math.pi) / d2 / d2
-    s_rows = strength[si]
-    ok = (f * s_rows >= cutoff) | near
-    ok &= si != ri
-    keep = np.flatnonzero(ok)
-    return _near_pairs(world, si[keep], ri[keep], s_rows[keep], cutoff, np.arange(len(keep)), np.arange(len(keep)),
-                       f[keep], near[keep])
 
 
 def _near_pairs(world: PatchWorld, si, ri, strength, cutoff, sj, rj, value, close_mask):
