@@ -11,6 +11,25 @@ static double pos(double x) { return x >= 0.0 ? x : 0.0; }
 /* np.maximum(x, y) for finite x, y */
 static double max_of(double x, double y) { return (x >= y || x != x) ? x : y; }
 
+/* A shooter (normal n, centroid c) and a receiver (point p, normal m): rel = p - c, front = n . rel
+ * (cos_s d), above = -(m . rel) (cos_r d), d2 = rel . rel, each dot summed x + y + z (detmath.dot). */
+static void facing(const double *n, const double *c, const double *p, const double *m, double *front, double *above,
+                   double *d2) {
+    const double rel0 = p[0] - c[0], rel1 = p[1] - c[1], rel2 = p[2] - c[2];
+    double f = n[0] * rel0;
+    f = f + n[1] * rel1;
+    f = f + n[2] * rel2;
+    double a = m[0] * rel0;
+    a = a + m[1] * rel1;
+    a = a + m[2] * rel2;
+    double d = rel0 * rel0;
+    d = d + rel1 * rel1;
+    d = d + rel2 * rel2;
+    *front = f;
+    *above = -a;
+    *d2 = d;
+}
+
 void bbkc_group_step(const bbkc_group_tree *t, int64_t n, const int64_t *node, const int64_t *recv,
                      int64_t *counts, int64_t *leaf_s, int64_t *leaf_r, double *leaf_f, uint8_t *leaf_near,
                      int64_t *link_n, int64_t *link_r, double *link_f, int64_t *next_n, int64_t *next_r) {
@@ -19,19 +38,8 @@ void bbkc_group_step(const bbkc_group_tree *t, int64_t n, const int64_t *node, c
         const int64_t s = node[k], r = recv[k];
         if (s >= t->patches)
             continue;
-        const double *ns = t->r_normal + 3 * s, *cs = t->p_centroid + 3 * s;
-        const double *pr = t->r_point + 3 * r, *nr = t->r_normal + 3 * r;
-        const double rel0 = pr[0] - cs[0], rel1 = pr[1] - cs[1], rel2 = pr[2] - cs[2];
-        double front = ns[0] * rel0;
-        front = front + ns[1] * rel1;
-        front = front + ns[2] * rel2;
-        double above = nr[0] * rel0;
-        above = above + nr[1] * rel1;
-        above = above + nr[2] * rel2;
-        above = -above;
-        double d2 = rel0 * rel0;
-        d2 = d2 + rel1 * rel1;
-        d2 = d2 + rel2 * rel2;
+        double front, above, d2;
+        facing(t->r_normal + 3 * s, t->p_centroid + 3 * s, t->r_point + 3 * r, t->r_normal + 3 * r, &front, &above, &d2);
         d2 = max_of(d2, 1e-12);
         int near = d2 < t->p_near[s];
         near = near && (front > 0.0);
@@ -53,19 +61,8 @@ void bbkc_group_step(const bbkc_group_tree *t, int64_t n, const int64_t *node, c
         if (v < t->patches)
             continue;
         const int64_t g = v - t->patches;
-        const double *ng = t->normal + 3 * g, *cg = t->centroid + 3 * g;
-        const double *pr = t->r_point + 3 * r, *nr = t->r_normal + 3 * r;
-        const double rel0 = pr[0] - cg[0], rel1 = pr[1] - cg[1], rel2 = pr[2] - cg[2];
-        double front = ng[0] * rel0;
-        front = front + ng[1] * rel1;
-        front = front + ng[2] * rel2;
-        double above = nr[0] * rel0;
-        above = above + nr[1] * rel1;
-        above = above + nr[2] * rel2;
-        above = -above;
-        double d2 = rel0 * rel0;
-        d2 = d2 + rel1 * rel1;
-        d2 = d2 + rel2 * rel2;
+        double front, above, d2;
+        facing(t->normal + 3 * g, t->centroid + 3 * g, t->r_point + 3 * r, t->r_normal + 3 * r, &front, &above, &d2);
         const double rad = t->radius[g];
         const int live = (front > 0.0) && (above > -rad);
         const double reach_r = t->far * rad;
