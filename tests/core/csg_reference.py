@@ -3,7 +3,7 @@
 union_faces cuts every face's pieces in rounds, all faces at once, with cutter lists narrowed to
 each piece's bounds; this is the rule of its docstring written one face, one piece and one cutter
 at a time: each face of brushes[subtract_from:] is cut by every other brush that touches it, in
-brush order; a piece outside the cutter's bounds (grown by ON_EPSILON), wholly in front of one of
+brush order, after the face is cut at the world lines k * CSG_CELL; a piece outside the cutter's bounds (grown by ON_EPSILON), wholly in front of one of
 its planes, or lying on one of its planes facing the same way when the face's brush comes first,
 is kept whole; otherwise the cutter's planes are walked in order, fronts kept, the rest dropped.
 test_csg checks that both give the same faces, to the bit and in the same order.
@@ -11,9 +11,12 @@ test_csg checks that both give the same faces, to the bit and in the same order.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from brushbake.core.compile.trees.csg import brush_plane_ids
+from brushbake.core.compile.trees.csg import CSG_CELL, brush_plane_ids
+from brushbake.core.compile.trees.regions import LINE_MARGIN
 from brushbake.core.detmath import matmul
 from brushbake.core.geometry import PlaneTable, split_polygon
 from brushbake.core.tolerances import ON_EPSILON as EPS
@@ -30,11 +33,27 @@ def reference_union(brushes, subtract_from=0):
             normal = planes.normals[pid]
             cutters = [j for j in range(len(brushes)) if j != i and _overlap(bounds[i], bounds[j])
                        and _touches(poly, brushes[j])]
-            pieces = [poly]
+            pieces = _at_cell_lines(poly)
             for j in cutters:
                 pieces = [q for p in pieces for q in _cut(p, brushes[j], bounds[j], normal, i < j)]
             out.extend((p, pid, i) for p in pieces)
     return out, planes
+
+
+def _at_cell_lines(poly):
+    """The face cut at every world line k * CSG_CELL strictly inside its bounds (by more than
+    LINE_MARGIN), x lines first, then y, then z, each line in increasing k; behind before front."""
+    lo, hi = poly.min(axis=0), poly.max(axis=0)
+    pieces = [poly]
+    for axis in range(3):
+        n = np.zeros(3)
+        n[axis] = 1.0
+        k = math.floor(lo[axis] / CSG_CELL) - 1
+        while k * CSG_CELL < hi[axis] + CSG_CELL:
+            if lo[axis] + LINE_MARGIN < k * CSG_CELL < hi[axis] - LINE_MARGIN:
+                pieces = [q for p in pieces for q in split_polygon(p, n, k * CSG_CELL)[::-1] if q is not None and len(q) >= 3]
+            k += 1
+    return pieces
 
 
 def _overlap(a, b) -> bool:

@@ -18,9 +18,14 @@ import numpy as np
 from ...model.brushes import Brush
 from ...detmath import matmul
 from ...errors import check_cancel
-from ...geometry import PlaneTable, split_polygons
+from ...geometry import PlaneTable, split_polygon, split_polygons
 from ...tolerances import ON_EPSILON
 from .box_pairs import overlapping_pairs
+from .regions import LINE_MARGIN, RegionGrid
+
+#: metres: a face wider than this is cut at the world lines k * CSG_CELL before the CSG
+#: (_cut_at_cell_lines); the default region cell, 2,048 Quake units
+CSG_CELL = 64.0
 
 
 @dataclass
@@ -99,12 +104,64 @@ def union_faces(
         face_pid.extend(plane_ids[i].tolist())
         face_brush.extend([i] * len(brush.faces))
         cutters.extend([near[row] for row in touching] if touching is not None else [no_cutter] * len(brush.faces))
+    faces, source = _cut_at_cell_lines(faces)
+    face_pid = [face_pid[k] for k in source]
+    face_brush = [face_brush[k] for k in source]
+    cutters = [cutters[k] for k in source]
     face_normal = planes.normals[np.array(face_pid, dtype=np.int64)] if faces else np.zeros((0, 3))
     pieces = _cut_faces(faces, np.array(face_brush, dtype=np.int64), face_normal, cutters, _Cutters(brushes), cancel)
     for f, kept in enumerate(pieces):
         for piece in kept:
             out.add(piece, face_pid[f], face_brush[f], flags)
     return out
+
+
+def _cut_at_cell_lines(faces: list[np.ndarray]) -> tuple[list[np.ndarray], list[int]]:
+    """Faces crossing the world lines x, y, z = k * CSG_CELL cut at them, before any brush
+    cuts them: (the pieces, each piece's face), pieces in face order, a face's pieces in the order
+    the lines cut them.  Why: a brush that cuts a face leaves the parts outside it as pieces
+    reaching the face's edges, and every later brush cuts those again, so a floor spanning the
+    world, stood on by n brushes, broke into more and more long strips (faces after the CSG grew
+    as n^1.08 in bench/scale.py's slab world, its hull spaces' as n^1.15).  Cut at the lines
+    first, each piece's strips end at the lines: its cuts stay local.  The lines are the default
+    region grid's (core/compile/trees/regions.py), where the trees cut these faces anyway."""
+    if not faces:
+        return faces, []
+    lo = np.array([f.min(axis=0) for f in faces])
+    hi = np.array([f.max(axis=0) for f in faces])
+    # maybe crossed by a line (the exact test, _lines_inside, decides for these few)
+    maybe = np.flatnonzero(np.any(np.floor((hi - LINE_MARGIN) / CSG_CELL + 1e-9)
+                                  > np.floor((lo + LINE_MARGIN) / CSG_CELL - 1e-9), axis=1))
+    if not len(maybe):
+        return faces, list(range(len(faces)))
+    out: list[np.ndarray] = []
+    source: list[int] = []
+    at = 0
+    for k in maybe.tolist():
+        out.extend(faces[at:k])
+        source.extend(range(at, k))
+        at = k + 1
+        parts = [faces[k]]
+        for axis in range(3):
+            start, count = _lines_inside(float(lo[k, axis]), float(hi[k, axis]))
+            n = np.zeros(3)
+            n[axis] = 1.0
+            for j in range(start, start + count):
+                cut = []
+                for part in parts:
+                    front, back = split_polygon(part, n, j * CSG_CELL)
+                    cut += [p for p in (back, front) if p is not None and len(p) >= 3]
+                parts = cut
+        out.extend(parts)
+        source.extend([k] * len(parts))
+    out.extend(faces[at:])
+    source.extend(range(at, len(faces)))
+    return out, source
+
+
+def _lines_inside(lo: float, hi: float) -> tuple[int, int]:
+    """The whole numbers j with lo + LINE_MARGIN < j * CSG_CELL < hi - LINE_MARGIN: (first, count)."""
+    return RegionGrid(CSG_CELL).lines_inside(lo, hi)
 
 
 def _near_brushes(lo: np.ndarray, hi: np.ndarray) -> list[np.ndarray]:
