@@ -41,10 +41,13 @@ def reference_union(brushes, subtract_from=0):
 
 
 def _at_cell_lines(poly):
-    """The face cut at every world line k * CSG_CELL strictly inside its bounds (by more than
-    LINE_MARGIN), x lines first, then y, then z, each line in increasing k; behind before front."""
+    """A face wider than CSG_CELL along some axis cut at every world line k * CSG_CELL strictly
+    inside its bounds (by more than LINE_MARGIN), x lines first, then y, then z, each line in
+    increasing k; behind before front.  A smaller face stays whole."""
     lo, hi = poly.min(axis=0), poly.max(axis=0)
     pieces = [poly]
+    if max(hi - lo) <= CSG_CELL:
+        return pieces
     for axis in range(3):
         n = np.zeros(3)
         n[axis] = 1.0

@@ -204,6 +204,30 @@ def test_the_rounds_give_the_face_by_face_reference_to_the_bit(specs, cut, detai
     same_as_reference(brushes, subtract_from=min(detail, len(brushes)))
 
 
+wide_grid = st.integers(-12, 12).map(lambda k: k * 8.0 + 0.5)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(specs=st.lists(st.tuples(st.tuples(wide_grid, wide_grid), st.integers(1, 80).map(lambda k: k * 0.5),
+                                 st.integers(1, 80).map(lambda k: k * 0.5)), min_size=1, max_size=6),
+       slant=st.booleans(), seed=st.integers(0, 2**31))
+def test_faces_wider_than_a_cell_are_cut_at_its_lines_and_the_union_stays_exact(specs, slant, seed):
+    """A floor 200 m wide (past the 64 m world lines at -64, 0 and 64) with walls and blocks on it,
+    some over a line: the floor's top is cut at the lines it crosses before the walls cut it, as
+    the face-by-face reference does (the same faces to the bit), and the union's surface is the
+    brute-force one."""
+    brushes = [box([-100, -100, -1], [100, 100, 0], "floor")]
+    for k, ((x, y), w, d) in enumerate(specs):
+        brushes.append(box([x, y, 0], [min(x + w, 99.0), min(y + d, 99.0), 2.0 + k], f"b{k}"))
+    if slant:
+        brushes.append(brush_from_planes(np.vstack([np.eye(3), -np.eye(3), [[0.6, 0.0, 0.8]]]),
+                                         [90, 90, 3, 90, 90, 1, 10.0], "ramp"))
+    faces = same_as_reference(brushes)
+    top = [v for b, v in zip(faces.brush, faces.verts) if b == 0 and np.all(v[:, 2] == 0)]
+    assert all(np.ptp(v[:, 0]) <= 64.0 + 1e-9 and np.ptp(v[:, 1]) <= 64.0 + 1e-9 for v in top)  # within a cell
+    check_union_faces(brushes, faces, np.random.default_rng(seed), per_face=4)
+
+
 def test_a_floor_is_cut_only_where_something_stands_on_it():
     """Posts at scattered places on one floor slab: each post's cut stays where the post is (its
     planes do not slice the rest of the floor), so the floor's top ends in a few pieces a post,

@@ -117,8 +117,8 @@ def union_faces(
 
 
 def _cut_at_cell_lines(faces: list[np.ndarray]) -> tuple[list[np.ndarray], list[int]]:
-    """Faces crossing the world lines x, y, z = k * CSG_CELL cut at them, before any brush
-    cuts them: (the pieces, each piece's face), pieces in face order, a face's pieces in the order
+    """Faces wider than CSG_CELL (along any axis) cut at the world lines x, y, z = k * CSG_CELL
+    they cross, before any brush cuts them (a smaller face's strips are short anyway): (the pieces, each piece's face), pieces in face order, a face's pieces in the order
     the lines cut them.  Why: a brush that cuts a face leaves the parts outside it as pieces
     reaching the face's edges, and every later brush cuts those again, so a floor spanning the
     world, stood on by n brushes, broke into more and more long strips (faces after the CSG grew
@@ -129,9 +129,10 @@ def _cut_at_cell_lines(faces: list[np.ndarray]) -> tuple[list[np.ndarray], list[
         return faces, []
     lo = np.array([f.min(axis=0) for f in faces])
     hi = np.array([f.max(axis=0) for f in faces])
-    # maybe crossed by a line (the exact test, _lines_inside, decides for these few)
-    maybe = np.flatnonzero(np.any(np.floor((hi - LINE_MARGIN) / CSG_CELL + 1e-9)
-                                  > np.floor((lo + LINE_MARGIN) / CSG_CELL - 1e-9), axis=1))
+    # wider than a cell, and maybe crossed by a line (the exact test, _lines_inside, decides)
+    maybe = np.flatnonzero((np.max(hi - lo, axis=1) > CSG_CELL)
+                           & np.any(np.floor((hi - LINE_MARGIN) / CSG_CELL + 1e-9)
+                                    > np.floor((lo + LINE_MARGIN) / CSG_CELL - 1e-9), axis=1))
     if not len(maybe):
         return faces, list(range(len(faces)))
     out: list[np.ndarray] = []
