@@ -106,9 +106,8 @@ def build_groups(world, shooters: np.ndarray, unshot: np.ndarray, radius: np.nda
         many = ~single[parent]
         m = len(first)
         a_sum = np.bincount(parent, weights=area, minlength=m)
-        c_sum = np.stack([np.bincount(parent, weights=cen[:, k] * area, minlength=m) for k in range(3)], axis=1)
-        p_sum = np.stack([np.bincount(parent, weights=pnt[:, k] * area, minlength=m) for k in range(3)], axis=1)
-        u_sum = np.stack([np.bincount(parent, weights=uns[:, k] * area, minlength=m) for k in range(3)], axis=1)
+        c_sum, p_sum, u_sum = (np.stack([np.bincount(parent, weights=v[:, k] * area, minlength=m) for k in range(3)],
+                                        axis=1) for v in (cen, pnt, uns))  # area-weighted sums per parent
         made = np.flatnonzero(~single)
         group_cen = cen[first].copy()  # a parent of one child is that child
         group_cen[made] = c_sum[made] / a_sum[made, None]
@@ -160,7 +159,8 @@ def links(world, groups: ShooterGroups, roots: np.ndarray, receivers: np.ndarray
     pairs worth a ray (shooter, receiver, point form factor, near: the exact form factor is the
     caller's), both in a fixed order: receivers in chunks, each chunk level by level (GroupStep's
     order).  strength (P,): each patch's brightest unshot channel.  `kernel`:
-    lm_groups_c.GroupKernel for this round (the same answers, bit for bit), else NumPy."""
+    the round's step, lm_groups_c.GroupKernel or a GroupStep (the same answers, bit for bit); None:
+    a GroupStep made here."""
     step = kernel.step if kernel is not None else GroupStep(world, groups, cutoff, far, strength).step
     found: list = [[] for _ in range(7)]  # patch s, r, f, near; group node, r, f
     per = max(1, chunk // max(len(roots), 1))

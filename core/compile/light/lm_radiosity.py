@@ -37,7 +37,7 @@ from ...detmath import arctan2_upper, dot
 from ...geometry import cross3
 from ...runtime.trace import RAY_E
 from ...tolerances import BOUNCE_CUTOFF, BOUNCE_GROUP_FAR, FORM_FACTOR_NEAR
-from .lm_groups import build_groups, links, patch_radius
+from .lm_groups import GroupStep, build_groups, links, patch_radius
 from .lm_patches import clip_batch
 from .lm_rays import RAY_BATCH, ShadowRays
 
@@ -140,7 +140,9 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
         groups = build_groups(world, shooters, unshot, patch_radius(world))
         points, sent = np.concatenate([world.point, groups.point]), np.concatenate([unshot, groups.unshot])
 
-        kernel = _group_kernel(world, groups, cutoff, group_far, strength, tree)
+        # the C walk, else NumPy's, made once for the round (links would make a GroupStep a block)
+        kernel = _group_kernel(world, groups, cutoff, group_far, strength, tree) \
+            or GroupStep(world, groups, cutoff, group_far, strength)
 
         def block_rays(block):
             (gn, gr, gf), (ls, lr, lf, near) = links(world, groups, block[0], block[1], cutoff, group_far, strength,

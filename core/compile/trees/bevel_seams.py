@@ -27,14 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...detmath import dot
 from ...runtime.tree import Tree
 from ...tolerances import BEVEL_ON_EPSILON, NORMAL_EPSILON, SEAM_PROBE_ACROSS, SEAM_PROBE_ALONG
 from .cells import CellArrays
-
-
-def _dots(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise a . b summed x + y + z (the same bits on every machine)."""
-    return a[:, 0] * b[:, 0] + a[:, 1] * b[:, 1] + a[:, 2] * b[:, 2]
 
 
 def seam_planes(cells: CellArrays, tree, normals: np.ndarray, dists: np.ndarray) -> list[list[int]]:
@@ -67,7 +63,7 @@ def seam_planes(cells: CellArrays, tree, normals: np.ndarray, dists: np.ndarray)
     ia = order[starts[rep] + local // sizes[rep]]
     ib = order[starts[rep] + local % sizes[rep]]
     fa, fb = rows[ia], rows[ib]
-    sharp = real[fa] & real[fb] & (fa != fb) & (_dots(fn[fa], fn[fb]) < -NORMAL_EPSILON)
+    sharp = real[fa] & real[fb] & (fa != fb) & (dot(fn[fa], fn[fb]) < -NORMAL_EPSILON)
     probe_at = np.unique(ia[sharp])  # an incidence (face, vertex) where the face may be a split
     if not len(probe_at):
         return out
@@ -78,7 +74,7 @@ def seam_planes(cells: CellArrays, tree, normals: np.ndarray, dists: np.ndarray)
     n_face = cells.count[f]
     centre = cells.verts[f].sum(axis=1) / n_face[:, None]
     toward = centre - v
-    length = np.sqrt(_dots(toward, toward))
+    length = np.sqrt(dot(toward, toward))
     step = np.minimum(SEAM_PROBE_ALONG, 0.5 * length) / np.maximum(length, 1e-300)
     probe = v + step[:, None] * toward + SEAM_PROBE_ACROSS * fn[f]
     shape = Tree(normals, dists, np.asarray(tree.node_plane), np.asarray(tree.node_children),
@@ -97,7 +93,7 @@ def seam_planes(cells: CellArrays, tree, normals: np.ndarray, dists: np.ndarray)
     pair = np.repeat(np.arange(len(mine)), lend_n)
     lf = cells.first[across][pair] + (np.arange(len(pair)) - np.repeat(np.cumsum(lend_n) - lend_n, lend_n))
     through = real[lf] & (tag[lf] >> 1 != tag[f][pair] >> 1)
-    through &= np.abs(_dots(v[pair], fn[lf]) - fd[lf]) <= BEVEL_ON_EPSILON
+    through &= np.abs(dot(v[pair], fn[lf]) - fd[lf]) <= BEVEL_ON_EPSILON
     cand_cell, cand_tag = mine[pair[through]], tag[lf[through]]
     if not len(cand_cell):
         return out
@@ -119,7 +115,7 @@ def seam_planes(cells: CellArrays, tree, normals: np.ndarray, dists: np.ndarray)
     n_inc = per[cand_cell]
     cpair = np.repeat(np.arange(len(cand_cell)), n_inc)
     at = by_cell[inc_first[cand_cell][cpair] + (np.arange(len(cpair)) - np.repeat(np.cumsum(n_inc) - n_inc, n_inc))]
-    reach = _dots(pts[at], normals[cand_tag[cpair]]) - dists[cand_tag[cpair]]
+    reach = dot(pts[at], normals[cand_tag[cpair]]) - dists[cand_tag[cpair]]
     worst = np.full(len(cand_cell), -np.inf)
     np.maximum.at(worst, cpair, reach)
     behind = worst <= BEVEL_ON_EPSILON
