@@ -486,3 +486,9 @@ REACH_MARGIN = 1e-6
 #: (core/compile/light/lm_patches.py clip_batch).  Rounding of metre-scale coordinates is about 1e-15 m;
 #: far below LUXEL_LIFT (1e-3 m), so no lifted point is ever snapped onto a plane.
 CLIP_SNAP = 1e-9
+
+#: A sky brush's bounds are grown by this (m) before the sunlight's test of which points lie inside
+#: it looks only at the points in that box: far above the rounding of the brush's vertices and of
+#: the points' plane distances (about 1e-12 m), so a point left out lies well outside the brush
+#: and no plane test could have put it inside.
+SKY_BOX_MARGIN = 1e-3

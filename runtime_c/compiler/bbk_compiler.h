@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define BBKC_VERSION 2
+#define BBKC_VERSION 3
 
 /* The full portal flow's read-only inputs (core/compile/vis/pvs_merged.py, class _Flow): D directed
  * portals, C clusters, K k-DOP directions.  Arrays are C-contiguous; bit rows are little-endian
@@ -198,6 +198,16 @@ typedef struct bbkc_group_tree {
 BBK_API void bbkc_group_step(const bbkc_group_tree *t, int64_t n, const int64_t *node, const int64_t *recv,
                              int64_t *counts, int64_t *leaf_s, int64_t *leaf_r, double *leaf_f, uint8_t *leaf_near,
                              int64_t *link_n, int64_t *link_r, double *link_f, int64_t *next_n, int64_t *next_r);
+
+/* Light's sample points moved into their faces (light_charts.c; lm_charts.nearest_in_faces with
+ * `nearest`, else move_into_faces): n points (faces (n,), st (n, 2) on the faces' planes, shrink
+ * (n,) or NULL for 1); each face's edges are en/eo/seg_a/seg_b[edge_first[f] : + edge_count[f]]
+ * (inward unit normals (E, 2), offsets (E,), end points (E, 2) twice), centre (F, 2) the faces'
+ * vertex means; out (n, 2) the moved points, the NumPy functions' to the bit. */
+BBK_API void bbkc_into_faces(int64_t n, const int64_t *faces, const double *st, const double *shrink, int nearest,
+                             const int64_t *edge_first, const int64_t *edge_count, const double *en,
+                             const double *eo, const double *seg_a, const double *seg_b, const double *centre,
+                             double inset, double *out);
 
 #ifdef __cplusplus
 }

@@ -286,3 +286,38 @@ def test_in_sky_equals_the_matmul_form_to_the_bit(seed, brushes):
     for normals, dists in sky:
         want |= np.all(matmul(points, np.asarray(normals, dtype=np.float64).T) - np.asarray(dists)[None, :] < 0, axis=1)
     assert np.array_equal(batcher._in_sky(points), want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), brushes=st.integers(1, 6))
+def test_in_sky_with_boxes_equals_the_matmul_form_to_the_bit(seed, brushes):
+    """_in_sky given each brush's box grown by SKY_BOX_MARGIN (as sky_brushes gives them: only the
+    points in a brush's box are tested on its planes) answers as the whole (points x faces) table,
+    on rotated boxes with points in, around and on their faces and corners."""
+    from brushbake.core.compile.light.lm_direct import RayBatcher
+    from brushbake.core.detmath import matmul
+    from brushbake.core.tolerances import SKY_BOX_MARGIN
+
+    rng = np.random.default_rng(seed)
+    sky, points = [], [rng.uniform(-6, 6, size=(200, 3))]
+    for _ in range(brushes):
+        rot, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+        centre, half = rng.uniform(-3, 3, 3), rng.uniform(0.01, 2.0, 3)
+        normals = np.concatenate([rot.T, -rot.T])  # rows: the box's axes, both ways
+        dists = matmul(normals, centre) + np.concatenate([half, half])
+        corners = centre + (np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1])).reshape(3, -1).T * half) @ rot.T
+        box = np.array([corners.min(axis=0) - SKY_BOX_MARGIN, corners.max(axis=0) + SKY_BOX_MARGIN])
+        sky.append((normals, dists, box))
+        inner = centre + (rng.uniform(-1.2, 1.2, size=(100, 3)) * half) @ rot.T
+        local = rng.uniform(-1.0, 1.0, size=(100, 3)) * half
+        local[:, 0] = half[0]  # on the box's +x face (to rounding)
+        on = centre + local @ rot.T
+        points += [inner, corners, corners + rng.normal(size=corners.shape) * 1e-12, on]
+    points = np.concatenate(points)
+    batcher = RayBatcher.__new__(RayBatcher)
+    batcher.sky = sky
+    want = np.zeros(len(points), dtype=bool)
+    for normals, dists, _ in sky:
+        want |= np.all(matmul(points, normals.T) - dists[None, :] < 0, axis=1)
+    assert want.any()
+    assert np.array_equal(batcher._in_sky(points), want)

@@ -32,7 +32,7 @@ from ...model.light_units import light_power
 from ...model.scene import check_settings
 from ...runtime.pvs import has_vis, visibility
 from ...runtime.query import point_leaves, point_solid
-from ...tolerances import LUXEL_LIFT
+from ...tolerances import LUXEL_LIFT, SKY_BOX_MARGIN
 from .lm_area import pvs_points
 from .lm_charts import PADDING, Charts, chart_texels, edge_lines, lift, lit_faces, make_charts, move_into_faces, nearest_in_faces
 from .lm_direct import direct_light, source_lights
@@ -48,9 +48,10 @@ SOLID_RETRIES = 4
 def sample_points(level, charts: Charts, faces: np.ndarray, st: np.ndarray, lines,
                   backend: str = "numpy") -> tuple[np.ndarray, int]:
     """Lifted sample points for (s, t) positions on faces, moved into the faces and out of solid
-    (the solid test by `backend`, 'numpy' or 'c': the same answers).
+    (the solid test and the moves by `backend`, 'numpy' or 'c': the same answers).
     Returns (points (N, 3), how many had to be moved out of solid)."""
-    moved = nearest_in_faces(level, charts, faces, st, lines=lines)
+    kernels = "c" if backend == "c" and _charts_kernel() else "numpy"
+    moved = nearest_in_faces(level, charts, faces, st, lines=lines, backend=kernels)
     points = lift(charts, faces, moved, LUXEL_LIFT)
     solid = np.flatnonzero(point_solid(level, points, backend=backend))
     count = len(solid)
@@ -59,14 +60,21 @@ def sample_points(level, charts: Charts, faces: np.ndarray, st: np.ndarray, line
         if not len(solid):
             break
         shrink = shrink * 0.5
-        again = move_into_faces(level, charts, faces[solid], st[solid], shrink=shrink, lines=lines)
+        again = move_into_faces(level, charts, faces[solid], st[solid], shrink=shrink, lines=lines, backend=kernels)
         points[solid] = lift(charts, faces[solid], again, LUXEL_LIFT)
         still = point_solid(level, points[solid], backend=backend) != 0
         solid, shrink = solid[still], shrink[still]
     if len(solid):
-        centre = move_into_faces(level, charts, faces[solid], st[solid], shrink=np.zeros(len(solid)), lines=lines)
+        centre = move_into_faces(level, charts, faces[solid], st[solid], shrink=np.zeros(len(solid)), lines=lines,
+                                 backend=kernels)
         points[solid] = lift(charts, faces[solid], centre, LUXEL_LIFT)
     return points, count
+
+
+def _charts_kernel() -> bool:
+    from .lm_charts_c import available
+
+    return available()
 
 
 def clusters_of(level, points: np.ndarray, backend: str = "numpy") -> np.ndarray:
@@ -173,9 +181,11 @@ def face_textures(scene, level) -> list[str]:
 
 
 def sky_brushes(scene) -> list:
-    """(normals, dists) of brushes with a texture named sky*: sunlight comes through them."""
-    return [(b.normals, b.dists) for b in scene.brushes
-            if any(t.lower().startswith("sky") for t in (b.textures or []))]
+    """(normals, dists, box) of brushes with a texture named sky*: sunlight comes through them.
+    box (2, 3): the brush's bounds grown by SKY_BOX_MARGIN, which lets RayBatcher._in_sky test a
+    brush's planes only on the points inside its box."""
+    return [(b.normals, b.dists, b.bounds + np.array([[-SKY_BOX_MARGIN], [SKY_BOX_MARGIN]]))
+            for b in scene.brushes if any(t.lower().startswith("sky") for t in (b.textures or []))]
 
 
 def bake_light(level, scene, progress=None, cancel=None, backend: str = "auto", farm=None) -> dict:

@@ -225,13 +225,15 @@ def edge_lines(level, charts: Charts) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 def move_into_faces(level, charts: Charts, faces: np.ndarray, st: np.ndarray, shrink: np.ndarray | None = None,
-                    lines=None) -> np.ndarray:
+                    lines=None, backend: str = "numpy") -> np.ndarray:
     """(N, 2) points of the faces' planes moved toward each face's centre (the mean of its
     vertices) just far enough to lie LUXEL_INSET inside every edge: q = c + k (p - c) with the
     largest k <= 1 (times `shrink`, per point) that does it (k = 0 on faces narrower than the
-    inset).  Returns the moved points."""
+    inset).  Returns the moved points.  backend 'c': by the C kernel (lm_charts_c), the same bits."""
     faces = np.asarray(faces, dtype=np.int64)
     st = np.asarray(st, dtype=np.float64).reshape(-1, 2)
+    if backend == "c":
+        return _into_faces_c(level, charts, faces, st, lines, shrink, nearest=False)
     ef, en, eo = lines if lines is not None else edge_lines(level, charts)
     centre = face_centres_2d(level, charts)
     # pairs (point, edge of its face): edges are grouped by face in face order
@@ -253,13 +255,17 @@ def move_into_faces(level, charts: Charts, faces: np.ndarray, st: np.ndarray, sh
     return cf + k[:, None] * (st - cf)
 
 
-def nearest_in_faces(level, charts: Charts, faces: np.ndarray, st: np.ndarray, lines=None) -> np.ndarray:
+def nearest_in_faces(level, charts: Charts, faces: np.ndarray, st: np.ndarray, lines=None,
+                     backend: str = "numpy") -> np.ndarray:
     """(N, 2) each point clamped to its face: points outside go to the nearest point of the face's
     boundary (the nearest of the edges' nearest points), then LUXEL_INSET inside (move_into_faces);
-    points inside stay (and are kept LUXEL_INSET from the edges)."""
+    points inside stay (and are kept LUXEL_INSET from the edges).  backend 'c': by the C kernel
+    (lm_charts_c), the same bits."""
     faces = np.asarray(faces, dtype=np.int64)
     st = np.asarray(st, dtype=np.float64).reshape(-1, 2)
     lines = lines if lines is not None else edge_lines(level, charts)
+    if backend == "c":
+        return _into_faces_c(level, charts, faces, st, lines, None, nearest=True)
     reps, pt, edge = _point_edges(len(charts.face_page), lines[0], faces)
     outside = outside_faces(charts, faces, st, lines, pairs=(reps, pt, edge))
     if outside.any():
@@ -279,6 +285,14 @@ def nearest_in_faces(level, charts: Charts, faces: np.ndarray, st: np.ndarray, l
         st = st.copy()
         st[out_pts] = near[firsts]
     return move_into_faces(level, charts, faces, st, lines=lines)
+
+
+def _into_faces_c(level, charts: Charts, faces, st, lines, shrink, nearest: bool) -> np.ndarray:
+    from .lm_charts_c import into_faces
+
+    lines = lines if lines is not None else edge_lines(level, charts)
+    return into_faces(len(charts.face_page), lines, lines_segments(level, charts), face_centres_2d(level, charts),
+                      faces, st, shrink, nearest)
 
 
 def _point_edges(nf: int, ef: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -143,13 +143,16 @@ def spot_factor(light: SourceLight, to_point: np.ndarray) -> np.ndarray:
 
 class RayBatcher:
     """Collects shadow rays (point index, start, end, value) and traces them RAY_BATCH at a time;
-    clear rays add their value to out[point].  `sky` (list of (normals, dists) brushes): a ray
+    clear rays add their value to out[point] (out None: they are kept in `found`, for the caller
+    to add in order: a worker thread traces a light's rays, the caller sums them).  `sky` (list of (normals, dists) brushes): a ray
     stopped by one of them counts as clear (sunlight through the sky).  `rays`: the ShadowRays
     that trace them (None: the NumPy walk through the level's point tree)."""
 
-    def __init__(self, level, out: np.ndarray, sky=(), counters: dict | None = None, rays: ShadowRays | None = None):
+    def __init__(self, level, out: np.ndarray | None, sky=(), counters: dict | None = None,
+                 rays: ShadowRays | None = None):
         self.rays = rays if rays is not None else ShadowRays(level, "numpy")
         self.out, self.sky = out, list(sky)
+        self.found: list = []  # out None: the clear rays' (points, values), batch by batch, to add in order
         self.counters = counters if counters is not None else {}
         self.parts: list = []
         self.size = 0
@@ -178,28 +181,41 @@ class RayBatcher:
                 beyond = start[stopped] + (t[stopped, None] + 1e-6) * (end[stopped] - start[stopped])
                 clear[stopped] = self._in_sky(beyond)
         self.counters["rays"] = self.counters.get("rays", 0) + len(index)
-        np.add.at(self.out, index[clear], value[clear])
+        if self.out is None:
+            self.found.append((index[clear], value[clear]))
+        else:
+            np.add.at(self.out, index[clear], value[clear])
 
     def _in_sky(self, points: np.ndarray) -> np.ndarray:
-        """Which points lie inside a sky brush (behind every face plane): brush by brush, face by
-        face, each face tested only on the points still inside the faces before it and not yet
-        inside an earlier brush -- the distances matmul(points, normals.T) - dists would give, to
-        the bit (x, y, z summed in order), without a (points x faces) table."""
+        """Which points lie inside a sky brush (behind every face plane).  Each distance is
+        x * nx + y * ny + z * nz - dist in that order, as matmul(points, normals.T) - dists gives
+        it, to the bit.  A brush given with its grown box (sky_brushes) is tested only on the
+        points in the box, found in the points sorted by x (2026-12-02:
+        slope.map's light, 5 sky brushes over the whole map, 1.06 s -> 0.2 s, the same points)."""
         inside = np.zeros(len(points), dtype=bool)
-        for normals, dists in self.sky:
-            normals = np.asarray(normals, dtype=np.float64).reshape(-1, 3)
-            dists = np.asarray(dists, dtype=np.float64).reshape(-1)
-            left = np.flatnonzero(~inside)
+        x, y, z = (np.ascontiguousarray(points[:, k]) for k in range(3))
+        by_x = np.argsort(x, kind="stable")
+        xs = x[by_x]
+        for brush in self.sky:
+            normals = np.asarray(brush[0], dtype=np.float64).reshape(-1, 3)
+            dists = np.asarray(brush[1], dtype=np.float64).reshape(-1)
+            if len(brush) > 2:
+                box = np.asarray(brush[2], dtype=np.float64)
+                left = by_x[np.searchsorted(xs, box[0, 0], "left"):np.searchsorted(xs, box[1, 0], "right")]
+                py, pz = y[left], z[left]
+                left = left[~inside[left] & (py >= box[0, 1]) & (py <= box[1, 1]) & (pz >= box[0, 2]) & (pz <= box[1, 2])]
+            else:
+                left = np.flatnonzero(~inside)
+            keep = np.ones(len(left), dtype=bool)
+            px, py, pz = x[left], y[left], z[left]
+            d = np.empty(len(left))
             for k in range(len(normals)):
-                if not len(left):
-                    break
-                p = points[left]
-                d = p[:, 0] * normals[k, 0]
-                d += p[:, 1] * normals[k, 1]
-                d += p[:, 2] * normals[k, 2]
+                np.multiply(px, normals[k, 0], out=d)
+                d += py * normals[k, 1]
+                d += pz * normals[k, 2]
                 d -= dists[k]
-                left = left[d < 0]
-            inside[left] = True
+                keep &= d < 0
+            inside[left[keep]] = True
         return inside
 
 
@@ -223,11 +239,11 @@ def direct_light(level, lights: list[SourceLight], points: np.ndarray, normals: 
     side)."""
     out = np.zeros((len(points), 3))
     shadow = rays if rays is not None else ShadowRays(level, "numpy")
-    batcher = RayBatcher(level, out, sky, counters, shadow)
     offsets = disk_offsets(samples)
     by_cluster = _ClusterRanges(clusters) if see is not None else None
 
-    def light_rays(k: int) -> list:
+    def light_rays(k: int) -> RayBatcher:
+        """Light k's shadow rays traced on the worker's thread: the clear ones' points and values."""
         light = lights[k]
         if by_cluster is not None and light.kind != "sun":
             candidates = by_cluster.points_of(_light_sees(light, see, by_cluster.clusters))
@@ -236,29 +252,30 @@ def direct_light(level, lights: list[SourceLight], points: np.ndarray, normals: 
         if views is not None and views[2][k] is not None:
             candidates = candidates[views[2][k][views[0][candidates]] | views[1][candidates]]
         if light.kind == "sun":
-            return _sun(light, points, normals, candidates, offsets, far)
-        if light.kind == "area":
+            parts = _sun(light, points, normals, candidates, offsets, far)
+        elif light.kind == "area":
             parts = _Parts()
             area_direct(light, points, normals, candidates, parts)
-            return parts
-        return _point(light, points, normals, candidates, offsets, patches)
+        else:
+            parts = _point(light, points, normals, candidates, offsets, patches)
+        traced = RayBatcher(level, None, sky, {}, shadow)
+        for part in parts:
+            traced.add(*part)
+        traced.flush()
+        return traced
 
     local = None  # Quake 'delay 4' lights: the most any of them gives each point
-    for k, parts in enumerate(shadow.ordered(light_rays, range(len(lights)))):  # each light's rays in light order
+    for k, traced in enumerate(shadow.ordered(light_rays, range(len(lights)))):  # summed in light order
         check_cancel(cancel)
-        if getattr(lights[k], "local_min", False):  # area lights are never Quake lights
-            own = np.zeros_like(out)
-            alone = RayBatcher(level, own, sky, counters, shadow)
-            for part in parts:
-                alone.add(*part)
-            alone.flush()
+        own = np.zeros_like(out) if getattr(lights[k], "local_min", False) else out  # area lights are never Quake lights
+        for index, value in traced.found:
+            np.add.at(own, index, value)
+        if counters is not None:
+            counters["rays"] = counters.get("rays", 0) + traced.counters.get("rays", 0)
+        if own is not out:
             local = own if local is None else np.maximum(local, own)
-        else:
-            for part in parts:
-                batcher.add(*part)
         if progress is not None:
             progress((k + 1) / max(len(lights), 1), f"light {k + 1}/{len(lights)}")
-    batcher.flush()
     return out if local is None else np.maximum(out, local)
 
 

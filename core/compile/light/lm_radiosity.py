@@ -39,7 +39,7 @@ from ...runtime.trace import RAY_E
 from ...tolerances import BOUNCE_CUTOFF, BOUNCE_GROUP_FAR, FORM_FACTOR_NEAR
 from .lm_groups import GroupStep, build_groups, links, patch_radius
 from .lm_patches import clip_batch
-from .lm_rays import RAY_BATCH, ShadowRays
+from .lm_rays import ShadowRays
 
 #: shooter x receiver pairs examined at once (memory bound: about 8 arrays of this many floats, on
 #: each thread)
@@ -132,8 +132,6 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
     received = np.zeros((len(world.area), 3))
     tree = rays if rays is not None else ShadowRays(level, "numpy")
     strength = unshot.max(axis=1)
-    pending: list = []
-    pending_size = 0
     points, sent = world.point, unshot
 
     if group_far > 0 and world.face is not None:
@@ -165,17 +163,22 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
 
         blocks = _blocks(world, shooters, see)
 
-    for ri, si, f, seg in tree.ordered(block_rays, blocks):  # in block order
+    def block_light(block):
+        """A block's rays traced on the worker's thread: (its receivers of clear rays, the light
+        each brings, how many rays)."""
+        ri, si, f, seg = block_rays(block)
+        if not len(ri):
+            return ri, np.zeros((0, 3)), 0
+        kind, _ = tree.segments(seg)
+        clear = np.flatnonzero(kind == RAY_E)
+        return ri[clear], f[clear, None] * sent[si[clear]], len(ri)
+
+    for ri, light, n in tree.ordered(block_light, blocks):  # summed in block order, as one trace would
         if cancel is not None and cancel():
-            _trace(tree, pending, received, counters, sent)
             return received, True
-        counters["pairs"] = counters.get("pairs", 0) + len(ri)
-        pending.append((ri, si, f, seg))
-        pending_size += len(ri)
-        if pending_size >= RAY_BATCH:
-            _trace(tree, pending, received, counters, sent)
-            pending, pending_size = [], 0
-    _trace(tree, pending, received, counters, sent)
+        counters["pairs"] = counters.get("pairs", 0) + n
+        counters["rays"] = counters.get("rays", 0) + n
+        np.add.at(received, ri, light)
     return received, False
 
 
@@ -386,24 +389,6 @@ def _pairs_dense(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np
         worth[close] = value[close] * strength[sj[close]] >= cutoff
         sj, rj, value = sj[worth], rj[worth], value[worth]
     return si[sj], ri[rj], value
-
-
-def _trace(tree: ShadowRays, pending: list, received: np.ndarray, counters: dict, unshot: np.ndarray) -> None:
-    """The pending pairs' rays (receiver, shooter, form factor, segment), in order; each clear one
-    adds form factor x the shooter's unshot radiance to its receiver (made for clear rays only)."""
-    if not pending:
-        return
-    ri = np.concatenate([q[0] for q in pending])
-    if not len(ri):
-        return
-    si = np.concatenate([q[1] for q in pending])
-    f = np.concatenate([q[2] for q in pending])
-    seg = np.concatenate([q[3] for q in pending])
-    for k in range(0, len(ri), RAY_BATCH):
-        kind, _ = tree.segments(seg[k : k + RAY_BATCH])
-        clear = k + np.flatnonzero(kind == RAY_E)
-        np.add.at(received, ri[clear], f[clear, None] * unshot[si[clear]])
-    counters["rays"] = counters.get("rays", 0) + len(ri)
 
 
 def unshot_power(world: PatchWorld, unshot: np.ndarray) -> float:

@@ -22,6 +22,7 @@ caller in the same order.
 from __future__ import annotations
 
 import os
+import queue
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
@@ -76,7 +77,10 @@ class ShadowRays:
         self.level = level
         if self.backend == "c":
             first = c_level(level)  # BackendUnavailableError where it cannot be built
-            self._handles = [first] + [first.copy() for _ in range(self.threads - 1)]
+            self._first = first
+            self._free = queue.SimpleQueue()  # loaded copies not in use; one more made when none is free
+            for handle in [first] + [first.copy() for _ in range(self.threads - 1)]:
+                self._free.put(handle)
         else:
             self._tree = level.point_tree()
         #: which native library traces, or why NumPy does (native_lib.Report.text: the bake table)
@@ -99,13 +103,25 @@ class ShadowRays:
         n = len(seg)
         parts = 1 if n < MIN_THREAD_RAYS else min(self.threads, n // (MIN_THREAD_RAYS // 2))
         if parts <= 1:
-            out = self._handles[0].transitions(seg)
+            out = self._walk(seg)
         else:
             cuts = [n * k // parts for k in range(parts + 1)]
-            jobs = [_pool("trace", parts).submit(self._handles[k].transitions, seg[cuts[k] : cuts[k + 1]])
-                    for k in range(parts)]
+            jobs = [_pool("trace", parts).submit(self._walk, seg[cuts[k] : cuts[k + 1]]) for k in range(parts)]
             out = np.concatenate([job.result() for job in jobs])
         return out["kind"].astype(np.int8), out["t"]
+
+    def _walk(self, seg: np.ndarray) -> np.ndarray:
+        """The C walk of seg through a loaded copy of the level no other thread is using (the
+        walk's scratch is the copy's), so that any thread may call segments(): ordered()'s work
+        traces its own blocks' rays."""
+        try:
+            handle = self._free.get_nowait()
+        except queue.Empty:
+            handle = self._first.copy()
+        try:
+            return handle.transitions(seg)
+        finally:
+            self._free.put(handle)
 
     def ordered(self, fn, items):
         """fn(item) for each item, computed on the threads up to `threads` ahead, yielded in order.
