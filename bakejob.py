@@ -131,6 +131,7 @@ def bake_scene_file(scene_path: Path, opts: dict, progress=None, jobs: int | Non
         progress.start("bake")
     try:
         level = bake_scene(scene, progress=progress, extra_points=extra_points, light_backend=opts["backend"] or "auto",
+                           tree_backend=opts["backend"] or "auto",
                            vis_backend=opts["backend"] or "auto", jobs=jobs, farm=farm)
         leak = None
     except LeakError as err:

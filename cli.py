@@ -679,8 +679,9 @@ def _add_bake_flags(b) -> None:
     add_setting_flags(b, "slice_resolution", "light", "luxel", "patch", "bounces", "reflectance", "light_samples",
                       "light_threshold", "luxel_samples", "shoot_fraction")
     b.add_argument("--backend", choices=("auto", "numpy", "c"), default="auto",
-                   help="what runs the visibility and traces light's rays: auto (the default: the native library "
-                        "where it loads, else NumPy), numpy or c; the same level to the byte either way")
+                   help="what scores the trees' splitters, runs the visibility and traces light's rays: auto (the "
+                        "default: the native library where it loads, else NumPy), numpy or c; the same level to the "
+                        "byte either way")
 
 
 def build_parser() -> argparse.ArgumentParser:

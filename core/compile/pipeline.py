@@ -22,6 +22,7 @@ from .crowds.slices import SliceSettings, slice_world
 from .light.lightmap import bake_light
 from .stage_progress import StageProgress
 from .trees.bevel import BevelSettings, add_bevels
+from .trees import tree_score_c
 from .trees.build import compile_scene, splitter_settings  # noqa: F401 -- the first stage, named here for callers
 from .vis.leaks import check_scene, inside_points
 from .vis.outside_fill import fill_outside
@@ -30,7 +31,7 @@ from .vis.vis import bake_vis
 
 
 def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_backend: str = "auto",
-               vis_backend: str = "auto", jobs: int | None = None, farm=None) -> CompiledLevel:
+               vis_backend: str = "auto", jobs: int | None = None, farm=None, tree_backend: str = "auto") -> CompiledLevel:
     """Everything a bake computes for a scene, as its settings ask: the trees (compile_scene),
     the beveled tree when ``settings.bevels``, and visibility unless ``settings.vis`` is 'none':
     portals, the leak check (from the scene's markers and lights and `extra_points`, points the
@@ -40,7 +41,8 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
     keeps the light so far; `light_backend` traces its rays, core/compile/light/lm_rays.py: 'auto' = the
     C run-time where it builds, else NumPy, the same bytes either way); `vis_backend` runs the full
     vis's flow (core/compile/vis/flow_c.py: 'auto' = its C kernel where it builds, else NumPy, the
-    same rows either way).
+    same rows either way); `tree_backend` scores the trees' splitters (core/compile/trees/tree_score_c.py:
+    'auto' = its C kernel where it builds, else NumPy, the same trees either way).
     progress(fraction, message) and cancel() as for compile_scene.  `jobs`: cores the full vis and
     the regions' subtrees may use (None: all; the output is the same for any number).  `farm`: the workers of a cluster that
     run the full vis's sources and light's rays instead of this machine's cores (the bake farm's
@@ -59,10 +61,11 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
         weights["light"] = 6.0
     bar = StageProgress(progress, weights)
     regions = farm if farm is not None else _local_regions(jobs)
-    level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel, farm=regions)
-    if settings.vis != "none":  # before the bevels: the outside fill changes the point tree they bevel
-        visibility_stage(scene, level, extra_points, bar.stage("vis") if progress else None, cancel, jobs=jobs,
-                         farm=farm, backend=vis_backend)
+    with tree_score_c.using(tree_backend):
+        level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel, farm=regions)
+        if settings.vis != "none":  # before the bevels: the outside fill changes the point tree they bevel
+            visibility_stage(scene, level, extra_points, bar.stage("vis") if progress else None, cancel, jobs=jobs,
+                             farm=farm, backend=vis_backend)
     if settings.bevels:
         t0 = time.perf_counter()
         report = bar.stage("bevel")

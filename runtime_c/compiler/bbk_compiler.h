@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define BBKC_VERSION 3
+#define BBKC_VERSION 4
 
 /* The full portal flow's read-only inputs (core/compile/vis/pvs_merged.py, class _Flow): D directed
  * portals, C clusters, K k-DOP directions.  Arrays are C-contiguous; bit rows are little-endian
@@ -208,6 +208,35 @@ BBK_API void bbkc_into_faces(int64_t n, const int64_t *faces, const double *st, 
                              const int64_t *edge_first, const int64_t *edge_count, const double *en,
                              const double *eo, const double *seg_a, const double *seg_b, const double *centre,
                              double inset, double *out);
+
+/* A level of the BSP builder's items to score (tree_score.c; core/compile/trees/bsp.py
+ * TreeBuilder._score_items): item i has candidate planes table[i * width : + c_count[i]] and is
+ * scored on the faces s_ids[s_first[i] : + s_count[i]] (their planes s_planes), face f's vertices
+ * pool[v_first[f] : + v_count[f]] (rows of 3). */
+typedef struct bbkc_score_input {
+    int64_t items;
+    int64_t width;
+    const int64_t *table;     /* (items, width) plane ids */
+    const int64_t *c_count;   /* (items,) */
+    const int64_t *s_first;   /* (items,) */
+    const int64_t *s_count;   /* (items,) */
+    const int64_t *s_ids;     /* (rows,) face ids */
+    const int64_t *s_planes;  /* (rows,) their planes */
+    const double *pool;       /* (V, 3) */
+    const int64_t *v_first;   /* (F,) */
+    const int64_t *v_count;   /* (F,) */
+    const double *normals;    /* (P, 3) the plane table */
+    const double *dists;      /* (P,) */
+    double on_epsilon;        /* ON_EPSILON */
+    double split_weight;
+} bbkc_score_input;
+
+/* cls (rows, width): each face's class against each candidate (0 on, 1 front, 2 back, 3
+ * spanning; columns past an item's c_count untouched); same (rows, width): for a face on the
+ * plane, whether its normal points the plane's way (0 elsewhere); best (items,): the column of
+ * each item's lowest |front - back| + split_weight * splits, the first of ties (0 for one
+ * candidate).  Returns BBKC_OK. */
+BBK_API int bbkc_score_items(const bbkc_score_input *in, int8_t *cls, uint8_t *same, int64_t *best);
 
 #ifdef __cplusplus
 }

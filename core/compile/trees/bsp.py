@@ -38,6 +38,7 @@ import numpy as np
 
 from .csg import FaceList
 from .regions import RegionGrid, RegionJob
+from . import tree_score_c
 from ...detmath import matmul
 from ...errors import check_cancel
 from ...geometry import PlaneTable, split_polygon, split_polygons
@@ -119,6 +120,8 @@ class TreeBuilder:
                                np.array(faces.plane, dtype=np.int64))
         self._total_faces = max(1, len(faces))
         self._done_faces = 0
+        # who scores the splitters: the C kernel or NumPy (tree_score_c.using), the same trees
+        self._score_backend = "numpy" if settings.splitter == "thesis" else tree_score_c.resolve()
 
     # -- vertex pool -------------------------------------------------------------------------
     def _append_faces(self, flat: np.ndarray, counts: np.ndarray, planes: np.ndarray) -> None:
@@ -504,7 +507,13 @@ class TreeBuilder:
     def _score_items(self, s_ids, s_planes, s_item, table, c_count):
         """Score items' candidates (table[item, :c_count[item]]) against their faces (s_ids, item
         by item; s_planes their planes): (each item's best column, every face's class against
-        every candidate, whether its normal points the candidate's way)."""
+        every candidate, whether its normal points the candidate's way).  With the C backend,
+        tree_score_c's kernel gives the same answers (where a face lies on a candidate, which is
+        all that is read of `same`)."""
+        if self._score_backend == "c":
+            return tree_score_c.score_items(self._pool, self._first, self._count, self.planes.normals,
+                                            self.planes.dists, s_ids, s_planes, s_item, table, c_count,
+                                            self.settings.split_weight)
         n_items, width = table.shape
         c_valid = np.arange(width) < c_count[:, None]
         # big items: one matrix product each (_classify); the many small ones all together
