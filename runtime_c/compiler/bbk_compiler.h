@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define BBKC_VERSION 4
+#define BBKC_VERSION 5
 
 /* The full portal flow's read-only inputs (core/compile/vis/pvs_merged.py, class _Flow): D directed
  * portals, C clusters, K k-DOP directions.  Arrays are C-contiguous; bit rows are little-endian
@@ -237,6 +237,16 @@ typedef struct bbkc_score_input {
  * each item's lowest |front - back| + split_weight * splits, the first of ties (0 for one
  * candidate).  Returns BBKC_OK. */
 BBK_API int bbkc_score_items(const bbkc_score_input *in, int8_t *cls, uint8_t *same, int64_t *best);
+
+/* Polygons split by planes (split.c; core/geometry.py split_polygons): m polygons of at most v
+ * vertices, verts (m, v, 3) padded, counts (m,), dist (m, v) the vertices' distances, normals
+ * (m, 3) and dists (m,) the planes (an axial plane's new vertices lie exactly on it), eps the side
+ * threshold.  front and back (m, 2v, 3) receive each polygon's pieces (a polygon wholly on one
+ * side, or on the plane, whole on that side: in front unless some vertex is behind and none in
+ * front), nf and nb their vertex counts (any count, the caller drops those under 3). */
+BBK_API void bbkc_split_polygons(int64_t m, int64_t v, const double *verts, const int64_t *counts,
+                                 const double *dist, const double *normals, const double *dists, double eps,
+                                 double *front, int64_t *nf, double *back, int64_t *nb);
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,7 @@ runtime_c/compiler/tree_score.c) against its NumPy reference (TreeBuilder._score
   facing where a face lies on one (all the builder reads of it);
 - the kernel built with -fsanitize=address,undefined (tests/c/score_driver.c) on a level of a map
   gives the same answers;
-- `using('c')` where the library does not load says so; the thesis splitter keeps NumPy."""
+- kernels.using('c') where the library does not load says so; the thesis splitter keeps NumPy."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from brushbake.core.compile.pipeline import compile_scene
+from brushbake.core.compile import kernels
 from brushbake.core.compile.trees import tree_score_c
 from brushbake.core.compile.trees.bsp import SplitterSettings, TreeBuilder
 from brushbake.core.compile.trees.csg import FaceList
@@ -50,7 +51,7 @@ def _digest(name: str, backend: str) -> str:
     scene.settings.vis = "none"
     if not scene.hulls and name.endswith(".map"):  # qbsp's hulls 1 and 2, as a bake of a .map gets them
         scene.hulls = quake_map_hulls(scene.settings.map_scale)
-    with tree_score_c.using(backend):
+    with kernels.using(backend):
         level = compile_scene(scene)
     return hashlib.sha256(level_to_bytes(level)).hexdigest()
 
@@ -102,9 +103,9 @@ def test_c_scores_as_numpy_on_random_items(seed, n_faces, axial, weight):
         off = rng.choice([0.0, 1e-13, -1e-13, ON_EPSILON, -ON_EPSILON, 2 * ON_EPSILON])
         v[0] = v[0] - ((v[0] * n).sum() - d - off) * n
     sets = SplitterSettings(split_weight=weight)
-    with tree_score_c.using("numpy"):
+    with kernels.using("numpy"):
         ref = TreeBuilder(planes, faces, sets)
-    with tree_score_c.using("c"):
+    with kernels.using("c"):
         fast = TreeBuilder(planes, faces, sets)
     # a level: items of random face runs, candidates from their faces' planes and others
     n_items = int(rng.integers(1, 8))
@@ -128,23 +129,27 @@ def test_c_scores_as_numpy_on_random_items(seed, n_faces, axial, weight):
     assert np.array_equal(got[2][on], want[2][on])
 
 
-def test_thesis_splitter_keeps_numpy_and_unloadable_c_says_so(monkeypatch):
+def test_thesis_splitter_keeps_numpy_and_unloadable_c_says_so():
     sets = SplitterSettings(splitter="thesis")
-    with tree_score_c.using("c"):
+    with kernels.using("c"):
         assert TreeBuilder(PlaneTable(), FaceList(), sets)._score_backend == "numpy"
     from brushbake.core.errors import BackendUnavailableError
 
-    def no_library():
-        raise BackendUnavailableError("no library here.")
+    class Unloadable:
+        def library(self):
+            raise BackendUnavailableError("no library here.")
 
-    monkeypatch.setattr(tree_score_c, "library", no_library)
-    monkeypatch.setattr(tree_score_c, "available", lambda: False)
-    with tree_score_c.using("auto"):
-        assert tree_score_c.resolve() == "numpy"
-    with tree_score_c.using("c"), pytest.raises(BackendUnavailableError):
-        tree_score_c.resolve()
+        def available(self):
+            return False
+
+    with kernels.using("auto"):
+        assert kernels.resolve(Unloadable()) == "numpy"
+    with kernels.using("c"), pytest.raises(BackendUnavailableError):
+        kernels.resolve(Unloadable())
+    with kernels.using("numpy"):
+        assert kernels.resolve(tree_score_c.BINDING) == "numpy"
     with pytest.raises(ValueError):
-        with tree_score_c.using("fortran"):
+        with kernels.using("fortran"):
             pass
 
 
@@ -167,7 +172,7 @@ def test_sanitized_kernel_scores_as_numpy(sanitized_score, tmp_path):
     rng = np.random.default_rng(5)
     planes, faces = _builder(rng, 200, 0.5)
     sets = SplitterSettings()
-    with tree_score_c.using("numpy"):
+    with kernels.using("numpy"):
         ref = TreeBuilder(planes, faces, sets)
     s_ids = np.arange(len(faces))
     s_item = (s_ids * 4) // len(faces)

@@ -39,9 +39,11 @@ import numpy as np
 from .csg import FaceList
 from .regions import RegionGrid, RegionJob
 from . import tree_score_c
+from .. import kernels
 from ...detmath import matmul
 from ...errors import check_cancel
-from ...geometry import PlaneTable, split_polygon, split_polygons
+from ...geometry import PlaneTable, split_polygon
+from ..split_c import split_polygons
 from ...model.setting_specs import setting_view
 from ...tolerances import (
     MIN_RELATION_FLOOR,
@@ -120,8 +122,8 @@ class TreeBuilder:
                                np.array(faces.plane, dtype=np.int64))
         self._total_faces = max(1, len(faces))
         self._done_faces = 0
-        # who scores the splitters: the C kernel or NumPy (tree_score_c.using), the same trees
-        self._score_backend = "numpy" if settings.splitter == "thesis" else tree_score_c.resolve()
+        # who scores the splitters: the C kernel or NumPy (core/compile/kernels.py), the same trees
+        self._score_backend = "numpy" if settings.splitter == "thesis" else kernels.resolve(tree_score_c.BINDING)
 
     # -- vertex pool -------------------------------------------------------------------------
     def _append_faces(self, flat: np.ndarray, counts: np.ndarray, planes: np.ndarray) -> None:

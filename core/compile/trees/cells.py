@@ -27,7 +27,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...detmath import arctan2, dot
-from ...geometry import cross3, split_polygons
+from ...geometry import cross3
+from ..split_c import split_polygons
 from ...tolerances import MIN_EDGE_LENGTH, ON_EPSILON
 
 #: the box's faces, outward, as indices into box_polytope's eight corners

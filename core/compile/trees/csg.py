@@ -18,7 +18,8 @@ import numpy as np
 from ...model.brushes import Brush
 from ...detmath import matmul
 from ...errors import check_cancel
-from ...geometry import PlaneTable, split_polygon, split_polygons
+from ...geometry import PlaneTable, split_polygon
+from ..split_c import split_polygons
 from ...tolerances import ON_EPSILON
 from .box_pairs import overlapping_pairs
 from .regions import LINE_MARGIN, RegionGrid

@@ -1,20 +1,15 @@
-"""The BSP builder's splitter scoring in C (runtime_c/compiler/tree_score.c) from Python, and which
-backend the trees of a bake use.
+"""The BSP builder's splitter scoring in C (runtime_c/compiler/tree_score.c) from Python.
 
 TreeBuilder._score_items is the reference: every candidate plane of every node of a level against
 the node's faces, in NumPy (bounds and spheres first, exact distances where they do not decide),
 about a fifth of a map's compile.  The kernel classifies each face vertex by vertex with the exact
 distances and counts as it goes; the classes, the facings and the chosen splitters are the
-reference's to the bit (tests/core/test_tree_score_c.py), so the trees are the same.
-
-The backend: `using(backend)` around a compile ('numpy', 'c' or 'auto': C where the library loads),
-read by each TreeBuilder when made (a forked worker inherits it; a farm's worker uses 'auto').
+reference's to the bit (tests/core/test_tree_score_c.py), so the trees are the same.  A TreeBuilder
+takes it when made under the C backend (core/compile/kernels.py).
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import ctypes
 
 import numpy as np
@@ -25,9 +20,6 @@ from ...tolerances import ON_EPSILON
 
 _P = ctypes.c_void_p
 _I = ctypes.c_int64
-
-_BACKEND = contextvars.ContextVar("brushbake_tree_backend", default="auto")
-
 
 class ScoreInput(ctypes.Structure):
     """bbk_compiler.h's bbkc_score_input."""
@@ -42,39 +34,15 @@ def _declare(lib) -> None:
     lib.bbkc_score_items.argtypes = [ctypes.POINTER(ScoreInput), _P, _P, _P]
 
 
-_KERNEL = KernelBinding(_declare)
-library, available = _KERNEL.library, _KERNEL.available
-
-
-@contextlib.contextmanager
-def using(backend: str):
-    """The trees built inside score their splitters by `backend` ('auto', 'numpy' or 'c')."""
-    if backend not in ("auto", "numpy", "c"):
-        raise ValueError(f"tree backend must be auto, numpy or c, not {backend!r}")
-    token = _BACKEND.set(backend)
-    try:
-        yield
-    finally:
-        _BACKEND.reset(token)
-
-
-def resolve() -> str:
-    """'c' or 'numpy' for the backend in force ('c' asked for where the library does not load:
-    BackendUnavailableError)."""
-    backend = _BACKEND.get()
-    if backend == "numpy":
-        return "numpy"
-    if backend == "c":
-        library()
-        return "c"
-    return "c" if available() else "numpy"
+BINDING = KernelBinding(_declare)
+library, available = BINDING.library, BINDING.available
 
 
 def score_items(pool, v_first, v_count, normals, dists, s_ids, s_planes, s_item, table, c_count,
                 split_weight: float):
     """_score_items' answer (best (items,), cls (rows, width) int8, same (rows, width) bool) for rows
     grouped by item (s_item non-decreasing)."""
-    lib = library()
+    lib = BINDING.library()
     c = lambda a, t=np.int64: np.ascontiguousarray(a, dtype=t)  # noqa: E731
     n_items, width = table.shape
     s_count = np.bincount(s_item, minlength=n_items)

@@ -37,7 +37,8 @@ import numpy as np
 
 from ...detmath import dot, norm
 from ...errors import CancelledError
-from ...geometry import cross3, split_polygons
+from ...geometry import cross3
+from ..split_c import split_polygons
 from ...runtime.level import POINT_HULL_BIT, CompiledLevel
 from ...tolerances import MIN_EDGE_LENGTH, MIN_POLYGON_AREA, PORTAL_EPSILON
 
