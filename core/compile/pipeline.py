@@ -22,7 +22,7 @@ from .crowds.slices import SliceSettings, slice_world
 from .light.lightmap import bake_light
 from .stage_progress import StageProgress
 from .trees.bevel import BevelSettings, add_bevels
-from . import kernels
+from .. import kernels
 from .trees.build import compile_scene, splitter_settings  # noqa: F401 -- the first stage, named here for callers
 from .vis.leaks import check_scene, inside_points
 from .vis.outside_fill import fill_outside
@@ -41,7 +41,7 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
     keeps the light so far; `light_backend` traces its rays, core/compile/light/lm_rays.py: 'auto' = the
     C run-time where it builds, else NumPy, the same bytes either way); `vis_backend` runs the full
     vis's flow (core/compile/vis/flow_c.py: 'auto' = its C kernel where it builds, else NumPy, the
-    same rows either way); `tree_backend` runs the compiler's kernels of the trees and portals (core/compile/kernels.py:
+    same rows either way); `tree_backend` runs the compiler's kernels of the trees and portals (core/kernels.py:
     'auto' = C where the library builds, else NumPy, the same level either way).
     progress(fraction, message) and cancel() as for compile_scene.  `jobs`: cores the full vis and
     the regions' subtrees may use (None: all; the output is the same for any number).  `farm`: the workers of a cluster that

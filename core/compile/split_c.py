@@ -1,5 +1,5 @@
 """Polygons split by planes for the compiler: core/geometry.py's split_polygons (the reference),
-or its C kernel (runtime_c/compiler/split.c) under the C backend (core/compile/kernels.py), the same
+or its C kernel (runtime_c/compiler/split.c) under the C backend (core/kernels.py), the same
 pieces to the bit (tests/core/test_split_c.py).  The CSG, the BSP builder's partitions, the cells
 and the portals split through here: thousands of calls of a few hundred polygons on a big map,
 where NumPy's cost is its per-call passes (e3m4: 1.6 s of its compile)."""
@@ -13,7 +13,7 @@ import numpy as np
 from ..geometry import split_polygons as split_polygons_numpy
 from ..native_lib import KernelBinding
 from ..tolerances import ON_EPSILON
-from . import kernels
+from .. import kernels
 
 _P = ctypes.c_void_p
 _I = ctypes.c_int64

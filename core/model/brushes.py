@@ -13,7 +13,9 @@ from enum import IntEnum
 
 import numpy as np
 
-from ..detmath import arctan2, matmul, norm
+from .. import kernels
+from . import brushes_c
+from ..detmath import arctan2, dot, matmul, norm
 from ..errors import (
     DegenerateBrushError,
     DuplicatePlaneError,
@@ -213,8 +215,8 @@ def _check_no_duplicate_planes(normals: np.ndarray, dists: np.ndarray, name: str
 
 
 def brushes_from_planes(specs) -> list[Brush]:
-    """[brush_from_planes(n, d, name, contents, entity=entity) for (n, d, name, contents, entity)
-    in specs], the same brushes bit for bit, built many at once (the expanded brushes of a hull
+    """[brush_from_planes(n, d, name, contents, entity=entity[, textures=textures]) for (n, d, name,
+    contents, entity[, textures]) in specs], the same brushes bit for bit, built many at once (the expanded brushes of a hull
     are thousands of small brushes, where per-brush NumPy calls dominate).
 
     Brushes with the same plane count go through brush_from_planes' steps together: every value
@@ -222,6 +224,15 @@ def brushes_from_planes(specs) -> list[Brush]:
     matmul; row-wise arithmetic on concatenated rows).  A brush the batch does not take (more
     than MAX_TRIPLE_PLANES planes, fewer than 4) or that fails any check is built by
     brush_from_planes itself, in order, so errors are the same and come in the same order."""
+    return [b if b is not None else brush_from_planes(s[0], s[1], s[2], s[3], entity=s[4],
+                                                      textures=s[5] if len(s) > 5 else None)
+            for b, s in zip(batch_brushes(specs), specs)]
+
+
+def batch_brushes(specs) -> list[Brush | None]:
+    """The brushes of specs (n, d, name, contents, entity[, textures]) the batch builds, grouped by
+    plane count, bit for bit brush_from_planes' brushes; None where brush_from_planes must build
+    (or refuse) it itself: more than MAX_TRIPLE_PLANES planes, fewer than 4, or any check failed."""
     built: list[Brush | None] = [None] * len(specs)
     by_count: dict[int, list[int]] = {}
     for i, (n, d, *_rest) in enumerate(specs):
@@ -231,8 +242,7 @@ def brushes_from_planes(specs) -> list[Brush]:
     for k, members in by_count.items():
         for i, brush in zip(members, _batch_from_planes([specs[i] for i in members], k)):
             built[i] = brush
-    return [b if b is not None else brush_from_planes(s[0], s[1], s[2], s[3], entity=s[4])
-            for b, s in zip(built, specs)]
+    return built
 
 
 def _batch_from_planes(specs, k: int) -> list[Brush | None]:
@@ -251,11 +261,17 @@ def _batch_from_planes(specs, k: int) -> list[Brush | None]:
         np.abs(dists[:, :, None] - dists[:, None, :]) < DIST_EPSILON)
     same[:, np.arange(k), np.arange(k)] = False
     good &= ~same.any(axis=(1, 2))
-    verts, member, owner, vcount = _batch_polytope_vertices(normals, dists)
-    good &= vcount >= 4
-    faces = _batch_assemble_faces(verts, member, owner, vcount, normals, good)
-    first = np.zeros(g, dtype=np.int64)
-    np.cumsum(vcount[:-1], out=first[1:])
+    if kernels.resolve(brushes_c.BINDING) == "c":  # the same corners and faces, brush by brush in C
+        corners, _, vcount, faces = brushes_c.brush_polytopes(normals, dists, good, _triples(k))
+        good &= vcount >= 4
+        brush_verts = [corners[b, : vcount[b]] for b in range(g)]
+    else:
+        verts, member, owner, vcount = _batch_polytope_vertices(normals, dists)
+        good &= vcount >= 4
+        faces = _batch_assemble_faces(verts, member, owner, vcount, normals, good)
+        first = np.zeros(g, dtype=np.int64)
+        np.cumsum(vcount[:-1], out=first[1:])
+        brush_verts = [verts[first[b] : first[b] + vcount[b]] for b in range(g)]
     out: list[Brush | None] = [None] * g
     for b in np.flatnonzero(good).tolist():
         polys, keep, areas = faces[b]
@@ -266,11 +282,12 @@ def _batch_from_planes(specs, k: int) -> list[Brush | None]:
         closure = np.sum([a * n_b[i] for a, i in zip(areas, keep)], axis=0)
         if float(np.abs(closure).max()) > CLOSURE_TOLERANCE * max(total_area, CLOSURE_AREA_FLOOR):
             continue
+        textures = [specs[b][5][i] for i in keep] if len(specs[b]) > 5 else [""] * len(keep)
         brush = Brush(name=specs[b][2], contents=Contents(specs[b][3]), normals=n_b[keep], dists=dists[b][keep],
-                      faces=polys, textures=[""] * len(keep), entity=specs[b][4])
+                      faces=polys, textures=textures, entity=specs[b][4])
         if sum(a * d for a, d in zip(areas, brush.dists)) / 3.0 < MIN_BRUSH_VOLUME:
             continue
-        if float(np.abs(verts[first[b] : first[b] + vcount[b]]).max()) > MAX_COORDINATE:
+        if float(np.abs(brush_verts[b]).max()) > MAX_COORDINATE:
             continue
         out[b] = brush
     return out
@@ -283,7 +300,7 @@ def _batch_polytope_vertices(normals: np.ndarray, dists: np.ndarray):
     t = _triples(k)
     a, b, c = (normals[:, t[:, col]].reshape(-1, 3) for col in range(3))
     bc, ca, ab = cross3(b, c), cross3(c, a), cross3(a, b)
-    det = np.einsum("ij,ij->i", a, bc)
+    det = dot(a, bc)
     ok = np.abs(det) > PARALLEL_DETERMINANT
     da, db, dc = (dists[:, t[:, col]].reshape(-1, 1) for col in range(3))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # rows not ok are dropped
@@ -397,7 +414,7 @@ def _polytope_vertices(normals: np.ndarray, dists: np.ndarray) -> tuple[np.ndarr
     t = _triples(k)
     a, b, c = normals[t[:, 0]], normals[t[:, 1]], normals[t[:, 2]]
     bc, ca, ab = cross3(b, c), cross3(c, a), cross3(a, b)
-    det = np.einsum("ij,ij->i", a, bc)
+    det = dot(a, bc)
     ok = np.abs(det) > PARALLEL_DETERMINANT
     t = t[ok]
     da, db, dc = dists[t[:, 0], None], dists[t[:, 1], None], dists[t[:, 2], None]
@@ -457,7 +474,7 @@ def _face_rings(verts: np.ndarray, v_idx: np.ndarray, face: np.ndarray, centre: 
     u /= norm(u, axis=1)[:, None]
     v = cross3(n, u)
     rel = verts[v_idx] - centre[face]
-    angle = arctan2(np.einsum("ij,ij->i", rel, v[face]), np.einsum("ij,ij->i", rel, u[face]))
+    angle = arctan2(dot(rel, v[face]), dot(rel, u[face]))
     order = np.lexsort((angle, face))
     face, pts = face[order], verts[v_idx[order]]
     starts = np.flatnonzero(np.r_[True, face[1:] != face[:-1]])
@@ -465,9 +482,9 @@ def _face_rings(verts: np.ndarray, v_idx: np.ndarray, face: np.ndarray, centre: 
     nxt = np.arange(1, len(face) + 1)
     nxt[ends - 1] = starts  # each face's last vertex wraps to its first
     cross = cross3(pts, pts[nxt])
-    area = 0.5 * norm(np.add.reduceat(cross, starts, axis=0), axis=1)
+    area = 0.5 * norm(_ring_sums(cross, starts, ends), axis=1)
     step = pts[nxt] - pts
-    long_edge = np.einsum("ij,ij->i", step, step) > MIN_EDGE_LENGTH * MIN_EDGE_LENGTH
+    long_edge = dot(step, step) > MIN_EDGE_LENGTH * MIN_EDGE_LENGTH
     out = []
     for f, (a, z) in enumerate(zip(starts.tolist(), ends.tolist())):
         if area[f] <= MIN_EDGE_LENGTH * MIN_EDGE_LENGTH:
@@ -481,10 +498,22 @@ def _face_rings(verts: np.ndarray, v_idx: np.ndarray, face: np.ndarray, centre: 
     return out
 
 
+def _ring_sums(rows: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Each run rows[starts[i]:ends[i]] summed in order, first row first (np.add.reduceat's order
+    is NumPy's own, and differs from this even for three rows): the same bits everywhere, and
+    the order the C kernel sums in (runtime_c/compiler/brush_faces.c)."""
+    total = rows[starts].copy()
+    length = ends - starts
+    for j in range(1, int(length.max(initial=1))):
+        live = np.flatnonzero(length > j)
+        total[live] += rows[starts[live] + j]
+    return total
+
+
 def _clean_ring(poly: np.ndarray) -> np.ndarray | None:
     """Drop vertices closer than MIN_EDGE_LENGTH to their predecessor; None if < 3 remain."""
     step = np.concatenate([poly[1:], poly[:1]]) - poly
-    keep = np.einsum("ij,ij->i", step, step) > MIN_EDGE_LENGTH * MIN_EDGE_LENGTH
+    keep = dot(step, step) > MIN_EDGE_LENGTH * MIN_EDGE_LENGTH
     poly = poly[keep]
     return poly if len(poly) >= 3 else None
 

@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define BBKC_VERSION 5
+#define BBKC_VERSION 6
 
 /* The full portal flow's read-only inputs (core/compile/vis/pvs_merged.py, class _Flow): D directed
  * portals, C clusters, K k-DOP directions.  Arrays are C-contiguous; bit rows are little-endian
@@ -247,6 +247,26 @@ BBK_API int bbkc_score_items(const bbkc_score_input *in, int8_t *cls, uint8_t *s
 BBK_API void bbkc_split_polygons(int64_t m, int64_t v, const double *verts, const int64_t *counts,
                                  const double *dist, const double *normals, const double *dists, double eps,
                                  double *front, int64_t *nf, double *back, int64_t *nb);
+
+/* Brushes from planes (brush_faces.c; core/model/brushes.py _batch_polytope_vertices): g brushes
+ * of k unit planes each (normals (g, k, 3), dists (g, k)), only those with good[b] (the others get
+ * no corners); t triples (t, 3) of plane numbers, in itertools.combinations' order.  A brush's
+ * corners go to verts[b * t ...] ((g, t, 3)), the planes each lies on to member ((g, t, k) bytes),
+ * their count to vcount (g,).  Returns BBKC_OK or BBKC_ERR_MEMORY. */
+BBK_API int bbkc_brush_vertices(int64_t g, int64_t k, const double *normals, const double *dists,
+                                const uint8_t *good, int64_t t, const int64_t *triples, double parallel_det,
+                                double vertex_eps, double min_edge, double *verts, uint8_t *member,
+                                int64_t *vcount);
+/* The faces of those brushes (brushes.py _face_rings): for each (brush, plane) with face_ok (g, k),
+ * its corners sorted counter-clockwise seen along the plane's normal (normals (g, k, 3)) by angle
+ * about their mean, vertices closer than min_edge to the next dropped, written from
+ * ring[ring_first[slot]] ((R, 3); a slot has room for its corners); ring_count (g, k) the vertices
+ * kept (0: no face: area not above min_edge squared, or fewer than 3 left) and area (g, k) its
+ * area.  Returns BBKC_OK or BBKC_ERR_MEMORY. */
+BBK_API int bbkc_brush_faces(int64_t g, int64_t k, int64_t t, const double *normals, const double *verts,
+                             const uint8_t *member, const int64_t *vcount, const uint8_t *face_ok,
+                             const int64_t *ring_first, double min_edge, double *ring, int64_t *ring_count,
+                             double *area);
 
 #ifdef __cplusplus
 }

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from brushbake.core.compile import kernels
+from brushbake.core import kernels
 from brushbake.core.compile.split_c import BINDING, split_polygons
 from brushbake.core.geometry import split_polygon
 from brushbake.core.tolerances import ON_EPSILON, PORTAL_EPSILON

@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from brushbake.core.compile.pipeline import compile_scene
-from brushbake.core.compile import kernels
+from brushbake.core import kernels
 from brushbake.core.compile.trees import tree_score_c
 from brushbake.core.compile.trees.bsp import SplitterSettings, TreeBuilder
 from brushbake.core.compile.trees.csg import FaceList

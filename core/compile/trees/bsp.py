@@ -39,7 +39,7 @@ import numpy as np
 from .csg import FaceList
 from .regions import RegionGrid, RegionJob
 from . import tree_score_c
-from .. import kernels
+from ... import kernels
 from ...detmath import matmul
 from ...errors import check_cancel
 from ...geometry import PlaneTable, split_polygon
@@ -122,7 +122,7 @@ class TreeBuilder:
                                np.array(faces.plane, dtype=np.int64))
         self._total_faces = max(1, len(faces))
         self._done_faces = 0
-        # who scores the splitters: the C kernel or NumPy (core/compile/kernels.py), the same trees
+        # who scores the splitters: the C kernel or NumPy (core/kernels.py), the same trees
         self._score_backend = "numpy" if settings.splitter == "thesis" else kernels.resolve(tree_score_c.BINDING)
 
     # -- vertex pool -------------------------------------------------------------------------

@@ -5,7 +5,7 @@ the node's faces, in NumPy (bounds and spheres first, exact distances where they
 about a fifth of a map's compile.  The kernel classifies each face vertex by vertex with the exact
 distances and counts as it goes; the classes, the facings and the chosen splitters are the
 reference's to the bit (tests/core/test_tree_score_c.py), so the trees are the same.  A TreeBuilder
-takes it when made under the C backend (core/compile/kernels.py).
+takes it when made under the C backend (core/kernels.py).
 """
 
 from __future__ import annotations
