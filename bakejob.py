@@ -111,6 +111,7 @@ def bake_scene_file(scene_path: Path, opts: dict, progress=None, jobs: int | Non
     farm is the level `bake` writes.  `progress`: a ProgressLine or None; `jobs`: cores for the
     full vis; warn(text) for each of the scene's warnings, once it is loaded; `farm`: a cluster's
     workers for the level's long work (bake --scheduler: brushbake.farm.level.LevelFarm)."""
+    from .core import kernels
     from .core.compile.pipeline import bake_scene
     from .core.formats.loaders import load_scene
 
@@ -118,7 +119,8 @@ def bake_scene_file(scene_path: Path, opts: dict, progress=None, jobs: int | Non
     t0 = time.perf_counter()
     if progress is not None:
         progress.start("load")
-    scene = load_scene(scene_path, progress=progress, map_scale=opts["scale"])
+    with kernels.using(opts["backend"] or "auto"):  # a .map's brushes: the C kernel or NumPy, the same brushes
+        scene = load_scene(scene_path, progress=progress, map_scale=opts["scale"])
     if progress is not None:
         progress.done()
     times["load"] = time.perf_counter() - t0
