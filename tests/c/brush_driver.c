@@ -10,20 +10,11 @@
  * least 3 of a brush with at least 4 corners); each array has its exact size for the sanitizer.
  */
 #include "../../runtime_c/compiler/bbk_compiler.h"
+#include "driver_io.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-static FILE *in;
-
-static void *take(size_t count, size_t size) {
-    void *p = malloc(count * size + (count == 0));
-    if (!p || fread(p, size, count, in) != count) {
-        fprintf(stderr, "brush_driver: short input\n");
-        exit(2);
-    }
-    return p;
-}
 
 int main(int argc, char **argv) {
     int64_t head[3];

@@ -10,21 +10,12 @@
  * Each array is allocated to its exact size, so a read past one is the sanitizer's to catch.
  */
 #include "../../runtime_c/compiler/bbk_compiler.h"
+#include "driver_io.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static FILE *in;
-
-static void *take(size_t count, size_t size) {
-    void *p = malloc(count * size + (count == 0));
-    if (!p || fread(p, size, count, in) != count) {
-        fprintf(stderr, "score_driver: short input\n");
-        exit(2);
-    }
-    return p;
-}
 
 int main(int argc, char **argv) {
     int64_t head[6];

@@ -8,20 +8,11 @@
  * Each array is allocated to its exact size, so a read or write past one is the sanitizer's.
  */
 #include "../../runtime_c/compiler/bbk_compiler.h"
+#include "driver_io.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-static FILE *in;
-
-static void *take(size_t count, size_t size) {
-    void *p = malloc(count * size + (count == 0));
-    if (!p || fread(p, size, count, in) != count) {
-        fprintf(stderr, "split_driver: short input\n");
-        exit(2);
-    }
-    return p;
-}
 
 int main(int argc, char **argv) {
     int64_t head[2];

@@ -12,8 +12,6 @@ _batch_polytope_vertices and _batch_assemble_faces, and brush_from_planes itself
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +27,8 @@ from brushbake.core.model import brushes_c
 from brushbake.core.model.brushes import _triples, brush_from_planes, brushes_from_planes
 from brushbake.core.model.hulls import quake_map_hulls
 from brushbake.core.tolerances import MIN_EDGE_LENGTH, PARALLEL_DETERMINANT, VERTEX_EPSILON
+
+from sanitized import build_sanitized, run_sanitized
 
 REPO = Path(__file__).resolve().parents[2]
 SCENES = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "sample_scenes").glob("*.json")) + [
@@ -140,17 +140,7 @@ def test_random_brushes_equal_numpy(seed, kinds):
 
 @pytest.fixture(scope="module")
 def sanitized_brush(tmp_path_factory):
-    gcc = shutil.which("gcc")
-    if gcc is None:
-        pytest.skip("gcc is missing: the sanitizer build needs it")
-    out = tmp_path_factory.mktemp("asan_brush") / "brush_driver"
-    run = subprocess.run([gcc, "-std=c99", "-g", "-O1", "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffp-contract=off",
-                          "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
-                          "tests/c/brush_driver.c", "runtime_c/compiler/brush_faces.c", "-lm", "-o", str(out)],
-                         capture_output=True, text=True, cwd=REPO)
-    if run.returncode != 0:
-        pytest.skip(f"gcc cannot build with -fsanitize=address,undefined here: {run.stderr.strip()[:200]}")
-    return out
+    return build_sanitized(tmp_path_factory, "brush_driver", ["brush_faces"])
 
 
 def test_sanitized_kernels_build_as_the_library(sanitized_brush, tmp_path):
@@ -170,9 +160,7 @@ def test_sanitized_kernels_build_as_the_library(sanitized_brush, tmp_path):
     (tmp_path / "in.bin").write_bytes(b"".join([
         head.tobytes(), np.array([PARALLEL_DETERMINANT, VERTEX_EPSILON, MIN_EDGE_LENGTH]).tobytes(), normals.tobytes(),
         dists.tobytes(), good.astype(np.uint8).tobytes(), triples.astype(np.int64).tobytes()]))
-    run = subprocess.run([str(sanitized_brush), "in.bin", "out.bin"], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=600)
-    assert run.returncode == 0, run.stderr[-2000:]
+    run_sanitized(sanitized_brush, tmp_path)
     data = np.frombuffer((tmp_path / "out.bin").read_bytes(), dtype=np.float64)
     g, t = len(dists), len(triples)
     assert np.array_equal(data[: g * t * 3].reshape(g, t, 3).view(np.int64), verts.view(np.int64))

@@ -13,8 +13,6 @@ by more than the inset stays where it was."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from functools import lru_cache
 from pathlib import Path
 
@@ -29,6 +27,8 @@ from brushbake.core.compile.light.lm_charts import (edge_lines, face_centres_2d,
 from brushbake.core.compile.pipeline import compile_scene
 from brushbake.core.formats.loaders import load_scene
 from brushbake.core.tolerances import LUXEL_INSET
+
+from sanitized import build_sanitized, run_sanitized
 
 REPO = Path(__file__).resolve().parents[2]
 SCENES = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "sample_scenes").glob("*.json")) + [
@@ -127,17 +127,7 @@ def test_moved_points_lie_the_inset_inside_their_faces(name):
 
 @pytest.fixture(scope="module")
 def sanitized_charts(tmp_path_factory):
-    gcc = shutil.which("gcc")
-    if gcc is None:
-        pytest.skip("gcc is missing: the sanitizer build needs it")
-    out = tmp_path_factory.mktemp("asan_charts") / "charts_driver"
-    run = subprocess.run([gcc, "-std=c99", "-g", "-O1", "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffp-contract=off",
-                          "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
-                          "tests/c/charts_driver.c", "runtime_c/compiler/light_charts.c", "-lm", "-o", str(out)],
-                         capture_output=True, text=True, cwd=REPO)
-    if run.returncode != 0:
-        pytest.skip(f"gcc cannot build with -fsanitize=address,undefined here: {run.stderr.strip()[:200]}")
-    return out
+    return build_sanitized(tmp_path_factory, "charts_driver", ["light_charts"])
 
 
 @pytest.mark.parametrize("nearest, shrunk", [(True, False), (False, True)])
@@ -160,9 +150,7 @@ def test_sanitized_kernel_moves_as_numpy(sanitized_charts, tmp_path, nearest, sh
     parts += [np.ascontiguousarray(a, dtype=np.float64).tobytes()
               for a in (en, eo, seg_a, seg_b, face_centres_2d(level, charts))]
     (tmp_path / "in.bin").write_bytes(b"".join(parts))
-    run = subprocess.run([str(sanitized_charts), "in.bin", "out.bin"], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=600)
-    assert run.returncode == 0, run.stderr[-2000:]
+    run_sanitized(sanitized_charts, tmp_path)
     got = np.frombuffer((tmp_path / "out.bin").read_bytes(), dtype=np.float64).reshape(-1, 2)
     want = (nearest_in_faces(level, charts, faces, st_, lines=lines) if nearest
             else move_into_faces(level, charts, faces, st_, shrink=shrink, lines=lines))

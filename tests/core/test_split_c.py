@@ -9,8 +9,6 @@ and the pieces against split_polygon, the one-polygon reference they were made t
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +20,8 @@ from brushbake.core import kernels
 from brushbake.core.compile.split_c import BINDING, split_polygons
 from brushbake.core.geometry import split_polygon
 from brushbake.core.tolerances import ON_EPSILON, PORTAL_EPSILON
+
+from sanitized import build_sanitized, run_sanitized
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -111,17 +111,7 @@ def test_pieces_are_split_polygons_pieces():
 
 @pytest.fixture(scope="module")
 def sanitized_split(tmp_path_factory):
-    gcc = shutil.which("gcc")
-    if gcc is None:
-        pytest.skip("gcc is missing: the sanitizer build needs it")
-    out = tmp_path_factory.mktemp("asan_split") / "split_driver"
-    run = subprocess.run([gcc, "-std=c99", "-g", "-O1", "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffp-contract=off",
-                          "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
-                          "tests/c/split_driver.c", "runtime_c/compiler/split.c", "-lm", "-o", str(out)],
-                         capture_output=True, text=True, cwd=REPO)
-    if run.returncode != 0:
-        pytest.skip(f"gcc cannot build with -fsanitize=address,undefined here: {run.stderr.strip()[:200]}")
-    return out
+    return build_sanitized(tmp_path_factory, "split_driver", ["split"])
 
 
 def test_sanitized_split_equals_numpy(sanitized_split, tmp_path):
@@ -130,9 +120,7 @@ def test_sanitized_split_equals_numpy(sanitized_split, tmp_path):
     (tmp_path / "in.bin").write_bytes(b"".join([head.tobytes(), np.float64(ON_EPSILON).tobytes(), verts.tobytes(),
                                                 counts.astype(np.int64).tobytes(), dist.tobytes(), normals.tobytes(),
                                                 dists.tobytes()]))
-    run = subprocess.run([str(sanitized_split), "in.bin", "out.bin"], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=600)
-    assert run.returncode == 0, run.stderr[-2000:]
+    run_sanitized(sanitized_split, tmp_path)
     m, v = verts.shape[:2]
     data = (tmp_path / "out.bin").read_bytes()
     front = np.frombuffer(data[: m * 2 * v * 24], dtype=np.float64).reshape(m, 2 * v, 3)

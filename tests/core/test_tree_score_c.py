@@ -14,8 +14,6 @@ runtime_c/compiler/tree_score.c) against its NumPy reference (TreeBuilder._score
 from __future__ import annotations
 
 import hashlib
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +31,8 @@ from brushbake.core.geometry import PlaneTable
 from brushbake.core.model.hulls import quake_map_hulls
 from brushbake.core.tolerances import ON_EPSILON
 from brushbake.exporters.native import level_to_bytes
+
+from sanitized import build_sanitized, run_sanitized
 
 REPO = Path(__file__).resolve().parents[2]
 SCENES = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "sample_scenes").glob("*.json")) + [
@@ -155,17 +155,7 @@ def test_thesis_splitter_keeps_numpy_and_unloadable_c_says_so():
 
 @pytest.fixture(scope="module")
 def sanitized_score(tmp_path_factory):
-    gcc = shutil.which("gcc")
-    if gcc is None:
-        pytest.skip("gcc is missing: the sanitizer build needs it")
-    out = tmp_path_factory.mktemp("asan_score") / "score_driver"
-    run = subprocess.run([gcc, "-std=c99", "-g", "-O1", "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffp-contract=off",
-                          "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
-                          "tests/c/score_driver.c", "runtime_c/compiler/tree_score.c", "-lm", "-o", str(out)],
-                         capture_output=True, text=True, cwd=REPO)
-    if run.returncode != 0:
-        pytest.skip(f"gcc cannot build with -fsanitize=address,undefined here: {run.stderr.strip()[:200]}")
-    return out
+    return build_sanitized(tmp_path_factory, "score_driver", ["tree_score"])
 
 
 def test_sanitized_kernel_scores_as_numpy(sanitized_score, tmp_path):
@@ -187,9 +177,7 @@ def test_sanitized_kernel_scores_as_numpy(sanitized_score, tmp_path):
              s_ids, s_planes, ref._pool[:nv], ref._first[:nf], ref._count[:nf], planes.normals, planes.dists]
     (tmp_path / "in.bin").write_bytes(b"".join(np.ascontiguousarray(p, dtype=np.float64 if p.dtype.kind == "f"
                                                                     else np.int64).tobytes() for p in parts))
-    run = subprocess.run([str(sanitized_score), "in.bin", "out.bin"], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=600)
-    assert run.returncode == 0, run.stderr[-2000:]
+    run_sanitized(sanitized_score, tmp_path)
     data = (tmp_path / "out.bin").read_bytes()
     n = len(s_ids) * 48
     got_cls = np.frombuffer(data[:n], dtype=np.int8).reshape(-1, 48)
