@@ -85,8 +85,8 @@ def union_faces(
     out = out if out is not None else FaceList()
     if not brushes:
         return out
-    bounds = np.array([b.bounds for b in brushes])  # (B, 2, 3)
-    near_of = _near_brushes(bounds[:, 0] - ON_EPSILON, bounds[:, 1] + ON_EPSILON)
+    table = _Cutters(brushes)
+    near_of = _near_brushes(table.lo, table.hi)
     counts = np.array([len(b.dists) for b in brushes])
     offsets = np.concatenate([[0], np.cumsum(counts)])
     all_n = np.concatenate([b.normals for b in brushes])
@@ -110,7 +110,7 @@ def union_faces(
     face_brush = [face_brush[k] for k in source]
     cutters = [cutters[k] for k in source]
     face_normal = planes.normals[np.array(face_pid, dtype=np.int64)] if faces else np.zeros((0, 3))
-    pieces = _cut_faces(faces, np.array(face_brush, dtype=np.int64), face_normal, cutters, _Cutters(brushes), cancel)
+    pieces = _cut_faces(faces, np.array(face_brush, dtype=np.int64), face_normal, cutters, table, cancel)
     for f, kept in enumerate(pieces):
         for piece in kept:
             out.add(piece, face_pid[f], face_brush[f], flags)
@@ -128,8 +128,7 @@ def _cut_at_cell_lines(faces: list[np.ndarray]) -> tuple[list[np.ndarray], list[
     region grid's (core/compile/trees/regions.py), where the trees cut these faces anyway."""
     if not faces:
         return faces, []
-    lo = np.array([f.min(axis=0) for f in faces])
-    hi = np.array([f.max(axis=0) for f in faces])
+    lo, hi = polygon_bounds(faces)
     # wider than a cell, and maybe crossed by a line (the exact test, _lines_inside, decides)
     maybe = np.flatnonzero((np.max(hi - lo, axis=1) > CSG_CELL)
                            & np.any(np.floor((hi - LINE_MARGIN) / CSG_CELL + 1e-9)
@@ -194,8 +193,7 @@ def _cut_faces(faces, face_brush, face_normal, cutters, table: "_Cutters", cance
     if not faces:
         return result
     n_cut = np.array([len(c) for c in cutters], dtype=np.int64)
-    face_lo = np.array([f.min(axis=0) for f in faces])
-    face_hi = np.array([f.max(axis=0) for f in faces])
+    face_lo, face_hi = polygon_bounds(faces)
     owner = np.repeat(np.arange(len(faces)), n_cut)
     seq = np.concatenate(cutters).astype(np.int64) if len(owner) else np.zeros(0, np.int64)
     reach = table.reaches(seq, face_lo[owner], face_hi[owner])
@@ -209,8 +207,9 @@ def _cut_faces(faces, face_brush, face_normal, cutters, table: "_Cutters", cance
     counts = n_cut[todo]
     sizes = np.array([len(faces[f]) for f in todo.tolist()], dtype=np.int64)
     verts = np.zeros((len(todo), int(sizes.max()), 3))
-    for row, f in enumerate(todo.tolist()):
-        verts[row, : sizes[row]] = faces[f]
+    rows = np.repeat(np.arange(len(todo)), sizes)
+    verts[rows, np.arange(len(rows)) - np.repeat(np.cumsum(sizes) - sizes, sizes)] = np.concatenate(
+        [faces[f] for f in todo.tolist()])
     tree = _SplitTree(len(todo))
     items = _Pieces(verts, sizes, todo, np.ones(len(todo), bool), np.arange(len(todo)))
     pend, pfirst, plen = seq, np.cumsum(counts) - counts, counts
@@ -408,20 +407,36 @@ class _Cutters:
 
     def __init__(self, brushes: list[Brush]):
         self.brushes = brushes
-        bounds = np.array([b.bounds for b in brushes])
-        self.lo, self.hi = bounds[:, 0] - ON_EPSILON, bounds[:, 1] + ON_EPSILON
+        face_lo, face_hi = polygon_bounds([f for b in brushes for f in b.faces])
+        n_faces = np.array([len(b.faces) for b in brushes], dtype=np.int64)
+        first = np.cumsum(n_faces) - n_faces  # every brush has faces
+        self.lo = np.minimum.reduceat(face_lo, first, axis=0) - ON_EPSILON
+        self.hi = np.maximum.reduceat(face_hi, first, axis=0) + ON_EPSILON
         self.count = np.array([len(b.dists) for b in brushes], dtype=np.int64)
         k = int(self.count.max())
+        rows = np.repeat(np.arange(len(brushes)), self.count)
+        cols = np.arange(len(rows)) - np.repeat(np.cumsum(self.count) - self.count, self.count)
         self.normals = np.zeros((len(brushes), k, 3))
         self.dists = np.zeros((len(brushes), k))
-        for i, b in enumerate(brushes):
-            self.normals[i, : len(b.dists)] = b.normals
-            self.dists[i, : len(b.dists)] = b.dists
+        self.normals[rows, cols] = np.concatenate([b.normals for b in brushes])
+        self.dists[rows, cols] = np.concatenate([b.dists for b in brushes])
 
 
     def reaches(self, cutter: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """(M,) bool: brush cutter[m]'s grown bounds overlap the box [lo[m], hi[m]]."""
         return np.all(self.lo[cutter] <= hi, axis=1) & np.all(self.hi[cutter] >= lo, axis=1)
+
+
+def polygon_bounds(polygons: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) (N, 3): each polygon's (or point set's) least and greatest x, y, z, for many at
+    once (one reduceat over their rows instead of two reductions each: 100,000 faces cost 0.6 s
+    that way).  Each must have a row."""
+    counts = np.array([len(p) for p in polygons], dtype=np.int64)
+    if not len(counts):
+        return np.zeros((0, 3)), np.zeros((0, 3))
+    flat = np.concatenate(polygons)
+    starts = np.cumsum(counts) - counts
+    return np.minimum.reduceat(flat, starts, axis=0), np.maximum.reduceat(flat, starts, axis=0)
 
 
 def _cutter_extremes(verts, counts, cutter, table: _Cutters, k_max) -> tuple[np.ndarray, np.ndarray]:
