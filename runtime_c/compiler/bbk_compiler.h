@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define BBKC_VERSION 6
+#define BBKC_VERSION 7
 
 /* The full portal flow's read-only inputs (core/compile/vis/pvs_merged.py, class _Flow): D directed
  * portals, C clusters, K k-DOP directions.  Arrays are C-contiguous; bit rows are little-endian
@@ -267,6 +267,19 @@ BBK_API int bbkc_brush_faces(int64_t g, int64_t k, int64_t t, const double *norm
                              const uint8_t *member, const int64_t *vcount, const uint8_t *face_ok,
                              const int64_t *ring_first, double min_edge, double *ring, int64_t *ring_count,
                              double *area);
+
+/* The constants of the form factors (light_form.c): detmath.arctan2_upper's polynomial terms and
+ * its angles, 2 pi, and lm_patches' CLIP_SNAP, as Python computes them. */
+typedef struct bbkc_form_consts {
+    double terms[12];
+    double tan_pi_8, quarter_pi, half_pi, pi, two_pi, clip_snap;
+} bbkc_form_consts;
+
+/* point_polygon_form_factor (core/compile/light/lm_radiosity.py) for m points x (m, 3) with unit
+ * normals n (m, 3) and polygons verts (m, width, 3) of count (m,) vertices: out (m,).  Returns
+ * BBKC_OK or BBKC_ERR_MEMORY. */
+BBK_API int bbkc_form_factors(int64_t m, int64_t width, const double *x, const double *n, const double *verts,
+                              const int64_t *count, const bbkc_form_consts *k, double *out);
 
 #ifdef __cplusplus
 }

@@ -131,6 +131,7 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
     Returns (received (P, 3), cancelled)."""
     received = np.zeros((len(world.area), 3))
     tree = rays if rays is not None else ShadowRays(level, "numpy")
+    form = _form_kernel(tree)
     strength = unshot.max(axis=1)
     points, sent = world.point, unshot
 
@@ -146,7 +147,7 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
             (gn, gr, gf), (ls, lr, lf, near) = links(world, groups, block[0], block[1], cutoff, group_far, strength,
                                                      kernel)
             rows = np.arange(len(ls))
-            si, ri, f = _near_pairs(world, ls, lr, strength[ls], cutoff, rows, rows, lf, near)
+            si, ri, f = _near_pairs(world, ls, lr, strength[ls], cutoff, rows, rows, lf, near, form)
             si, ri, f = np.concatenate([gn, si]), np.concatenate([gr, ri]), np.concatenate([gf, f])
             return ri, si, f, points[np.stack([ri, si], axis=1)]
 
@@ -157,7 +158,7 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
         kernel = _pair_kernel(world, strength, cutoff, tree)
 
         def block_rays(block):
-            si, ri, f = _pairs(world, block[0], block[1], strength[block[0]], cutoff, scratch, kernel)
+            si, ri, f = _pairs(world, block[0], block[1], strength[block[0]], cutoff, scratch, kernel, form)
             seg = world.point[np.stack([ri, si], axis=1)]  # (n, 2, 3): receiver -> shooter
             return ri, si, f, seg
 
@@ -190,6 +191,16 @@ def _pair_kernel(world: PatchWorld, strength: np.ndarray, cutoff: float, rays: S
     from .lm_pairs_c import PairKernel, available
 
     return PairKernel(world, strength, cutoff) if available() else None
+
+
+def _form_kernel(rays: ShadowRays):
+    """The C near pairs' form factors (lm_form_c) when the rays are the C run-time's and it loads,
+    else None (point_polygon_form_factor): the same bits either way."""
+    if rays.backend != "c":
+        return None
+    from . import lm_form_c
+
+    return lm_form_c.form_factors if lm_form_c.BINDING.available() else None
 
 
 def _group_kernel(world: PatchWorld, groups, cutoff: float, far: float, strength: np.ndarray, rays: ShadowRays):
@@ -247,7 +258,8 @@ def _outer_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarray,
-           cutoff: float = BOUNCE_CUTOFF, scratch=None, kernel=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+           cutoff: float = BOUNCE_CUTOFF, scratch=None, kernel=None,
+           form=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The (shooter, receiver) pairs of a block worth a ray, and their form factors.  The receiver
     lies in front of the shooter's plane, the shooter is not wholly behind the receiver's (its
     centroid within its own size of the front), and the form factor times the shooter's brightest
@@ -267,7 +279,7 @@ def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarr
         return _pairs_dense(world, si, ri, strength, cutoff)
     if kernel is not None:
         sj, rj, value, close_mask = kernel.pairs(si, ri, scratch if scratch is not None else _Scratch())
-        return _near_pairs(world, si, ri, strength, cutoff, sj, rj, value, close_mask)
+        return _near_pairs(world, si, ri, strength, cutoff, sj, rj, value, close_mask, form)
     ns, cs, a = world.normal[si], world.centroid[si], world.area[si]
     nr, pr = world.normal[ri], world.point[ri]
     scratch = scratch if scratch is not None else _Scratch()
@@ -303,18 +315,19 @@ def _pairs(world: PatchWorld, si: np.ndarray, ri: np.ndarray, strength: np.ndarr
     other = si[sj] != ri[rj]
     if not other.all():
         sj, rj, value, close_mask = sj[other], rj[other], value[other], close_mask[other]
-    return _near_pairs(world, si, ri, strength, cutoff, sj, rj, value, close_mask)
+    return _near_pairs(world, si, ri, strength, cutoff, sj, rj, value, close_mask, form)
 
 
-def _near_pairs(world: PatchWorld, si, ri, strength, cutoff, sj, rj, value, close_mask):
+def _near_pairs(world: PatchWorld, si, ri, strength, cutoff, sj, rj, value, close_mask, form=None):
     """_pairs' end: the near pairs' (close_mask) exact form factors, those under `cutoff` dropped;
-    (shooters, receivers, form factors) of the pairs (rows sj, rj of si, ri) left."""
+    (shooters, receivers, form factors) of the pairs (rows sj, rj of si, ri) left.  `form`: what
+    computes them (point_polygon_form_factor, or lm_form_c's kernel: the same bits)."""
+    form = form or point_polygon_form_factor
     close = np.flatnonzero(close_mask)
     if len(close):
         s_c, r_c = si[sj[close]], ri[rj[close]]
         width = int(world.count[s_c].max())  # the polygons' padding past the longest is not read
-        value[close] = point_polygon_form_factor(world.point[r_c], world.normal[r_c], world.verts[s_c, :width],
-                                                 world.count[s_c])
+        value[close] = form(world.point[r_c], world.normal[r_c], world.verts[s_c, :width], world.count[s_c])
         worth = np.ones(len(sj), dtype=bool)
         worth[close] = value[close] * strength[sj[close]] >= cutoff
         sj, rj, value = sj[worth], rj[worth], value[worth]
