@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define BBKC_VERSION 7
+#define BBKC_VERSION 8
 
 /* The full portal flow's read-only inputs (core/compile/vis/pvs_merged.py, class _Flow): D directed
  * portals, C clusters, K k-DOP directions.  Arrays are C-contiguous; bit rows are little-endian
@@ -280,6 +280,10 @@ typedef struct bbkc_form_consts {
  * BBKC_OK or BBKC_ERR_MEMORY. */
 BBK_API int bbkc_form_factors(int64_t m, int64_t width, const double *x, const double *n, const double *verts,
                               const int64_t *count, const bbkc_form_consts *k, double *out);
+
+/* np.add.at(out, index, values) for rows of `width` doubles (light_sum.c): row i of values added
+ * to row index[i] of out, i = 0, 1, ... (indices in range: the caller checks). */
+BBK_API void bbkc_add_rows(int64_t n, int64_t width, const int64_t *index, const double *values, double *out);
 
 #ifdef __cplusplus
 }

@@ -14,7 +14,7 @@ A Quake light (a .map's, no power given) falls off and weighs the angle by ericw
 (light_units.quake_light_value); its 'delay 4' (local minlight) raises the points it reaches to
 its value after every other light has added its own.
 
-Sums are np.add.at in the order the rays were made: the same scene gives the same bits.
+Sums are np.add.at (or lm_sum_c's loop) in the order the rays were made: the same scene gives the same bits.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from ...runtime.trace import RAY_E, RAY_E2S
 from ...tolerances import FORM_FACTOR_NEAR, LIGHT_CUTOFF
 from .lm_area import area_direct, area_source
 from .lm_rays import RAY_BATCH, ShadowRays
+from .lm_sum_c import adder
 
 #: golden angle (radians) of the sample spiral
 GOLDEN_ANGLE = math.pi * (3.0 - math.sqrt(5.0))
@@ -239,6 +240,7 @@ def direct_light(level, lights: list[SourceLight], points: np.ndarray, normals: 
     side)."""
     out = np.zeros((len(points), 3))
     shadow = rays if rays is not None else ShadowRays(level, "numpy")
+    add = adder(shadow.backend)  # np.add.at, or its C loop: the same sums
     offsets = disk_offsets(samples)
     by_cluster = _ClusterRanges(clusters) if see is not None else None
 
@@ -269,7 +271,7 @@ def direct_light(level, lights: list[SourceLight], points: np.ndarray, normals: 
         check_cancel(cancel)
         own = np.zeros_like(out) if getattr(lights[k], "local_min", False) else out  # area lights are never Quake lights
         for index, value in traced.found:
-            np.add.at(own, index, value)
+            add(own, index, value)
         if counters is not None:
             counters["rays"] = counters.get("rays", 0) + traced.counters.get("rays", 0)
         if own is not out:

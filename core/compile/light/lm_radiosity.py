@@ -22,7 +22,7 @@ Shooters go cluster by cluster: each cluster's shooters meet the patches of the 
 in blocks, where the tests (in front, and the point form factor cos_i cos_j A / (pi d^2) times
 the shooter's brightest unshot channel at least BOUNCE_CUTOFF) are (shooters x receivers)
 products; pairs within FORM_FACTOR_NEAR get the exact form factor; each pair left casts a ray.
-Sums are np.add.at in pair order.
+Sums are np.add.at (or lm_sum_c's loop) in pair order.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from ...tolerances import BOUNCE_CUTOFF, BOUNCE_GROUP_FAR, FORM_FACTOR_NEAR
 from .lm_groups import GroupStep, build_groups, links, patch_radius
 from .lm_patches import clip_batch
 from .lm_rays import ShadowRays
+from .lm_sum_c import adder
 
 #: shooter x receiver pairs examined at once (memory bound: about 8 arrays of this many floats, on
 #: each thread)
@@ -132,6 +133,7 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
     received = np.zeros((len(world.area), 3))
     tree = rays if rays is not None else ShadowRays(level, "numpy")
     form = _form_kernel(tree)
+    add = adder(tree.backend)  # np.add.at, or its C loop: the same sums
     strength = unshot.max(axis=1)
     points, sent = world.point, unshot
 
@@ -179,7 +181,7 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
             return received, True
         counters["pairs"] = counters.get("pairs", 0) + n
         counters["rays"] = counters.get("rays", 0) + n
-        np.add.at(received, ri, light)
+        add(received, ri, light)
     return received, False
 
 
