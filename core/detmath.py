@@ -80,6 +80,18 @@ def dot(a, b) -> np.ndarray:
     return out
 
 
+def run_sums(rows: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Each run rows[starts[i]:ends[i]] (each at least one row) summed in order, first row first:
+    the same bits everywhere (np.add.reduceat and reduce sum short runs in an order of NumPy's own,
+    differently from this even for three rows), and the order a C kernel can follow."""
+    total = rows[starts].copy()
+    length = ends - starts
+    for j in range(1, int(length.max(initial=1))):
+        live = np.flatnonzero(length > j)
+        total[live] += rows[starts[live] + j]
+    return total
+
+
 def norm(x, axis=None, keepdims: bool = False):
     """np.linalg.norm(x, axis=axis, keepdims=keepdims) (the 2-norm of vectors), squares summed
     in order along the axis (all of x, flattened, when axis is None)."""

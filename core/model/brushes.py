@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import kernels
 from . import brushes_c
-from ..detmath import arctan2, dot, matmul, norm
+from ..detmath import arctan2, dot, matmul, norm, run_sums
 from ..errors import (
     DegenerateBrushError,
     DuplicatePlaneError,
@@ -482,7 +482,7 @@ def _face_rings(verts: np.ndarray, v_idx: np.ndarray, face: np.ndarray, centre: 
     nxt = np.arange(1, len(face) + 1)
     nxt[ends - 1] = starts  # each face's last vertex wraps to its first
     cross = cross3(pts, pts[nxt])
-    area = 0.5 * norm(_ring_sums(cross, starts, ends), axis=1)
+    area = 0.5 * norm(run_sums(cross, starts, ends), axis=1)
     step = pts[nxt] - pts
     long_edge = dot(step, step) > MIN_EDGE_LENGTH * MIN_EDGE_LENGTH
     out = []
@@ -496,18 +496,6 @@ def _face_rings(verts: np.ndarray, v_idx: np.ndarray, face: np.ndarray, centre: 
                 continue
         out.append((f, poly, float(area[f])))
     return out
-
-
-def _ring_sums(rows: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Each run rows[starts[i]:ends[i]] summed in order, first row first (np.add.reduceat's order
-    is NumPy's own, and differs from this even for three rows): the same bits everywhere, and
-    the order the C kernel sums in (runtime_c/compiler/brush_faces.c)."""
-    total = rows[starts].copy()
-    length = ends - starts
-    for j in range(1, int(length.max(initial=1))):
-        live = np.flatnonzero(length > j)
-        total[live] += rows[starts[live] + j]
-    return total
 
 
 def _clean_ring(poly: np.ndarray) -> np.ndarray | None:

@@ -18,6 +18,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from ...detmath import run_sums
 from .bsp import TreeBuilder
 from .csg import FaceList
 
@@ -26,25 +27,42 @@ def probe_point(builder: TreeBuilder, faces: FaceList, leaf: int, step: float, f
     """`step` in front of the centroid of the leaf's face number `face_no`; for a leaf with no
     face, `step` on the leaf's side of its parent's splitter face (face_no 0 only).  None when
     the leaf has no such face (or is a faceless root)."""
-    return _probe(builder, builder.leaves[leaf], faces, builder.planes.normals, step, face_no)
+    points, has = _probes(builder, [builder.leaves[leaf]], faces, step, face_no)
+    return points[0] if has[0] else None
 
 
-def _probe(builder: TreeBuilder, rec, faces: FaceList, normals: np.ndarray, step: float, face_no: int):
-    if rec.faces:  # a leaf face faces into the leaf: step in front of its centroid
-        if face_no >= len(rec.faces):
-            return None
-        f = rec.faces[face_no]
-        return faces.verts[f].mean(axis=0) + step * normals[faces.plane[f]]
+def _probe_face(builder: TreeBuilder, rec, face_no: int) -> tuple[int, int, float]:
+    """(face, plane, toward) of a leaf's probe: a leaf face faces into the leaf (its own plane,
+    forward); a faceless leaf lies right behind (or in front of) its parent's splitter face.
+    face -1: no probe (no such face, a faceless root, or a region grid's cut with no face on it)."""
+    if rec.faces:
+        return (rec.faces[face_no], -1, 1.0) if face_no < len(rec.faces) else (-1, -1, 0.0)
     if face_no or rec.parent < 0:
-        return None
-    # no face: the leaf lies right behind (or in front of) its parent's splitter face
+        return -1, -1, 0.0
     node = rec.parent
-    f = builder.node_face[node]
-    if f < 0:  # a region grid's cut: no face lies on it
-        return None
-    plane = builder.node_plane[node]
-    toward = 1.0 if rec.side == 0 else -1.0
-    return faces.verts[f].mean(axis=0) + toward * step * normals[plane]
+    return builder.node_face[node], builder.node_plane[node], 1.0 if rec.side == 0 else -1.0
+
+
+def _probes(builder: TreeBuilder, records: list, faces: FaceList, step: float, face_no: int):
+    """The probes of many leaves at once: (points (N, 3), has (N,) bool).  A face's centroid is its
+    vertices summed in order (detmath.run_sums) over their count."""
+    picked = [_probe_face(builder, rec, face_no) for rec in records]
+    face = np.array([p[0] for p in picked], dtype=np.int64)
+    has = face >= 0
+    points = np.zeros((len(records), 3))
+    rows = np.flatnonzero(has)
+    if not len(rows):
+        return points, has
+    f = face[rows].tolist()
+    verts = [faces.verts[k] for k in f]
+    count = np.array([len(v) for v in verts], dtype=np.int64)
+    ends = np.cumsum(count)
+    centre = run_sums(np.concatenate(verts), ends - count, ends) / count[:, None]
+    plane = np.array([picked[r][1] if picked[r][1] >= 0 else faces.plane[k] for r, k in zip(rows.tolist(), f)],
+                     dtype=np.int64)
+    toward = np.array([picked[r][2] for r in rows.tolist()])
+    points[rows] = centre + (toward * step)[:, None] * builder.planes.normals[plane]
+    return points, has
 
 
 def leaf_probes(builder: TreeBuilder, faces: FaceList, leaves: list[int], tries: Iterable[tuple[int, float]],
@@ -57,25 +75,19 @@ def leaf_probes(builder: TreeBuilder, faces: FaceList, leaves: list[int], tries:
     point keeps zeros and found False."""
     points = np.zeros((len(leaves), 3))
     found = np.zeros(len(leaves), dtype=bool)
-    records, normals = [builder.leaves[leaf] for leaf in leaves], builder.planes.normals
-    pending = list(range(len(leaves)))
+    records = [builder.leaves[leaf] for leaf in leaves]
+    pending = np.arange(len(leaves))
     for face_no, step in tries:
-        if not pending:
+        if not len(pending):
             break
-        owners, probes = [], np.empty((len(pending), 3))
-        for k in pending:
-            p = _probe(builder, records[k], faces, normals, step, face_no)
-            if p is not None:
-                probes[len(owners)] = p
-                owners.append(k)
-        if not owners:
+        probes, has = _probes(builder, [records[k] for k in pending.tolist()], faces, step, face_no)
+        if not has.any():
             break
-        ks, probes = np.array(owners, dtype=np.int64), probes[: len(owners)]
+        ks, probes = pending[has], probes[has]
         ok = np.asarray(lands(probes, ks), dtype=bool)
         points[ks[ok]] = probes[ok]
         found[ks[ok]] = True
-        landed = set(ks[ok].tolist())
-        pending = [k for k in pending if k not in landed]
+        pending = pending[~found[pending]]
     return points, found
 
 
