@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define BBKC_VERSION 8
+#define BBKC_VERSION 9
 
 /* The full portal flow's read-only inputs (core/compile/vis/pvs_merged.py, class _Flow): D directed
  * portals, C clusters, K k-DOP directions.  Arrays are C-contiguous; bit rows are little-endian
@@ -284,6 +284,16 @@ BBK_API int bbkc_form_factors(int64_t m, int64_t width, const double *x, const d
 /* np.add.at(out, index, values) for rows of `width` doubles (light_sum.c): row i of values added
  * to row index[i] of out, i = 0, 1, ... (indices in range: the caller checks). */
 BBK_API void bbkc_add_rows(int64_t n, int64_t width, const int64_t *index, const double *values, double *out);
+
+/* For n brushes (csg_touch.c; core/compile/trees/csg.py _touching_brushes): their faces one after
+ * another (face_first (n + 1,) into face_count, each face's vertices the next rows of verts), their
+ * near brushes near[near_first[i] : near_first[i + 1]], every brush's planes normals/dists
+ * [plane_first[j] : + plane_count[j]]; out, brush by brush, face by face, near brush by near brush:
+ * 1 where the face is not separated from that brush by one of its planes. */
+BBK_API void bbkc_touching(int64_t n, const double *verts, const int64_t *face_count, const int64_t *face_first,
+                           const int64_t *near_first, const int64_t *near, const int64_t *plane_first,
+                           const int64_t *plane_count, const double *normals, const double *dists, double eps,
+                           uint8_t *out);
 
 #ifdef __cplusplus
 }

@@ -19,7 +19,9 @@ from ...model.brushes import Brush
 from ...detmath import matmul
 from ...errors import check_cancel
 from ...geometry import PlaneTable, split_polygon
+from ... import kernels
 from ..split_c import split_polygons
+from . import csg_touch_c
 from ...tolerances import ON_EPSILON
 from .box_pairs import overlapping_pairs
 from .regions import LINE_MARGIN, RegionGrid
@@ -96,11 +98,20 @@ def union_faces(
     face_brush: list[int] = []
     cutters: list[np.ndarray] = []  # per face: the brushes that may cut it, in brush order
     no_cutter = np.zeros(0, dtype=np.int64)
-    for i in (range(subtract_from, len(brushes)) if only is None else [int(k) for k in only]):
+    ids = list(range(subtract_from, len(brushes))) if only is None else [int(k) for k in only]
+    if kernels.resolve(csg_touch_c.BINDING) == "c":  # all brushes' tables by the C kernel, the same booleans
+        tables = csg_touch_c.touching(brushes, ids, near_of, offsets, counts, all_n, all_d,
+                                      lambda: check_cancel(cancel))
+    else:
+        tables = None
+    for n_done, i in enumerate(ids):
         _check_cancel(cancel, i)
         brush = brushes[i]
         near = near_of[i]
-        touching = _touching_brushes(brush, near, counts, offsets, all_n, all_d) if len(near) else None
+        if tables is not None:
+            touching = tables[n_done]
+        else:
+            touching = _touching_brushes(brush, near, counts, offsets, all_n, all_d) if len(near) else None
         faces.extend(brush.faces)
         face_pid.extend(plane_ids[i].tolist())
         face_brush.extend([i] * len(brush.faces))
