@@ -35,21 +35,64 @@ def compress_row(bits: np.ndarray) -> bytes:
 
 def compress_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(C, row_bytes) packed bits -> (offsets (C,) uint32, data (B,) uint8); identical rows share
-    their bytes, so the same matrix always gives the same arrays."""
+    their bytes, so the same matrix always gives the same arrays.  Each distinct row is coded as
+    compress_row codes it, all of them at once (_compress_many: a row by compress_row's byte loop
+    cost 0.13 ms at 10,000 clusters, 1.3 s a bake, growing with the square of the clusters)."""
     matrix = np.ascontiguousarray(matrix, dtype=np.uint8)
     offsets = np.zeros(len(matrix), dtype=np.uint32)
-    seen: dict[bytes, int] = {}
-    chunks, size = [], 0
+    first_of: dict[bytes, int] = {}
+    unique: list[int] = []  # rows coded, in order of first appearance
+    which = np.zeros(len(matrix), dtype=np.int64)
     for c in range(len(matrix)):
         key = matrix[c].tobytes()
-        if key not in seen:
-            packed = compress_row(matrix[c])
-            seen[key] = size
-            chunks.append(packed)
-            size += len(packed)
-        offsets[c] = seen[key]
-    data = np.frombuffer(b"".join(chunks), dtype=np.uint8).copy()
+        k = first_of.get(key)
+        if k is None:
+            k = first_of[key] = len(unique)
+            unique.append(c)
+        which[c] = k
+    data, starts = _compress_many(matrix[np.array(unique, dtype=np.int64)] if unique else matrix[:0])
+    offsets[:] = starts[which] if len(matrix) else offsets
     return offsets, data
+
+
+def _compress_many(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """compress_row of each row, concatenated: (data (B,) uint8, each row's start (U,) int64).
+
+    Items in row order: a nonzero byte (itself) or a run of zero bytes inside one row of length L
+    (ceil(L / 255) pairs (0, 255) ... (0, the rest)), as compress_row's loop emits them."""
+    u, b = rows.shape
+    if u == 0 or b == 0:
+        return np.zeros(0, dtype=np.uint8), np.zeros(u, dtype=np.int64)
+    flat = rows.ravel()
+    zero = flat == 0
+    first_col = np.zeros(u * b, dtype=bool)
+    first_col[::b] = True
+    last_col = np.zeros(u * b, dtype=bool)
+    last_col[b - 1 :: b] = True
+    prev_zero = np.r_[False, zero[:-1]] & ~first_col
+    next_zero = np.r_[zero[1:], False] & ~last_col
+    run_start = np.flatnonzero(zero & ~prev_zero)
+    run_len = np.flatnonzero(zero & ~next_zero) - run_start + 1
+    lit = np.flatnonzero(~zero)
+    pieces = (run_len + 254) // 255
+    at = np.concatenate([lit, run_start])
+    size = np.concatenate([np.ones(len(lit), dtype=np.int64), 2 * pieces])
+    order = np.argsort(at, kind="stable")
+    at, size = at[order], size[order]
+    out_at = np.cumsum(size) - size
+    data = np.zeros(int(size.sum()), dtype=np.uint8)
+    is_lit = order < len(lit)
+    data[out_at[is_lit]] = flat[at[is_lit]]
+    # the runs' pairs: (0, 255) for every piece but the last, (0, L - 255 (pieces - 1)) for it
+    run_out = out_at[~is_lit]
+    run_k = order[~is_lit] - len(lit)
+    piece_run = np.repeat(np.arange(len(run_k)), pieces[run_k])
+    piece_no = np.arange(len(piece_run)) - np.repeat(np.cumsum(pieces[run_k]) - pieces[run_k], pieces[run_k])
+    last = piece_no == pieces[run_k][piece_run] - 1
+    count = np.where(last, run_len[run_k][piece_run] - 255 * piece_no, 255)
+    data[run_out[piece_run] + 2 * piece_no + 1] = count.astype(np.uint8)
+    row_size = np.bincount(at // b, weights=size, minlength=u).astype(np.int64)
+    return data, np.cumsum(row_size) - row_size
 
 
 def decompress_rows(offsets: np.ndarray, data: np.ndarray, num_clusters: int) -> np.ndarray:

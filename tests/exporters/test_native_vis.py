@@ -25,6 +25,26 @@ def test_rle_is_quakes():
 
 
 @settings(max_examples=60, deadline=None)
+@given(st.integers(0, 40), st.integers(0, 700), st.sampled_from([0.0, 0.01, 0.1, 0.5, 1.0]), st.integers(0, 2**32 - 1))
+def test_rows_coded_at_once_as_row_by_row(rows, width, density, seed):
+    """compress_rows codes its distinct rows all at once; each is what compress_row's byte loop
+    makes of it (zero runs longer than 255 included), identical rows sharing their bytes."""
+    rng = np.random.default_rng(seed)
+    matrix = ((rng.random((rows, width)) < density) * rng.integers(1, 256, (rows, width))).astype(np.uint8)
+    if rows > 2:
+        matrix[rows - 1] = matrix[0]
+    offsets, data = compress_rows(matrix)
+    first, chunks, size = {}, [], 0
+    for r in matrix:
+        if r.tobytes() not in first:
+            first[r.tobytes()] = size
+            chunks.append(compress_row(r))
+            size += len(chunks[-1])
+    assert offsets.tolist() == [first[r.tobytes()] for r in matrix]
+    assert bytes(data) == b"".join(chunks)
+
+
+@settings(max_examples=60, deadline=None)
 @given(st.integers(1, 300), st.floats(0, 1), st.integers(0, 2**32 - 1))
 def test_rows_round_trip(clusters, density, seed):
     see = np.random.default_rng(seed).random((clusters, clusters)) < density
