@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 
@@ -117,7 +118,7 @@ def test_the_walk_links_what_a_pair_by_pair_walk_links(name, vis):
     groups = build_groups(world, shooters, unshot, patch_radius(world))
     rng = np.random.default_rng(1)
     checked = 0
-    for mine, receivers in _cluster_groups(world, shooters, see)[:3]:
+    for mine, receivers in itertools.islice(_cluster_groups(world, shooters, see), 3):
         roots = groups.roots_of(int(world.cluster[mine[0]])) if see is not None else groups.root_node
         receivers = np.sort(rng.choice(receivers, min(60, len(receivers)), replace=False))
         strength = unshot.max(axis=1)
