@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define BBKC_VERSION 9
+#define BBKC_VERSION 10
 
 /* The full portal flow's read-only inputs (core/compile/vis/pvs_merged.py, class _Flow): D directed
  * portals, C clusters, K k-DOP directions.  Arrays are C-contiguous; bit rows are little-endian
@@ -282,8 +282,10 @@ BBK_API int bbkc_form_factors(int64_t m, int64_t width, const double *x, const d
                               const int64_t *count, const bbkc_form_consts *k, double *out);
 
 /* np.add.at(out, index, values) for rows of `width` doubles (light_sum.c): row i of values added
- * to row index[i] of out, i = 0, 1, ... (indices in range: the caller checks). */
-BBK_API void bbkc_add_rows(int64_t n, int64_t width, const int64_t *index, const double *values, double *out);
+ * to row index[i] of out (`rows` rows), i = 0, 1, ...  BBKC_ERR_ARGUMENT, and out untouched, when
+ * an index lies outside; else BBKC_OK. */
+BBK_API int bbkc_add_rows(int64_t n, int64_t width, int64_t rows, const int64_t *index, const double *values,
+                          double *out);
 
 /* For n brushes (csg_touch.c; core/compile/trees/csg.py _touching_brushes): their faces one after
  * another (face_first (n + 1,) into face_count, each face's vertices the next rows of verts), their

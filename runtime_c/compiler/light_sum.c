@@ -5,11 +5,15 @@
  * NumPy 1.26) and with the GIL let go.  GPL-3.0-or-later. */
 #include "bbk_compiler.h"
 
-void bbkc_add_rows(int64_t n, int64_t width, const int64_t *index, const double *values, double *out) {
+int bbkc_add_rows(int64_t n, int64_t width, int64_t rows, const int64_t *index, const double *values, double *out) {
+    for (int64_t i = 0; i < n; i++) /* every index checked before any row changes */
+        if (index[i] < 0 || index[i] >= rows)
+            return BBKC_ERR_ARGUMENT;
     for (int64_t i = 0; i < n; i++) {
         double *row = out + width * index[i];
         const double *v = values + width * i;
         for (int64_t c = 0; c < width; c++)
             row[c] += v[c];
     }
+    return BBKC_OK;
 }

@@ -18,8 +18,8 @@ _I = ctypes.c_int64
 
 
 def _declare(lib) -> None:
-    lib.bbkc_add_rows.restype = None
-    lib.bbkc_add_rows.argtypes = [_I, _I, _P, _P, _P]
+    lib.bbkc_add_rows.restype = ctypes.c_int
+    lib.bbkc_add_rows.argtypes = [_I, _I, _I, _P, _P, _P]
 
 
 BINDING = KernelBinding(_declare)
@@ -40,6 +40,6 @@ def add_rows(out: np.ndarray, index: np.ndarray, values: np.ndarray) -> None:
     width = 1 if out.ndim == 1 else out.shape[1]
     index = np.ascontiguousarray(index, dtype=np.int64)
     values = np.ascontiguousarray(np.broadcast_to(values, (len(index),) + out.shape[1:]), dtype=np.float64)
-    if len(index) and (index.min() < 0 or index.max() >= len(out)):
+    if BINDING.library().bbkc_add_rows(len(index), width, len(out), index.ctypes.data, values.ctypes.data,
+                                       out.ctypes.data) != 0:
         raise IndexError("add_rows: an index outside the rows")
-    BINDING.library().bbkc_add_rows(len(index), width, index.ctypes.data, values.ctypes.data, out.ctypes.data)
