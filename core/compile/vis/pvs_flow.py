@@ -213,7 +213,25 @@ def cluster_rows(dp: DirectedPortals, portal_vis: np.ndarray) -> np.ndarray:
         starts = np.searchsorted(dp.src[by_src], np.arange(c))
         rows = np.flatnonzero(np.bincount(dp.src, minlength=c) > 0)
         vis[rows] |= np.logical_or.reduceat(sees[by_src], starts[rows], axis=0)
-    return vis & vis.T
+    return and_transpose(vis)
+
+
+#: rows and columns of the blocks and_transpose works in (two 512 x 512 byte blocks stay in cache)
+AND_BLOCK = 512
+
+
+def and_transpose(vis: np.ndarray) -> np.ndarray:
+    """vis & vis.T for a square bool table, in place, block by block: no second (C, C) table (441 MB
+    at 21,000 clusters) and cache-sized reads of the transpose (10,000 clusters: 0.56 -> 0.20 s).
+    Returns vis."""
+    n = len(vis)
+    for i in range(0, n, AND_BLOCK):
+        for j in range(i, n, AND_BLOCK):
+            upper, lower = vis[i : i + AND_BLOCK, j : j + AND_BLOCK], vis[j : j + AND_BLOCK, i : i + AND_BLOCK]
+            both = upper & lower.T
+            upper[...] = both
+            lower[...] = both.T
+    return vis
 
 
 @dataclass
@@ -259,7 +277,7 @@ def fast_vis(dp: DirectedPortals, progress=None, cancel=None, backend: str = "nu
         bits, clusters, sizes, vis = flow_c.fast_start(dp, centre, radius, FLOW_PLANE_EPSILON, cancel, jobs)
         if progress is not None:
             progress(0.99, "portal flood")
-        return PortalFlood(bits, clusters, sizes), vis & vis.T
+        return PortalFlood(bits, clusters, sizes), and_transpose(vis)
     allowed = base_portal_vis(dp, backend=backend)
     flood = simple_flood(dp, allowed, progress, cancel)
     return flood, cluster_rows(dp, flood)

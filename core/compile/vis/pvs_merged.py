@@ -184,7 +184,7 @@ import numpy as np
 
 from ...errors import CancelledError
 from ...tolerances import FLOW_CLIP_MARGIN, FLOW_MIN_NORMAL, FLOW_PLANE_EPSILON
-from .pvs_flow import DirectedPortals, PortalFlood, as_portal_flood
+from .pvs_flow import DirectedPortals, PortalFlood, and_transpose, as_portal_flood
 from .pvs_winding import MAX_WINDING, centres, clip_front, packed_separators
 from .wave_jobs import WaveRunner, can_fork, default_jobs, shared_array
 
@@ -477,7 +477,7 @@ def merged_flow(dp: DirectedPortals, flood: np.ndarray | PortalFlood, progress=N
     if stats is not None:
         stats.update(states_expanded=flow.expanded, targets_clipped=flow.clipped, flow_jobs=jobs,
                      most_growths=flow.most_growths)
-    return vis if one_way else vis & vis.T  # each way's row holds every line: so does their AND
+    return vis if one_way else and_transpose(vis)  # each way's row holds every line: so does their AND
 
 
 class _Flow:
