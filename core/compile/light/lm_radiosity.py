@@ -231,7 +231,8 @@ def _cluster_groups(world: PatchWorld, shooters: np.ndarray, see):
     groups are made as the bounce reaches them, never all held at once.  The work per cluster is
     its own shooters and receivers (a cluster's shooters picked from all of them, and its
     receivers gathered cluster by cluster in Python, made it grow with the square of the world:
-    tiled 10,000 brushes, 102 of its 155 s of light)."""
+    tiled 10,000 brushes, 102 of its 155 s of light); the PVS is read a row at a time, never as
+    a (clusters x clusters) table (441 MB at 21,000 clusters, and its temporaries)."""
     live = np.flatnonzero(world.count > 0)
     if see is None:
         yield shooters, live
@@ -241,14 +242,13 @@ def _cluster_groups(world: PatchWorld, shooters: np.ndarray, see):
     uniq, first = np.unique(cl[order], return_index=True)
     ends = np.append(first[1:], len(order))
     by_cluster = live[order]  # live patches grouped by cluster, ascending in each
-    sees = see(uniq, uniq)
     shooter_cluster = np.searchsorted(uniq, world.cluster[shooters])
     by_shooter = np.argsort(shooter_cluster, kind="stable")  # shooters grouped by cluster, in order
     s_first = np.searchsorted(shooter_cluster[by_shooter], np.arange(len(uniq) + 1))
     _, first_shot = np.unique(shooter_cluster, return_index=True)
     for u in shooter_cluster[np.sort(first_shot)].tolist():
         mine = shooters[by_shooter[s_first[u]:s_first[u + 1]]]
-        seen = np.flatnonzero(sees[u])
+        seen = np.flatnonzero(see(uniq[u : u + 1], uniq)[0])  # a row at a time: no (U, U) table
         length = ends[seen] - first[seen]
         at = np.repeat(first[seen] - (np.cumsum(length) - length), length) + np.arange(int(length.sum()))
         yield mine, np.sort(by_cluster[at])
