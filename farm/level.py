@@ -208,6 +208,8 @@ class FarmRays:
         self.data = level_farm.client.scatter(level_to_bytes(level), broadcast=True, hash=False)
         self.token = f"level-{id(self)}-{time.time_ns()}"
         self.farmed = 0
+        self._lock = threading.Lock()  # light traces from several threads: task numbers and the count
+        self._batches = 0
 
     def __getattr__(self, name):
         """Whatever else ShadowRays holds (the native library's report, ...), from the local one."""
@@ -232,11 +234,15 @@ class FarmRays:
         parts = min(self.lf.parts(), max(1, n // (MIN_FARM_RAYS // 4)))
         cuts = [n * k // parts for k in range(parts + 1)]
         client = self.lf.client
+        with self._lock:  # a key per batch and part, unique whatever the threads and the clock
+            batch = self._batches
+            self._batches += 1
         futures = [client.submit(trace_part, self.data, self.token, self.backend,
                                  np.ascontiguousarray(seg[cuts[k]: cuts[k + 1]]), pure=False,
-                                 key=f"rays-{k}-{time.time_ns()}") for k in range(parts)]
+                                 key=f"rays-{self.token}-{batch}-{k}") for k in range(parts)]
         answers = self.lf.gather(futures)
-        self.farmed += n
+        with self._lock:
+            self.farmed += n
         return (np.concatenate([a[0] for a in answers]).astype(np.int8, copy=False),
                 np.concatenate([a[1] for a in answers]))
 

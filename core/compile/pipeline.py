@@ -61,24 +61,24 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
         weights["light"] = 6.0
     bar = StageProgress(progress, weights)
     regions = farm if farm is not None else _local_regions(jobs)
-    with kernels.using(tree_backend):
+    with kernels.using(tree_backend):  # every stage's compiler kernels: trees, portals, bevels, slices
         level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel, farm=regions)
         if settings.vis != "none":  # before the bevels: the outside fill changes the point tree they bevel
             visibility_stage(scene, level, extra_points, bar.stage("vis") if progress else None, cancel, jobs=jobs,
                              farm=farm, backend=vis_backend)
-    if settings.bevels:
-        t0 = time.perf_counter()
-        report = bar.stage("bevel")
-        add_bevels(level, BevelSettings.from_settings(settings), cancel=cancel, progress=report)
-        level.stats.setdefault("times", {})["bevel"] = time.perf_counter() - t0
-        report(1.0, "done")
-    if settings.slices:
-        slices_stage(scene, level, bar.stage("slices") if progress else None, cancel)
-    if settings.light:
-        t0 = time.perf_counter()
-        bake_light(level, scene, progress=bar.stage("light") if progress else None, cancel=cancel,
-                   backend=light_backend, farm=farm)
-        level.stats.setdefault("times", {})["light"] = time.perf_counter() - t0
+        if settings.bevels:
+            t0 = time.perf_counter()
+            report = bar.stage("bevel")
+            add_bevels(level, BevelSettings.from_settings(settings), cancel=cancel, progress=report)
+            level.stats.setdefault("times", {})["bevel"] = time.perf_counter() - t0
+            report(1.0, "done")
+        if settings.slices:
+            slices_stage(scene, level, bar.stage("slices") if progress else None, cancel)
+        if settings.light:
+            t0 = time.perf_counter()
+            bake_light(level, scene, progress=bar.stage("light") if progress else None, cancel=cancel,
+                       backend=light_backend, farm=farm)
+            level.stats.setdefault("times", {})["light"] = time.perf_counter() - t0
     return level
 
 

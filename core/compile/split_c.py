@@ -34,6 +34,8 @@ def split_polygons(verts, counts, dist, normals, dists, eps: float = ON_EPSILON)
     c = lambda a, t=np.float64: np.ascontiguousarray(a, dtype=t)  # noqa: E731
     verts, counts, dist, normals, dists = c(verts), c(counts, np.int64), c(dist), c(normals), c(dists)
     m, v = verts.shape[:2]
+    if v == 0 or (len(counts) and (counts.min() < 0 or counts.max() > v)):  # rows of no vertex, or bad counts
+        return split_polygons_numpy(verts, counts, dist, normals, dists, eps)
     front, back = np.zeros((m, 2 * v, 3)), np.zeros((m, 2 * v, 3))
     nf, nb = np.empty(m, np.int64), np.empty(m, np.int64)
     BINDING.library().bbkc_split_polygons(m, v, verts.ctypes.data, counts.ctypes.data, dist.ctypes.data,

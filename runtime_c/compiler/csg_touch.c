@@ -21,15 +21,17 @@ void bbkc_touching(int64_t n, const double *verts, const int64_t *face_count, co
                 for (int64_t q = plane_first[j]; q < plane_first[j] + plane_count[j] && touching; q++) {
                     const double *nq = normals + 3 * q;
                     double lo = 0.0, hi = 0.0;
+                    int nan = 0; /* NumPy's extremes are NaN when a distance is: no plane separates then */
                     for (int64_t r = 0; r < nv; r++) {
                         double d = v[3 * r] * nq[0];
                         d += v[3 * r + 1] * nq[1];
                         d += v[3 * r + 2] * nq[2];
                         d -= dists[q];
+                        nan |= d != d;
                         lo = (r == 0 || d < lo) ? d : lo;
                         hi = (r == 0 || d > hi) ? d : hi;
                     }
-                    touching = !(lo > -eps && hi > eps);
+                    touching = nan || !(lo > -eps && hi > eps);
                 }
                 out[at++] = touching;
             }

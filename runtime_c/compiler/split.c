@@ -14,16 +14,18 @@ void bbkc_split_polygons(int64_t m, int64_t v, const double *verts, const int64_
                          const double *normals, const double *dists, double eps, double *front, int64_t *nf,
                          double *back, int64_t *nb) {
     for (int64_t p = 0; p < m; p++) {
-        const int64_t k = counts[p];
+        const int64_t k = counts[p] < 0 ? 0 : (counts[p] > v ? v : counts[p]); /* never past the row */
         const double *pv = verts + 3 * v * p, *pd = dist + v * p, *n = normals + 3 * p;
         double *fo = front + 6 * v * p, *bo = back + 6 * v * p;
         int64_t f = 0, b = 0;
         double lo = INFINITY, hi = -INFINITY;
+        int nan = 0; /* NumPy's min and max are NaN when a distance is: then neither whole test holds */
         for (int64_t i = 0; i < k; i++) {
+            nan |= pd[i] != pd[i];
             lo = pd[i] < lo ? pd[i] : lo;
             hi = pd[i] > hi ? pd[i] : hi;
         }
-        if (lo >= -eps || hi <= eps) { /* wholly on one side (or on the plane): whole in front, else behind */
+        if (!nan && (lo >= -eps || hi <= eps)) { /* wholly on one side (or on the plane): whole in front, else behind */
             double *out = lo >= -eps ? fo : bo;
             for (int64_t i = 0; i < 3 * k; i++)
                 out[i] = pv[i];

@@ -132,3 +132,13 @@ def test_sanitized_kernel_equals_numpy(sanitized_touch, tmp_path):
     got = np.frombuffer((tmp_path / "out.bin").read_bytes(), dtype=np.uint8).astype(bool)
     want = [t for t in _tables(brushes, "numpy") if t is not None]
     assert np.array_equal(got, np.concatenate([t.reshape(-1) for t in want]))
+
+
+def test_a_nan_vertex_touches_as_in_numpy():
+    """NumPy's extremes over a face with a NaN vertex are NaN, so no plane separates it: the kernel
+    answers the same (such faces come from no loader, but the answer must not differ)."""
+    brushes = _scene(np.random.default_rng(21), 30)
+    brushes[0].faces[0] = brushes[0].faces[0].copy()
+    brushes[0].faces[0][1, 2] = np.nan
+    for a, b in zip(_tables(brushes, "c"), _tables(brushes, "numpy")):
+        assert (a is None and b is None) or np.array_equal(a, b)

@@ -132,3 +132,25 @@ def test_sanitized_split_equals_numpy(sanitized_split, tmp_path):
     for got, want, n in ((front, want_f, want_nf), (back, want_b, want_nb)):
         for p in np.flatnonzero(n).tolist():
             assert np.array_equal(got[p, : n[p]].view(np.int64), want[p, : n[p]].view(np.int64))
+
+
+def test_nan_distances_and_bad_counts_split_as_numpy():
+    """A NaN distance makes NumPy's extremes NaN (neither whole test holds): the kernel splits
+    such a polygon as NumPy does; counts past the row go to NumPy itself, which answers or refuses
+    as it always has, instead of the kernel reading past the row."""
+    verts, counts, dist, normals, dists = _polygons(np.random.default_rng(12), 40, 0.5)
+    dist[::3, 1] = np.nan
+    with kernels.using("numpy"):
+        want = split_polygons(verts, counts, dist, normals, dists)
+    with kernels.using("c"):
+        got = split_polygons(verts, counts, dist, normals, dists)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and np.array_equal(g, w, equal_nan=True)
+    errors = []
+    for backend in ("numpy", "c"):  # the same answer or the same refusal: the kernel reads no row past
+        with kernels.using(backend):
+            try:
+                errors.append(split_polygons(verts, counts + 100, dist, normals, dists)[1].tolist())
+            except Exception as err:  # noqa: BLE001 -- whatever NumPy says, the kernel's path must say
+                errors.append(type(err))
+    assert errors[0] == errors[1]

@@ -50,8 +50,8 @@ def sample_points(level, charts: Charts, faces: np.ndarray, st: np.ndarray, line
     """Lifted sample points for (s, t) positions on faces, moved into the faces and out of solid
     (the solid test and the moves by `backend`, 'numpy' or 'c': the same answers).
     Returns (points (N, 3), how many had to be moved out of solid)."""
-    kernels = "c" if backend == "c" and _charts_kernel() else "numpy"
-    moved = nearest_in_faces(level, charts, faces, st, lines=lines, backend=kernels)
+    moves = "c" if backend == "c" and _charts_kernel() else "numpy"  # who moves points into faces
+    moved = nearest_in_faces(level, charts, faces, st, lines=lines, backend=moves)
     points = lift(charts, faces, moved, LUXEL_LIFT)
     solid = np.flatnonzero(point_solid(level, points, backend=backend))
     count = len(solid)
@@ -60,13 +60,13 @@ def sample_points(level, charts: Charts, faces: np.ndarray, st: np.ndarray, line
         if not len(solid):
             break
         shrink = shrink * 0.5
-        again = move_into_faces(level, charts, faces[solid], st[solid], shrink=shrink, lines=lines, backend=kernels)
+        again = move_into_faces(level, charts, faces[solid], st[solid], shrink=shrink, lines=lines, backend=moves)
         points[solid] = lift(charts, faces[solid], again, LUXEL_LIFT)
         still = point_solid(level, points[solid], backend=backend) != 0
         solid, shrink = solid[still], shrink[still]
     if len(solid):
         centre = move_into_faces(level, charts, faces[solid], st[solid], shrink=np.zeros(len(solid)), lines=lines,
-                                 backend=kernels)
+                                 backend=moves)
         points[solid] = lift(charts, faces[solid], centre, LUXEL_LIFT)
     return points, count
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import queue
+import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
@@ -42,6 +43,7 @@ MAX_THREADS = 8
 
 #: thread pools by use ('trace': the C calls; 'work': ordered()), so neither waits behind the other
 _POOLS: dict = {}
+_POOLS_LOCK = threading.Lock()
 
 
 def default_threads() -> int:
@@ -62,10 +64,11 @@ def resolve_backend(backend: str) -> str:
 
 
 def _pool(use: str, threads: int) -> ThreadPoolExecutor:
-    pool = _POOLS.get(use)
-    if pool is None or pool._max_workers < threads:
-        pool = _POOLS[use] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"brushbake-{use}")
-    return pool
+    with _POOLS_LOCK:  # light's worker threads ask for the trace pool too
+        pool = _POOLS.get(use)
+        if pool is None or pool._max_workers < threads:
+            pool = _POOLS[use] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"brushbake-{use}")
+        return pool
 
 
 class ShadowRays:
@@ -131,14 +134,14 @@ class ShadowRays:
                 yield fn(item)
             return
         pool = _pool("work", self.threads)
-        queue: deque = deque()
+        waiting: deque = deque()
         try:
             for item in items:
-                queue.append(pool.submit(fn, item))
-                if len(queue) > self.threads:
-                    yield queue.popleft().result()
-            while queue:
-                yield queue.popleft().result()
+                waiting.append(pool.submit(fn, item))
+                if len(waiting) > self.threads:
+                    yield waiting.popleft().result()
+            while waiting:
+                yield waiting.popleft().result()
         finally:
-            for job in queue:
+            for job in waiting:
                 job.cancel()

@@ -34,7 +34,8 @@ def adder(backend: str):
 
 def add_rows(out: np.ndarray, index: np.ndarray, values: np.ndarray) -> None:
     """np.add.at(out, index, values) for out (P, W) or (P,) float64 C-contiguous and values of the
-    matching shape (N, W) or (N,)."""
+    matching shape (N, W) or (N,), indices 0 <= i < P (np.add.at would wrap a negative one: here it
+    is refused, IndexError, as one past the end is, before any row changes)."""
     if not (out.dtype == np.float64 and out.flags.c_contiguous):
         raise ValueError("add_rows sums into a C-contiguous float64 array")
     width = 1 if out.ndim == 1 else out.shape[1]
