@@ -7,33 +7,14 @@
  * NumPy's path calls them), so corners, rings and areas are theirs to the bit
  * (tests/core/test_brush_faces_c.py).  GPL-3.0-or-later. */
 #include "bbk_compiler.h"
+#include "bbkc_vec.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* geometry.cross3: (a1 b2 - a2 b1, a2 b0 - a0 b2, a0 b1 - a1 b0) */
-static void cross3(const double *a, const double *b, double *out) {
-    out[0] = a[1] * b[2] - a[2] * b[1];
-    out[1] = a[2] * b[0] - a[0] * b[2];
-    out[2] = a[0] * b[1] - a[1] * b[0];
-}
 
-/* detmath.dot of 3-vectors: x, then + y, then + z */
-static double dot3(const double *a, const double *b) {
-    double d = a[0] * b[0];
-    d = d + a[1] * b[1];
-    d = d + a[2] * b[2];
-    return d;
-}
 
-/* detmath.matmul's distance of p from plane (n, d): ((x nx + y ny) + z nz) - d */
-static double plane_dist(const double *p, const double *n, double d) {
-    double s = p[0] * n[0];
-    s += p[1] * n[1];
-    s += p[2] * n[2];
-    return s - d;
-}
 
 int bbkc_brush_vertices(int64_t g, int64_t k, const double *normals, const double *dists, const uint8_t *good,
                         int64_t t, const int64_t *triples, double parallel_det, double vertex_eps, double min_edge,

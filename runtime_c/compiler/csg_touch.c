@@ -5,6 +5,7 @@
  * so the answers are the NumPy function's to the bit (tests/core/test_csg_touch_c.py); a plane that
  * separates ends the brush's test early.  GPL-3.0-or-later. */
 #include "bbk_compiler.h"
+#include "bbkc_vec.h"
 
 void bbkc_touching(int64_t n, const double *verts, const int64_t *face_count, const int64_t *face_first,
                    const int64_t *near_first, const int64_t *near, const int64_t *plane_first,
@@ -23,10 +24,7 @@ void bbkc_touching(int64_t n, const double *verts, const int64_t *face_count, co
                     double lo = 0.0, hi = 0.0;
                     int nan = 0; /* NumPy's extremes are NaN when a distance is: no plane separates then */
                     for (int64_t r = 0; r < nv; r++) {
-                        double d = v[3 * r] * nq[0];
-                        d += v[3 * r + 1] * nq[1];
-                        d += v[3 * r + 2] * nq[2];
-                        d -= dists[q];
+                        const double d = plane_dist(v + 3 * r, nq, dists[q]);
                         nan |= d != d;
                         lo = (r == 0 || d < lo) ? d : lo;
                         hi = (r == 0 || d > hi) ? d : hi;

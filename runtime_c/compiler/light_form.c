@@ -6,22 +6,12 @@
  * through the same operations in the same order (built with -ffp-contract=off), so the form
  * factors are theirs to the bit (tests/core/test_light_form_c.py).  GPL-3.0-or-later. */
 #include "bbk_compiler.h"
+#include "bbkc_vec.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-static double dot3(const double *a, const double *b) {
-    double d = a[0] * b[0];
-    d = d + a[1] * b[1];
-    d = d + a[2] * b[2];
-    return d;
-}
 
-static void cross3(const double *a, const double *b, double *out) {
-    out[0] = a[1] * b[2] - a[2] * b[1];
-    out[1] = a[2] * b[0] - a[0] * b[2];
-    out[2] = a[0] * b[1] - a[1] * b[0];
-}
 
 /* detmath.arctan2_upper for y >= 0 */
 static double atan2_upper(double y, double x, const bbkc_form_consts *k) {

@@ -7,16 +7,14 @@
  * built with -ffp-contract=off), so the classes, the facings on the plane and the choices are the
  * reference's to the bit (tests/core/test_tree_score_c.py).  GPL-3.0-or-later. */
 #include "bbk_compiler.h"
+#include "bbkc_vec.h"
 
 /* The class of one face against one plane: bit 1 some vertex in front (beyond eps), bit 2 some
  * vertex behind; 0 on the plane, 3 spanning (no vertex after that can change it). */
 static int8_t classify(const double *v, int64_t count, const double *n, double dist, double eps) {
     int8_t code = 0;
     for (int64_t k = 0; k < count && code != 3; k++) {
-        double d = v[3 * k] * n[0];
-        d += v[3 * k + 1] * n[1];
-        d += v[3 * k + 2] * n[2];
-        d -= dist;
+        const double d = plane_dist(v + 3 * k, n, dist);
         code |= (int8_t)((d > eps) | ((d < -eps) << 1));
     }
     return code;
@@ -40,10 +38,7 @@ int bbkc_score_items(const bbkc_score_input *in, int8_t *cls, uint8_t *same, int
                 uint8_t facing = 0;
                 if (code == 0) {
                     const double *m = in->normals + 3 * in->s_planes[r];
-                    double d = m[0] * n[0];
-                    d += m[1] * n[1];
-                    d += m[2] * n[2];
-                    facing = d > 0.0;
+                    facing = dot3(m, n) > 0.0;
                     count[facing ? 3 : 4]++;
                 } else {
                     count[code == 3 ? 0 : code]++;
