@@ -105,12 +105,13 @@ class Baked:
 
 
 def bake_scene_file(scene_path: Path, opts: dict, progress=None, jobs: int | None = None, warn=None,
-                    farm=None) -> Baked:
+                    farm=None, cache=None) -> Baked:
     """The work of `bake` for one scene file, files aside: load it, apply the flags in `opts`
     (bake_options), bake.  `bake` and `farm`'s workers both run this, so a level baked on the
     farm is the level `bake` writes.  `progress`: a ProgressLine or None; `jobs`: cores for the
     full vis; warn(text) for each of the scene's warnings, once it is loaded; `farm`: a cluster's
-    workers for the level's long work (bake --scheduler: brushbake.farm.level.LevelFarm)."""
+    workers for the level's long work (bake --scheduler: brushbake.farm.level.LevelFarm); `cache`:
+    the work of an earlier bake (bake --update: core/compile/bake_cache.py), the same level."""
     from .core import kernels
     from .core.compile.pipeline import bake_scene
     from .core.formats.loaders import load_scene
@@ -134,7 +135,7 @@ def bake_scene_file(scene_path: Path, opts: dict, progress=None, jobs: int | Non
     try:
         level = bake_scene(scene, progress=progress, extra_points=extra_points, light_backend=opts["backend"] or "auto",
                            tree_backend=opts["backend"] or "auto",
-                           vis_backend=opts["backend"] or "auto", jobs=jobs, farm=farm)
+                           vis_backend=opts["backend"] or "auto", jobs=jobs, farm=farm, cache=cache)
         leak = None
     except LeakError as err:
         level, leak = None, err

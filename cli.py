@@ -176,6 +176,11 @@ def bake_table(stats: dict, times: dict, roles: dict | None = None) -> str:
             ("slices: taken / kept", f"{sl.slices_taken} / {sl.slices_kept}", f"{t.slices:.2f}"),
             ("  grid (cells) / bytes kept", f"{sl.slice_grid} / {sl.slice_bytes}", ""),
         ]
+    if st.cache is not None:
+        ca = st.cache
+        rows += [("update: regions / pieces / hull brushes rebuilt",
+                  f"{ca.regions[0]} / {ca.pieces[0]} / {ca.expanded[0]}", ""),
+                 ("  taken from the last bake", f"{ca.regions[1]} / {ca.pieces[1]} / {ca.expanded[1]}", "")]
     if st.light is not None:
         lt = st.light
         rows += [
@@ -290,6 +295,24 @@ def read_level_file(path: str):
                              hint="Check that the file exists and that you may read it.") from None
 
 
+def open_update_cache(old: Path):
+    """The work kept beside the level `old` (bake --update OLD.bbk), or an empty cache, with a
+    note saying why, when there is none to use: the bake is then a full one, and keeps its work."""
+    from .core.compile.bake_cache import BakeCache, cache_path
+
+    path = cache_path(old)
+    if old.is_dir():
+        raise BrushbakeError("is a folder, not a level file.", subject=str(old),
+                             hint="Name the .bbk file an earlier 'bake --update' wrote.")
+    cache = BakeCache.from_file(path) if path.is_file() else None
+    if cache is None:
+        why = ("was made by another version of brushbake, or cannot be read" if path.is_file() else
+               "does not exist (only 'bake --update' writes one)")
+        print(f"note: {path} {why}: this is a full bake, and the next --update reuses its work.", file=sys.stderr)
+        cache = BakeCache()
+    return cache
+
+
 def cmd_bake(args) -> int:
     from .exporters.json_dump import level_to_json
     from .exporters.native import level_to_bytes
@@ -299,6 +322,7 @@ def cmd_bake(args) -> int:
     out = Path(args.output) if args.output else Path(scene_path.stem + ".bbk")
     check_outputs([("-o", out)] + ([("--json", Path(args.json))] if args.json else []), scene_path,
                   default_name=scene_path.stem + ".bbk")
+    cache = open_update_cache(Path(args.update)) if args.update else None
     farm = None
     if args.scheduler:  # reached, and its workers' versions checked, before any work
         from .farm import require_dask
@@ -309,7 +333,8 @@ def cmd_bake(args) -> int:
         farm = open_level_farm(args.scheduler)
     try:
         baked = bake_scene_file(scene_path, bake_options(args), progress=progress, jobs=args.jobs,
-                                warn=lambda text: print(f"warning: {text}", file=sys.stderr), farm=farm)
+                                warn=lambda text: print(f"warning: {text}", file=sys.stderr), farm=farm,
+                                cache=cache)
     finally:
         if farm is not None:
             farm.close()
@@ -333,6 +358,10 @@ def cmd_bake(args) -> int:
         from .exporters.png import lightmap_png_files
 
         files[1 + bool(args.json):1 + bool(args.json)] = lightmap_png_files(level, out, baked.settings.png_exposure)
+    if cache is not None:  # this bake's work, for the next --update
+        from .core.compile.bake_cache import cache_path
+
+        files.append((cache_path(out), cache.to_bytes()))
     write_outputs(files)  # all or none: nothing is written when anything fails
     if report is not None and not report.leaks and pointfile.is_file():
         pointfile.unlink()  # a chain left by an earlier, leaking bake would point at a hole now closed
@@ -702,6 +731,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run the level's long work (the full vis's sources, light's ray batches) on this Dask "
                         "scheduler's workers (docs/FARM.md; pip install 'brushbake[farm]'): the same bytes")
+    b.add_argument("--update", metavar="OLD.bbk",
+                   help="re-bake after an edit: take the work an earlier 'bake --update' kept beside OLD.bbk "
+                        "(OLD.bbk.cache) and rebuild only the brushes and regions the edit reached; the level is "
+                        "the same bytes as a full bake, and its own work is kept beside it for the next update")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress and no table")
     b.set_defaults(func=cmd_bake)
 

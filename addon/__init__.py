@@ -11,7 +11,7 @@ Nothing outside addon/ may import bpy: core/ and exporters/ run headless.
 
 import bpy
 
-from . import crowd, live_leaks, operators, overlays, panels, properties
+from . import bake, crowd, live_leaks, operators, overlays, panels, properties
 
 _modules = (properties, operators, overlays, panels)
 """Submodules whose ``classes`` are registered, in this order."""
@@ -48,6 +48,7 @@ def unregister() -> None:
     overlays.unregister_handler()
     crowd.unregister_handler()
     live_leaks.unregister_handler()
+    bake.forget_caches()
     operators.unregister_menus()
     properties.unregister_scene_pointer()
     for cls in reversed(classes):

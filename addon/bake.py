@@ -7,6 +7,10 @@ The bake has three steps, and only the middle one is slow:
 3. :func:`commit` (main thread, writes bpy): the level replaces the scene's stored bake, whole.
 
 A failure or a cancel in steps 1 or 2 never reaches step 3, so the previous bake stays untouched.
+Step 2 keeps the work of the scene's last bake (core/compile/bake_cache.py BakeCache, in memory,
+one per scene): a re-bake after an edit rebuilds only the brushes and regions the edit reached,
+and gives the level a bake from scratch gives, byte for byte.
+
 The modal operator runs step 2 in a :class:`BakeJob` thread and polls it from a timer (progress in
 the status bar, Esc sets the cancel flag); headless code and tests call :func:`bake` directly, or
 drive a BakeJob by polling, since modal operators and timers do not run without a window.
@@ -15,6 +19,7 @@ drive a BakeJob by polling, since modal operators and timers do not run without 
 import threading
 from dataclasses import dataclass, field
 
+from ..core.compile.bake_cache import BakeCache
 from ..core.compile.pipeline import bake_scene
 from ..core.errors import BrushbakeError, LeakError
 from ..core.runtime.level import CompiledLevel
@@ -39,9 +44,32 @@ def gather(context, objects=None) -> Scene:
     return core_scene
 
 
+#: the last bake's work, per scene name (a re-bake takes what the edits did not reach)
+_caches: dict[str, BakeCache] = {}
+_caches_lock = threading.Lock()
+
+
 def compile_level(core_scene: Scene, progress=None, cancel=None) -> CompiledLevel:
-    """Step 2: the pipeline ``python -m brushbake bake`` runs (core.compile.pipeline.bake_scene)."""
-    return bake_scene(core_scene, progress=progress, cancel=cancel)
+    """Step 2: the pipeline ``python -m brushbake bake`` runs (core.compile.pipeline.bake_scene),
+    through the scene's BakeCache (a bake running already on the scene gets a cache of its own)."""
+    with _caches_lock:
+        cache = _caches.pop(core_scene.name, None) or BakeCache()
+    try:
+        return bake_scene(core_scene, progress=progress, cancel=cancel, cache=cache)
+    finally:
+        with _caches_lock:
+            _caches[core_scene.name] = cache
+
+
+def last_cache(scene_name: str) -> BakeCache | None:
+    """The work the scene's last bake kept (what it built and reused: .summary())."""
+    return _caches.get(scene_name)
+
+
+def forget_caches() -> None:
+    """Drop every scene's kept work (the add-on is switched off)."""
+    with _caches_lock:
+        _caches.clear()
 
 
 def commit(scene, level: CompiledLevel) -> str:

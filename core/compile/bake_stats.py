@@ -57,6 +57,16 @@ class OnionCounts:
 
 
 @dataclass(frozen=True)
+class CacheCounts:
+    """What a bake with a BakeCache (core/compile/bake_cache.py) built and took from earlier
+    bakes, each as (built, reused)."""
+
+    regions: tuple
+    pieces: tuple
+    expanded: tuple
+
+
+@dataclass(frozen=True)
 class BevelCounts:
     """The beveled tree (core/compile/trees/bevel.py)."""
 
@@ -202,6 +212,7 @@ class BakeStats:
     png: PngCounts | None
     slices: SliceCounts | None
     light: LightCounts | None
+    cache: CacheCounts | None = None
 
     @classmethod
     def of(cls, stats: dict) -> "BakeStats":
@@ -216,7 +227,8 @@ class BakeStats:
                    vis=_read(VisCounts, stats["vis"]) if "vis" in stats else None,
                    png=_read(PngCounts, stats["png"]) if "png" in stats else None,
                    slices=_read(SliceCounts, stats) if "slices_taken" in stats else None,
-                   light=_light(stats["light"]) if "light" in stats else None)
+                   light=_light(stats["light"]) if "light" in stats else None,
+                   cache=_read(CacheCounts, stats["cache"]) if "cache" in stats else None)
 
 
 def _light(stats: dict) -> LightCounts:

@@ -31,7 +31,8 @@ from .vis.vis import bake_vis
 
 
 def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_backend: str = "auto",
-               vis_backend: str = "auto", jobs: int | None = None, farm=None, tree_backend: str = "auto") -> CompiledLevel:
+               vis_backend: str = "auto", jobs: int | None = None, farm=None, tree_backend: str = "auto",
+               cache=None) -> CompiledLevel:
     """Everything a bake computes for a scene, as its settings ask: the trees (compile_scene),
     the beveled tree when ``settings.bevels``, and visibility unless ``settings.vis`` is 'none':
     portals, the leak check (from the scene's markers and lights and `extra_points`, points the
@@ -47,7 +48,9 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
     the regions' subtrees may use (None: all; the output is the same for any number).  `farm`: the workers of a cluster that
     run the full vis's sources and light's rays instead of this machine's cores (the bake farm's
     brushbake.farm.level.LevelFarm; the core never imports it), and the regions' subtrees of the
-    trees: the same output."""
+    trees: the same output.  `cache`: a BakeCache (core/compile/bake_cache.py) holding earlier
+    bakes' work; only what an edit reached is computed again, the output is the same, and the
+    cache then holds this bake's work (level.stats['cache']: what was built and reused)."""
     settings = scene.settings
     check_settings(settings, where=f"scene {scene.name!r}")
     weights = {"compile": 3.0}
@@ -61,25 +64,41 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
         weights["light"] = 6.0
     bar = StageProgress(progress, weights)
     regions = farm if farm is not None else _local_regions(jobs)
-    with kernels.using(tree_backend):  # every stage's compiler kernels: trees, portals, bevels, slices
-        level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel, farm=regions)
-        if settings.vis != "none":  # before the bevels: the outside fill changes the point tree they bevel
-            visibility_stage(scene, level, extra_points, bar.stage("vis") if progress else None, cancel, jobs=jobs,
-                             farm=farm, backend=vis_backend)
-        if settings.bevels:
-            t0 = time.perf_counter()
-            report = bar.stage("bevel")
-            add_bevels(level, BevelSettings.from_settings(settings), cancel=cancel, progress=report)
-            level.stats.setdefault("times", {})["bevel"] = time.perf_counter() - t0
-            report(1.0, "done")
-        if settings.slices:
-            slices_stage(scene, level, bar.stage("slices") if progress else None, cancel)
-        if settings.light:
-            t0 = time.perf_counter()
-            bake_light(level, scene, progress=bar.stage("light") if progress else None, cancel=cancel,
-                       backend=light_backend, farm=farm)
-            level.stats.setdefault("times", {})["light"] = time.perf_counter() - t0
+    if cache is not None:
+        cache.start()
+    try:
+        with kernels.using(tree_backend):  # every stage's compiler kernels: trees, portals, bevels, slices
+            level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel,
+                                  farm=regions, cache=cache)
+            if cache is not None:
+                level.stats["cache"] = cache.summary()
+            _after_compile(scene, level, settings, bar, progress, extra_points, cancel, jobs, farm, vis_backend,
+                           light_backend)
+    finally:
+        if cache is not None:
+            cache.finish()
     return level
+
+
+def _after_compile(scene, level, settings, bar, progress, extra_points, cancel, jobs, farm, vis_backend,
+                   light_backend) -> None:
+    """bake_scene's stages after the trees, in order."""
+    if settings.vis != "none":  # before the bevels: the outside fill changes the point tree they bevel
+        visibility_stage(scene, level, extra_points, bar.stage("vis") if progress else None, cancel, jobs=jobs,
+                         farm=farm, backend=vis_backend)
+    if settings.bevels:
+        t0 = time.perf_counter()
+        report = bar.stage("bevel")
+        add_bevels(level, BevelSettings.from_settings(settings), cancel=cancel, progress=report)
+        level.stats.setdefault("times", {})["bevel"] = time.perf_counter() - t0
+        report(1.0, "done")
+    if settings.slices:
+        slices_stage(scene, level, bar.stage("slices") if progress else None, cancel)
+    if settings.light:
+        t0 = time.perf_counter()
+        bake_light(level, scene, progress=bar.stage("light") if progress else None, cancel=cancel,
+                   backend=light_backend, farm=farm)
+        level.stats.setdefault("times", {})["light"] = time.perf_counter() - t0
 
 
 def _local_regions(jobs: int | None):

@@ -416,6 +416,18 @@ def test_camera_culling_in_blender(tmp_path):
     assert r["panel_problems"] == [] and r["camera_panel_calls"] > 3
 
 
+def test_rebake_after_an_edit_reuses_the_rest_and_equals_a_fresh_bake(tmp_path):
+    r = run_scenario(tmp_path, "rebake")
+    assert r["bake"] == ["FINISHED"] and r["rebake"] == ["FINISHED"]
+    assert r["first"]["expanded"][1] == 0  # nothing to take the first time (but a region or a brush's
+    # pieces met twice in one bake: the point tree's and the onion's point space share some)
+    built, reused = r["second"]["regions"]
+    assert reused > built > 0 and reused > r["first"]["regions"][1]  # the regions the pillar did not reach
+    assert r["second"]["pieces"][1] > r["second"]["pieces"][0] > 0
+    assert r["second"]["expanded"] == [1, len(r["room"]) - 1]
+    assert r["same_as_fresh"]
+
+
 def test_live_leak_check_follows_edits(tmp_path):
     r = run_scenario(tmp_path, "live_leaks")
     assert r["handler_registered"]

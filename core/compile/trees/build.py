@@ -22,6 +22,7 @@ from ...tolerances import ON_EPSILON, PROBE_STEPS
 from ..stage_progress import StageProgress
 from .bsp import SplitterSettings, TreeBuilder, flatten_tree, world_box
 from .csg import FaceList, brush_plane_ids, union_faces
+from .expand import expand_brushes
 from .onion import compile_onion
 from .faceless import faceless_leaves, interior_points, settle_faceless_leaves
 from .probes import builder_leaves, leaf_probes
@@ -32,7 +33,7 @@ def splitter_settings(scene: Scene) -> SplitterSettings:
     return SplitterSettings.from_settings(scene.settings)
 
 
-def compile_scene(scene: Scene, progress=None, cancel=None, farm=None, csg=None) -> CompiledLevel:
+def compile_scene(scene: Scene, progress=None, cancel=None, farm=None, cache=None) -> CompiledLevel:
     """Compile the point-hull solid BSP of a scene, and the onion tree of its box hulls.
 
     progress(fraction, message) is called as work advances; cancel() returning True stops the
@@ -41,10 +42,15 @@ def compile_scene(scene: Scene, progress=None, cancel=None, farm=None, csg=None)
     `stats` and their seconds in `times`.  `farm`: a cluster's workers (brushbake.farm.level's
     LevelFarm) that build the regions' subtrees of both trees (core/compile/trees/region_jobs.py):
     the same level (a farm with a `union`, region_jobs.LocalRegions, also computes the onion's unions
-    of faces).  `csg`: what computes the union of faces instead of csg.union_faces (same
-    arguments, same answer: the live leak check's, which keeps each brush's pieces between checks).
+    of faces).  `cache`: a BakeCache (core/compile/bake_cache.py) that keeps the unions' pieces,
+    the hulls' brushes and the regions' subtrees of earlier bakes and computes only what is new:
+    the same level.
     """
     runner = farm.region_runner(cancel) if farm is not None else None
+    union = getattr(farm, "union", None) or union_faces
+    expand = expand_brushes
+    if cache is not None:
+        runner, union, expand = cache.region_runner(runner), cache.union(union), cache.expand
     weights = {"csg": 1.0, "tree": 4.0, "detail": 1.0}
     if scene.hulls:
         weights["onion"] = 6.0 * len(scene.hulls)
@@ -55,7 +61,8 @@ def compile_scene(scene: Scene, progress=None, cancel=None, farm=None, csg=None)
     times: dict = {}
 
     t0 = time.perf_counter()
-    planes, faces, ordered, n_structural = _csg_stage(scene, bar.stage("csg"), cancel, stats, csg or union_faces)
+    planes, faces, ordered, n_structural = _csg_stage(scene, bar.stage("csg"), cancel, stats,
+                                                     cache.union() if cache is not None else union_faces)
     times["csg"] = time.perf_counter() - t0
     check_cancel(cancel)
 
@@ -81,8 +88,7 @@ def compile_scene(scene: Scene, progress=None, cancel=None, farm=None, csg=None)
     times["arrays"] = time.perf_counter() - t0
 
     if scene.hulls:
-        _onion_stage(scene, level, planes, bar.stage("onion"), cancel, stats, times, runner,
-                     getattr(farm, "union", None) or union_faces)
+        _onion_stage(scene, level, planes, bar.stage("onion"), cancel, stats, times, runner, union, expand)
     bar.stage("arrays")(1.0, "done")
 
     stats.update(
@@ -169,14 +175,14 @@ def _detail_stage(builder: TreeBuilder, faces, detail_ids: list, detail_brushes,
 
 
 def _onion_stage(scene: Scene, level: CompiledLevel, planes, report, cancel, stats: dict, times: dict,
-                 runner=None, union=union_faces) -> None:
+                 runner=None, union=union_faces, expand=expand_brushes) -> None:
     """The onion tree of the scene's box hulls (core/compile/trees/onion.py), into the level."""
     margin = 1.0 + max(float(np.abs(np.array([h.mins, h.maxs])).max()) for h in scene.hulls)
     bounds = world_box(scene.bounds if scene.brushes else None, margin)
     onion = compile_onion(scene.brushes, list(scene.hulls), planes, splitter_settings(scene), bounds,
                           progress=report, cancel=cancel, map_trees=scene.settings.onion_map_trees,
                           grid=RegionGrid.for_world(scene.settings.region_size, world_box(
-                              scene.bounds if scene.brushes else None)), runner=runner, union=union)
+                              scene.bounds if scene.brushes else None)), runner=runner, union=union, expand=expand)
     level.plane_normals, level.plane_dists = planes.arrays()  # expanded brushes added planes
     level.onion_node_plane = onion["node_plane"]
     level.onion_node_children = onion["node_children"]

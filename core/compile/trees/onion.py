@@ -68,7 +68,7 @@ def build_map_tree(faces: FaceList, ids: np.ndarray, planes: PlaneTable, setting
 
 def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, settings, bounds,
                   progress=None, cancel=None, map_trees: bool = False, grid=None, runner=None,
-                  union=union_faces) -> dict:
+                  union=union_faces, expand=expand_brushes) -> dict:
     """Build the onion tree for the point hull plus `hulls`.
 
     Returns {'node_plane', 'node_children', 'leaf_solid' (bit h per hull), 'map_trees' (when
@@ -79,7 +79,8 @@ def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, s
     which gives the same answer (the tests check it) without building trees nobody keeps.
     `grid`: the region grid the onion tree is cut along first (core/compile/trees/regions.py; its
     leaves' solidity is by points anyway); `runner` builds its regions' subtrees (region_jobs.py);
-    `union` computes each space's union of faces (csg.union_faces, or region_jobs.LocalUnion).
+    `union` computes each space's union of faces (csg.union_faces, or region_jobs.LocalUnion);
+    `expand` the brushes of the hulls' spaces (expand.expand_brushes, or a BakeCache's).
     """
     times: dict = {}
     stats: dict = {}
@@ -94,7 +95,7 @@ def compile_onion(brushes: list[Brush], hulls: list[Hull], planes: PlaneTable, s
     space_ranges = []
     spaces: list[list[Brush]] = []
     report(0.0, "expanding brushes")
-    expanded = expand_brushes(colliding_brushes(brushes, 1), hulls) if hulls else []
+    expanded = expand(colliding_brushes(brushes, 1), hulls) if hulls else []
     for h in range(len(hulls) + 1):
         check_cancel(cancel)
         report(0.3 * h / (len(hulls) + 1), f"union of faces for hull {h}")

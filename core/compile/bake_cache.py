@@ -1,0 +1,322 @@
+"""What a bake keeps for the next one: the work of its expensive pure steps, each under a digest of
+exactly what it depends on, so that a re-bake after an edit computes only what the edit reached.
+
+Three steps of the compile are pure functions of small inputs:
+
+- a brush's pieces after the union of faces (core/compile/trees/csg.py): its planes and those of
+  the brushes whose boxes touch its own, with which of each pair comes first (the coplanar rule);
+- a brush expanded by a box hull (core/compile/trees/expand.py): the brush and the hull's box;
+- a region's subtree (core/compile/trees/region_jobs.py): its RegionJob, as region_digest says.
+
+BakeCache stands between the compile and those steps.  It looks every input up by its digest,
+hands only the missing ones to the step (or to the runner that would have run them: this
+machine's cores, a farm), and returns the answers in the order the step would: the level is the
+level a bake from scratch makes, byte for byte (tests/core/test_bake_cache.py holds that on random
+edits).  Plane and brush numbers are labels, not part of a digest: an edit renumbers them and
+relabelled() carries the new numbers over.
+
+An edit therefore rebuilds the brushes it moved and their neighbours' pieces, their expansions,
+and the regions of the grid their faces reach (the point tree's and the onion's), the edited
+brush's old and new place both.  What comes after (leaf solidity, portals, the leak check, the
+bevels, vis and light) is computed again whole.
+
+The cache lives in memory between bakes (the add-on's re-bake, the live leak check) or in a file
+beside the level (``bake --update OLD.bbk`` reads OLD.bbk.cache and writes the new level's):
+NumPy arrays only (np.load with allow_pickle=False), stamped with a digest of the compiler's code,
+so a cache made by other code is never used.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from ..model.brushes import Brush
+from ..tolerances import ON_EPSILON
+from .trees.csg import FaceList, _near_brushes, union_faces
+from .trees.expand import expand_brushes
+from .trees.region_jobs import build_regions
+from .trees.regions import RegionTree
+
+#: the layout of a cache file; a file of another layout is not read
+FORMAT = 1
+
+#: a cache file's name: the level's, with this after it
+SUFFIX = ".cache"
+
+
+class BakeCache:
+    """The pieces, expansions and region subtrees of recent bakes.  start() before a bake and
+    finish() after it; an entry no bake used in the last `keep` is forgotten."""
+
+    def __init__(self, keep: int = 1):
+        self.keep = max(1, int(keep))
+        self._pieces: dict[bytes, list] = {}  # a brush's union pieces: [(face index, vertices)]
+        self._expanded: dict[bytes, tuple] = {}  # (normals, dists, faces) of an expanded brush
+        self._trees: dict[bytes, tuple] = {}  # (RegionTree, its job's planes, its job's brushes)
+        self._used: dict[bytes, int] = {}
+        self._bakes = 0
+        self.counts = {"pieces": [0, 0], "expanded": [0, 0], "regions": [0, 0]}  # [built, reused]
+
+    def __len__(self) -> int:
+        return len(self._pieces) + len(self._expanded) + len(self._trees)
+
+    def start(self) -> None:
+        """A bake begins: its counts start from zero."""
+        self._bakes += 1
+        self.counts = {kind: [0, 0] for kind in self.counts}
+
+    def finish(self) -> None:
+        """A bake ended: forget what the last `keep` bakes did not use."""
+        old = {k for k, n in self._used.items() if n <= self._bakes - self.keep}
+        for store in (self._pieces, self._expanded, self._trees):
+            for k in old & store.keys():
+                del store[k]
+        for k in old:
+            del self._used[k]
+
+    def _count(self, kind: str, built: int, total: int) -> None:
+        self.counts[kind][0] += built
+        self.counts[kind][1] += total - built
+
+    def summary(self) -> dict:
+        """{kind: (built, reused)} of the last bake."""
+        return {kind: tuple(v) for kind, v in self.counts.items()}
+
+    # -- the union of faces ------------------------------------------------------------------------
+    def union(self, inner=union_faces):
+        """csg.union_faces (same arguments, same faces in the same order) that computes only the
+        pieces of brushes not seen with the same neighbours; `inner` computes a union whole (the
+        first bake's, or one where nothing is kept: LocalUnion spreads it over the cores)."""
+
+        def run(brushes, plane_ids, planes, subtract_from=0, flags=0, out=None, cancel=None):
+            out = out if out is not None else FaceList()
+            if not brushes or subtract_from >= len(brushes):
+                return out
+            keys = union_keys(brushes, subtract_from)
+            missing = [i for i, k in zip(range(subtract_from, len(brushes)), keys) if k not in self._pieces]
+            if missing:
+                whole = len(missing) == len(keys)
+                fresh = (inner(brushes, plane_ids, planes, subtract_from, 0, FaceList(), cancel) if whole else
+                         union_faces(brushes, plane_ids, planes, subtract_from, 0, FaceList(), cancel, only=missing))
+                got: dict[int, list] = {i: [] for i in missing}
+                face_of = {i: {p: k for k, p in enumerate(plane_ids[i].tolist())} for i in missing}
+                for verts, pid, b in zip(fresh.verts, fresh.plane, fresh.brush):
+                    got[b].append((face_of[b][pid], verts))
+                for i in missing:
+                    self._pieces[keys[i - subtract_from]] = got[i]
+            self._count("pieces", len(missing), len(keys))
+            for i, key in zip(range(subtract_from, len(brushes)), keys):
+                self._used[key] = self._bakes
+                ids = plane_ids[i]
+                for k, verts in self._pieces[key]:
+                    out.add(verts, int(ids[k]), i, flags)
+            return out
+
+        return run
+
+    # -- brushes expanded by the hulls -------------------------------------------------------------
+    def expand(self, brushes: list[Brush], hulls) -> list[list[Brush]]:
+        """expand.expand_brushes(brushes, hulls), the same brushes, expanding only those not seen
+        with the same hull box."""
+        out: list[list[Brush]] = []
+        digests = [brush_digest(b) for b in brushes]
+        for hull in hulls:
+            box = np.array([hull.mins, hull.maxs], dtype=np.float64).tobytes()
+            keys = [hashlib.blake2b(d + box, digest_size=20).digest() for d in digests]
+            missing = [i for i, k in enumerate(keys) if k not in self._expanded]
+            if missing:
+                for i, e in zip(missing, expand_brushes([brushes[i] for i in missing], [hull])[0]):
+                    self._expanded[keys[i]] = (e.normals, e.dists, e.faces, list(e.textures))
+            self._count("expanded", len(missing), len(keys))
+            space = []
+            for b, key in zip(brushes, keys):
+                self._used[key] = self._bakes
+                normals, dists, faces, textures = self._expanded[key]
+                space.append(Brush(f"{b.name}@{hull.name}", b.contents, normals, dists, list(faces),
+                                   textures=list(textures), entity=b.entity))
+            out.append(space)
+        return out
+
+    # -- the regions' subtrees ---------------------------------------------------------------------
+    def region_runner(self, inner=None):
+        """A runner (core/compile/trees/region_jobs.py) that builds only the jobs not seen, through
+        `inner` (another runner: this machine's cores, a farm) or here."""
+
+        def run(planes, settings, jobs):
+            keys = [region_digest(planes, settings, job) for job in jobs]
+            missing: dict[bytes, object] = {}
+            for key, job in zip(keys, jobs):
+                self._used[key] = self._bakes
+                if key not in self._trees:
+                    missing.setdefault(key, job)
+            fresh = {}
+            if missing:
+                todo = list(missing.values())
+                trees = inner(planes, settings, todo) if inner is not None else build_regions(planes, settings, todo)
+                for (key, job), tree in zip(missing.items(), trees):
+                    fresh[key] = tree  # the first tree carries the build's counts: kept without them
+                    self._trees[key] = (dataclasses.replace(tree, splits=0, scored=0), np.unique(job.planes),
+                                        np.unique(job.brushes))
+            self._count("regions", len(missing), len(jobs))
+            return [fresh.pop(key) if key in fresh else relabelled(*self._trees[key], job) for key, job in zip(keys, jobs)]
+
+        return run
+
+    # -- a file beside the level -------------------------------------------------------------------
+    def to_bytes(self) -> bytes:
+        """Everything kept, as an .npz of plain arrays."""
+        arrays: dict[str, np.ndarray] = {"format": np.array([FORMAT]), "code": np.frombuffer(code_digest(), np.uint8)}
+        _pack(arrays, "pieces", self._pieces, lambda rows: {
+            "face": np.array([k for k, _ in rows], dtype=np.int64),
+            "count": np.array([len(v) for _, v in rows], dtype=np.int64),
+            "verts": np.concatenate([v for _, v in rows]) if rows else np.zeros((0, 3))})
+        _pack(arrays, "expanded", self._expanded, lambda e: {
+            "normals": e[0], "dists": e[1], "count": np.array([len(f) for f in e[2]], dtype=np.int64),
+            "verts": np.concatenate(e[2]) if e[2] else np.zeros((0, 3)), "textures": np.array(e[3], dtype=str)})
+        _pack(arrays, "trees", self._trees, lambda t: {
+            **{f.name: np.atleast_1d(np.asarray(getattr(t[0], f.name))) for f in dataclasses.fields(RegionTree)},
+            "job_planes": t[1], "job_brushes": t[2]})
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        return buf.getvalue()
+
+    @classmethod
+    def from_file(cls, path) -> "BakeCache | None":
+        """The cache a bake wrote to `path`, or None when there is none, it cannot be read, or
+        other code made it (its digest differs)."""
+        try:
+            with np.load(Path(path), allow_pickle=False) as npz:
+                arrays = {k: npz[k] for k in npz.files}
+        except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):
+            return None
+        try:
+            if int(arrays["format"][0]) != FORMAT or arrays["code"].tobytes() != code_digest():
+                return None
+            cache = cls()
+            for key, e in _unpack(arrays, "pieces"):
+                verts = np.split(e["verts"], np.cumsum(e["count"])[:-1]) if len(e["count"]) else []
+                cache._pieces[key] = list(zip(e["face"].tolist(), verts))
+            for key, e in _unpack(arrays, "expanded"):
+                faces = np.split(e["verts"], np.cumsum(e["count"])[:-1]) if len(e["count"]) else []
+                cache._expanded[key] = (e["normals"], e["dists"], faces, e["textures"].tolist())
+            for key, e in _unpack(arrays, "trees"):
+                fields = {f.name: e[f.name] for f in dataclasses.fields(RegionTree)}
+                fields["splits"], fields["scored"] = int(fields["splits"][0]), int(fields["scored"][0])
+                fields["node_children"] = fields["node_children"].reshape(-1, 2)
+                fields["leaf_bounds"] = fields["leaf_bounds"].reshape(-1, 2, 3)
+                fields["new_verts"] = fields["new_verts"].reshape(-1, 3)
+                cache._trees[key] = (RegionTree(**fields), e["job_planes"], e["job_brushes"])
+        except (KeyError, ValueError, IndexError, TypeError):
+            return None
+        cache._used = {k: 0 for store in (cache._pieces, cache._expanded, cache._trees) for k in store}
+        return cache
+
+
+def cache_path(level_path) -> Path:
+    """Where the cache of the level at `level_path` lives."""
+    p = Path(level_path)
+    return p.with_name(p.name + SUFFIX)
+
+
+def _pack(arrays: dict, kind: str, store: dict, fields_of) -> None:
+    """Each entry's fields concatenated along their first axis, with each entry's lengths."""
+    keys = list(store)
+    arrays[f"{kind}/keys"] = np.frombuffer(b"".join(keys), np.uint8).reshape(len(keys), -1) if keys else \
+        np.zeros((0, 20), np.uint8)
+    entries = [fields_of(store[k]) for k in keys]
+    if not entries:
+        return
+    for name in entries[0]:
+        parts = [np.asarray(e[name]) for e in entries]
+        arrays[f"{kind}/{name}/len"] = np.array([len(p) for p in parts], dtype=np.int64)
+        arrays[f"{kind}/{name}"] = np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _unpack(arrays: dict, kind: str):
+    """(key, {field: array}) for each entry _pack wrote."""
+    keys = arrays[f"{kind}/keys"]
+    names = sorted({k.split("/")[1] for k in arrays if k.startswith(kind + "/") and k.count("/") == 1} - {"keys"})
+    splits = {name: np.split(arrays[f"{kind}/{name}"], np.cumsum(arrays[f"{kind}/{name}/len"])[:-1]) for name in names}
+    for row, key in enumerate(keys):
+        yield key.tobytes(), {name: splits[name][row] for name in names}
+
+
+def union_keys(brushes: list[Brush], subtract_from: int = 0) -> list[bytes]:
+    """For each brush from subtract_from on, what its union pieces depend on: its planes and those
+    of every brush whose box (grown by ON_EPSILON, as the union grows them) touches its own, in
+    brush order, each marked as before or after it."""
+    own = [brush_digest(b) for b in brushes]
+    bounds = np.array([b.bounds for b in brushes])
+    near = _near_brushes(bounds[:, 0] - ON_EPSILON, bounds[:, 1] + ON_EPSILON)
+    keys = []
+    for i in range(subtract_from, len(brushes)):
+        h = hashlib.blake2b(own[i], digest_size=20)
+        for j in near[i].tolist():
+            h.update(b"<" if j < i else b">")
+            h.update(own[j])
+        keys.append(h.digest())
+    return keys
+
+
+def brush_digest(brush: Brush) -> bytes:
+    """A brush's planes (its faces follow from them) and contents."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update(np.ascontiguousarray(brush.normals, dtype=np.float64).tobytes())
+    h.update(np.ascontiguousarray(brush.dists, dtype=np.float64).tobytes())
+    h.update(str(brush.contents).encode())
+    return h.digest()
+
+
+def region_digest(planes, settings, job) -> bytes:
+    """What a region's subtree depends on: its faces, the values of the planes they lie on and the
+    order of those planes' numbers (candidates are tried in that order), which faces share a
+    brush, and the splitter settings.  Plane and brush numbers themselves are labels: an edit
+    elsewhere renumbers them without changing the region (relabelled() carries the new ones over)."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update(repr(dataclasses.astuple(settings)).encode())
+    plane_rank = np.unique(job.planes, return_inverse=True)[1]
+    brush_rank = np.unique(job.brushes, return_inverse=True)[1]
+    for a in (job.verts, job.counts, job.flags, job.cand, job.cnt, job.box, plane_rank, brush_rank,
+              job.planes & 1, planes.normals[job.planes], planes.dists[job.planes]):
+        a = np.ascontiguousarray(a)
+        h.update(str(a.dtype).encode() + str(a.shape).encode())
+        h.update(a.tobytes())
+    return h.digest()
+
+
+def relabelled(tree: RegionTree, old_planes: np.ndarray, old_brushes: np.ndarray, job) -> RegionTree:
+    """A kept subtree with the plane and brush numbers of `job` (same digest: the same planes and
+    brushes in the same order, other numbers)."""
+    new_planes, new_brushes = np.unique(job.planes), np.unique(job.brushes)
+    canon_old, canon_new = old_planes >> 1, new_planes >> 1
+    node_canon = canon_new[np.searchsorted(canon_old, tree.node_plane >> 1)]
+    return dataclasses.replace(
+        tree, node_plane=(node_canon << 1) | (tree.node_plane & 1),
+        new_planes=new_planes[np.searchsorted(old_planes, tree.new_planes)],
+        new_brushes=new_brushes[np.searchsorted(old_brushes, tree.new_brushes)])
+
+
+_CODE_DIGEST: list[bytes] = []
+
+
+def code_digest() -> bytes:
+    """A digest of the core's Python files and the compiler kernels' C sources: a cache made by
+    other code (whose answers may differ in a last bit) is not used."""
+    if not _CODE_DIGEST:
+        root = Path(__file__).resolve().parents[1]  # core/
+        h = hashlib.blake2b(digest_size=20)
+        files = sorted(root.rglob("*.py"))
+        c_dir = root.parent / "runtime_c" / "compiler"
+        if c_dir.is_dir():
+            files += sorted(c_dir.glob("*.[ch]"))
+        for f in files:
+            h.update(str(f.relative_to(root.parent)).encode())
+            h.update(f.read_bytes())
+        _CODE_DIGEST.append(h.digest())
+    return _CODE_DIGEST[0]

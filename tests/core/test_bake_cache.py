@@ -1,0 +1,170 @@
+"""Re-bakes through a BakeCache (core/compile/bake_cache.py): after any edit, the level is the level
+a bake from scratch makes, byte for byte, and what the edit did not reach is taken, not built.
+
+Truth is the bake from scratch (bake_scene without a cache), whose answers the rest of the suite
+holds against exact geometry.  The edits are random (move, copy, delete, change contents), one
+after another on a map and a sample scene, with the cache written to a file and read back between
+bakes as `bake --update` does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from brushbake.core.compile import bake_cache
+from brushbake.core.compile.bake_cache import BakeCache, cache_path
+from brushbake.core.compile.pipeline import bake_scene
+from brushbake.core.formats.loaders import load_scene
+from brushbake.core.model.brushes import Contents, brush_from_planes
+from brushbake.core.model.hulls import quake_map_hulls
+from brushbake.exporters.native import level_to_bytes
+
+
+def moved(brush, offset, name=None, contents=None):
+    offset = np.asarray(offset, float)
+    return brush_from_planes(brush.normals, brush.dists + brush.normals @ offset, name or brush.name,
+                             contents if contents is not None else brush.contents, entity=brush.entity)
+
+
+def edited(scene, kind: str, index: int, offset) -> object:
+    """The scene with one edit: brush `index` moved, copied (moved), deleted or given other contents."""
+    brushes = list(scene.brushes)
+    i = index % len(brushes)
+    b = brushes[i]
+    if kind == "move":
+        brushes[i] = moved(b, offset)
+    elif kind == "copy":
+        brushes.append(moved(b, offset, name=b.name + ".copy"))
+    elif kind == "delete" and len(brushes) > 1:
+        del brushes[i]
+    elif kind == "contents":
+        other = {Contents.SOLID: Contents.DETAIL, Contents.DETAIL: Contents.CLIP}.get(b.contents, Contents.SOLID)
+        brushes[i] = moved(b, (0, 0, 0), contents=other)
+    return dataclasses.replace(scene, brushes=brushes)
+
+
+def through_file(cache: BakeCache, tmp_path) -> BakeCache:
+    path = tmp_path / "level.bbk.cache"
+    path.write_bytes(cache.to_bytes())
+    back = BakeCache.from_file(path)
+    assert back is not None and len(back) == len(cache)
+    return back
+
+
+@pytest.fixture(scope="module")
+def qbspfeatures(map_named):
+    scene = load_scene(map_named("qbspfeatures.map"))
+    scene.hulls = quake_map_hulls(scene.settings.map_scale)
+    # leaks are allowed: an edit may open the map, and the bake goes on
+    return dataclasses.replace(scene, settings=dataclasses.replace(scene.settings, allow_leak=True, region_size=4.0))
+
+
+@pytest.fixture(scope="module")
+def garage(sample_paths):
+    scene = load_scene(next(p for p in sample_paths if p.name == "garage.json"))
+    return dataclasses.replace(scene, settings=dataclasses.replace(scene.settings, allow_leak=True, region_size=4.0))
+
+
+EDITS = st.lists(st.tuples(st.sampled_from(["move", "copy", "delete", "contents"]), st.integers(0, 10_000),
+                           st.tuples(*[st.sampled_from([-1.0, -0.25, 0.0, 0.125, 0.5, 2.0])] * 3)),
+                 min_size=1, max_size=3)
+
+
+@pytest.mark.parametrize("which", ["qbspfeatures", "garage"])
+@settings(max_examples=6, deadline=None, phases=[Phase.generate], suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=EDITS)
+def test_every_rebake_is_the_bake_from_scratch(which, edits, request, tmp_path):
+    scene = request.getfixturevalue(which)
+    cache = BakeCache()
+    bake_scene(scene, cache=cache, jobs=1)
+    for kind, index, offset in edits:
+        scene = edited(scene, kind, index, offset)
+        cache = through_file(cache, tmp_path)
+        got = bake_scene(scene, cache=cache, jobs=1)
+        assert level_to_bytes(got) == level_to_bytes(bake_scene(scene, jobs=1)), (kind, index, offset)
+
+
+def test_one_moved_brush_rebuilds_little(qbspfeatures, tmp_path):
+    """The regions, pieces and hull brushes the move did not reach are taken; a bake of the same
+    scene again builds nothing."""
+    cache = BakeCache()
+    first = bake_scene(qbspfeatures, cache=cache, jobs=1).stats["cache"]
+    assert first["expanded"][1] == 0 and first["regions"][0] > 10
+    cache = through_file(cache, tmp_path)
+    again = bake_scene(qbspfeatures, cache=cache, jobs=1).stats["cache"]
+    assert all(built == 0 for built, _ in again.values()), again
+    brushes = qbspfeatures.brushes
+    scene = dataclasses.replace(qbspfeatures, brushes=list(brushes[:5]) + [moved(brushes[5], (0.25, 0, 0))]
+                                + list(brushes[6:]))
+    got = bake_scene(scene, cache=cache, jobs=1)
+    built, reused = got.stats["cache"]["regions"]
+    assert reused > 3 * built > 0
+    assert got.stats["cache"]["expanded"][0] == len(quake_map_hulls(1.0))  # the moved brush, for each hull
+    assert level_to_bytes(got) == level_to_bytes(bake_scene(scene, jobs=1))
+
+
+def test_the_cache_forgets_what_the_last_bakes_did_not_use(qbspfeatures):
+    cache = BakeCache(keep=1)
+    bake_scene(qbspfeatures, cache=cache, jobs=1)
+    full = len(cache)
+    smaller = dataclasses.replace(qbspfeatures, brushes=qbspfeatures.brushes[: len(qbspfeatures.brushes) // 2])
+    bake_scene(smaller, cache=cache, jobs=1)
+    assert 0 < len(cache) < full
+    keeping = BakeCache(keep=2)
+    bake_scene(qbspfeatures, cache=keeping, jobs=1)
+    bake_scene(smaller, cache=keeping, jobs=1)
+    assert len(keeping) > full  # the first bake's work is kept one bake longer (the smaller one's pieces differ)
+
+
+def test_a_cache_it_cannot_use_is_none(tmp_path, qbspfeatures, monkeypatch):
+    assert BakeCache.from_file(tmp_path / "missing.cache") is None
+    junk = tmp_path / "junk.cache"
+    junk.write_bytes(b"not a cache")
+    assert BakeCache.from_file(junk) is None
+    cache = BakeCache()
+    bake_scene(qbspfeatures, cache=cache, jobs=1)
+    good = tmp_path / "good.cache"
+    data = cache.to_bytes()
+    good.write_bytes(data)
+    assert BakeCache.from_file(good) is not None
+    (tmp_path / "cut.cache").write_bytes(data[: len(data) // 2])
+    assert BakeCache.from_file(tmp_path / "cut.cache") is None
+    monkeypatch.setattr(bake_cache, "_CODE_DIGEST", [b"\0" * 20])  # as if other code had made it
+    assert BakeCache.from_file(good) is None
+
+
+def run(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "brushbake", *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, timeout=300, stdin=subprocess.DEVNULL)
+
+
+def test_bake_update_on_the_command_line(tmp_path, map_named):
+    """`bake --update OLD.bbk`: the first time a full bake with a note, then the same bytes as a
+    plain bake, taking everything; a folder or a broken cache are said, never a traceback."""
+    src = map_named("qbspfeatures.map")
+    first = run("bake", src, "-o", "a.bbk", "--update", "a.bbk", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "note: " in first.stderr and "full bake" in first.stderr
+    assert cache_path(tmp_path / "a.bbk").is_file()
+    second = run("bake", src, "-o", "b.bbk", "--update", "a.bbk", cwd=tmp_path)
+    assert second.returncode == 0 and "note:" not in second.stderr, second.stderr
+    row = next(line for line in second.stdout.splitlines() if line.startswith("update: regions"))
+    assert row.split()[-5:] == ["0", "/", "0", "/", "0"], row
+    plain = run("bake", src, "-o", "c.bbk", "-q", cwd=tmp_path)
+    assert plain.returncode == 0 and not cache_path(tmp_path / "c.bbk").exists()
+    data = (tmp_path / "c.bbk").read_bytes()
+    assert (tmp_path / "a.bbk").read_bytes() == data == (tmp_path / "b.bbk").read_bytes()
+    cache_path(tmp_path / "b.bbk").write_bytes(b"broken")
+    broken = run("bake", src, "-o", "b.bbk", "--update", "b.bbk", "-q", cwd=tmp_path)
+    assert broken.returncode == 0 and "cannot be read" in broken.stderr and "Traceback" not in broken.stderr
+    assert (tmp_path / "b.bbk").read_bytes() == data and BakeCache.from_file(cache_path(tmp_path / "b.bbk"))
+    folder = run("bake", src, "-o", "d.bbk", "--update", tmp_path, cwd=tmp_path)
+    assert folder.returncode == 1 and "is a folder" in folder.stderr and "Traceback" not in folder.stderr
+    assert not (tmp_path / "d.bbk").exists()
