@@ -38,13 +38,13 @@ import numpy as np
 
 from ..model.brushes import Brush
 from ..tolerances import ON_EPSILON
-from .trees.csg import FaceList, _near_brushes, union_faces
+from .trees.csg import FaceList, _near_brushes, brush_bounds, union_faces
 from .trees.expand import expand_brushes
 from .trees.region_jobs import build_regions
 from .trees.regions import RegionTree
 
 #: the layout of a cache file; a file of another layout is not read
-FORMAT = 1
+FORMAT = 2
 
 #: a cache file's name: the level's, with this after it
 SUFFIX = ".cache"
@@ -60,6 +60,7 @@ class BakeCache:
         self._expanded: dict[bytes, tuple] = {}  # (normals, dists, faces) of an expanded brush
         self._trees: dict[bytes, tuple] = {}  # (RegionTree, its job's planes, its job's brushes)
         self._used: dict[bytes, int] = {}
+        self._digests: dict[int, tuple] = {}  # id(brush) -> (brush, brush_digest), for one bake
         self._bakes = 0
         self.counts = {"pieces": [0, 0], "expanded": [0, 0], "regions": [0, 0]}  # [built, reused]
 
@@ -73,12 +74,20 @@ class BakeCache:
 
     def finish(self) -> None:
         """A bake ended: forget what the last `keep` bakes did not use."""
+        self._digests.clear()
         old = {k for k, n in self._used.items() if n <= self._bakes - self.keep}
         for store in (self._pieces, self._expanded, self._trees):
             for k in old & store.keys():
                 del store[k]
         for k in old:
             del self._used[k]
+
+    def digest(self, brush: Brush) -> bytes:
+        """brush_digest(brush), computed once per brush in a bake (its spaces share brushes)."""
+        got = self._digests.get(id(brush))
+        if got is None or got[0] is not brush:
+            got = self._digests[id(brush)] = (brush, brush_digest(brush))
+        return got[1]
 
     def _count(self, kind: str, built: int, total: int) -> None:
         self.counts[kind][0] += built
@@ -98,7 +107,7 @@ class BakeCache:
             out = out if out is not None else FaceList()
             if not brushes or subtract_from >= len(brushes):
                 return out
-            keys = union_keys(brushes, subtract_from)
+            keys = union_keys(brushes, subtract_from, self.digest)
             missing = [i for i, k in zip(range(subtract_from, len(brushes)), keys) if k not in self._pieces]
             if missing:
                 whole = len(missing) == len(keys)
@@ -125,21 +134,23 @@ class BakeCache:
         """expand.expand_brushes(brushes, hulls), the same brushes, expanding only those not seen
         with the same hull box."""
         out: list[list[Brush]] = []
-        digests = [brush_digest(b) for b in brushes]
+        digests = [self.digest(b) for b in brushes]
         for hull in hulls:
             box = np.array([hull.mins, hull.maxs], dtype=np.float64).tobytes()
             keys = [hashlib.blake2b(d + box, digest_size=20).digest() for d in digests]
             missing = [i for i, k in enumerate(keys) if k not in self._expanded]
             if missing:
                 for i, e in zip(missing, expand_brushes([brushes[i] for i in missing], [hull])[0]):
-                    self._expanded[keys[i]] = (e.normals, e.dists, e.faces, list(e.textures))
+                    self._expanded[keys[i]] = (e.normals, e.dists, e.faces, list(e.textures), brush_digest(e))
             self._count("expanded", len(missing), len(keys))
             space = []
             for b, key in zip(brushes, keys):
                 self._used[key] = self._bakes
-                normals, dists, faces, textures = self._expanded[key]
-                space.append(Brush(f"{b.name}@{hull.name}", b.contents, normals, dists, list(faces),
-                                   textures=list(textures), entity=b.entity))
+                normals, dists, faces, textures, digest = self._expanded[key]
+                e = Brush(f"{b.name}@{hull.name}", b.contents, normals, dists, list(faces), textures=list(textures),
+                          entity=b.entity)
+                self._digests[id(e)] = (e, digest)
+                space.append(e)
             out.append(space)
         return out
 
@@ -178,7 +189,8 @@ class BakeCache:
             "verts": np.concatenate([v for _, v in rows]) if rows else np.zeros((0, 3))})
         _pack(arrays, "expanded", self._expanded, lambda e: {
             "normals": e[0], "dists": e[1], "count": np.array([len(f) for f in e[2]], dtype=np.int64),
-            "verts": np.concatenate(e[2]) if e[2] else np.zeros((0, 3)), "textures": np.array(e[3], dtype=str)})
+            "verts": np.concatenate(e[2]) if e[2] else np.zeros((0, 3)), "textures": np.array(e[3], dtype=str),
+            "digest": np.frombuffer(e[4], np.uint8)})
         _pack(arrays, "trees", self._trees, lambda t: {
             **{f.name: np.atleast_1d(np.asarray(getattr(t[0], f.name))) for f in dataclasses.fields(RegionTree)},
             "job_planes": t[1], "job_brushes": t[2]})
@@ -204,7 +216,7 @@ class BakeCache:
                 cache._pieces[key] = list(zip(e["face"].tolist(), verts))
             for key, e in _unpack(arrays, "expanded"):
                 faces = np.split(e["verts"], np.cumsum(e["count"])[:-1]) if len(e["count"]) else []
-                cache._expanded[key] = (e["normals"], e["dists"], faces, e["textures"].tolist())
+                cache._expanded[key] = (e["normals"], e["dists"], faces, e["textures"].tolist(), e["digest"].tobytes())
             for key, e in _unpack(arrays, "trees"):
                 fields = {f.name: e[f.name] for f in dataclasses.fields(RegionTree)}
                 fields["splits"], fields["scored"] = int(fields["splits"][0]), int(fields["scored"][0])
@@ -247,13 +259,14 @@ def _unpack(arrays: dict, kind: str):
         yield key.tobytes(), {name: splits[name][row] for name in names}
 
 
-def union_keys(brushes: list[Brush], subtract_from: int = 0) -> list[bytes]:
+def union_keys(brushes: list[Brush], subtract_from: int = 0, digest=None) -> list[bytes]:
     """For each brush from subtract_from on, what its union pieces depend on: its planes and those
     of every brush whose box (grown by ON_EPSILON, as the union grows them) touches its own, in
-    brush order, each marked as before or after it."""
-    own = [brush_digest(b) for b in brushes]
-    bounds = np.array([b.bounds for b in brushes])
-    near = _near_brushes(bounds[:, 0] - ON_EPSILON, bounds[:, 1] + ON_EPSILON)
+    brush order, each marked as before or after it.  `digest`: brush_digest, or what gives the
+    same (a BakeCache's, which remembers them)."""
+    own = [(digest or brush_digest)(b) for b in brushes]
+    lo, hi = brush_bounds(brushes)
+    near = _near_brushes(lo - ON_EPSILON, hi + ON_EPSILON)
     keys = []
     for i in range(subtract_from, len(brushes)):
         h = hashlib.blake2b(own[i], digest_size=20)

@@ -78,10 +78,14 @@ def points_in_boxes(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple
         n = z - a
         parts_p.append(np.repeat(pts, n))
         parts_b.append(box[np.repeat(a - np.cumsum(n) + n, n) + np.arange(int(n.sum()))])
-    for b in np.flatnonzero(big).tolist():
-        hits = np.flatnonzero(np.all((points >= lo[b]) & (points <= hi[b]), axis=1))
-        parts_p.append(hits)
-        parts_b.append(np.full(len(hits), b, np.int64))
+    if big.any():  # each big box against the points within its x range (points sorted by x once)
+        by_x = np.argsort(points[:, 0], kind="stable")
+        xs = points[by_x, 0]
+        for b in np.flatnonzero(big).tolist():
+            near = by_x[np.searchsorted(xs, lo[b, 0], "left"):np.searchsorted(xs, hi[b, 0], "right")]
+            hits = near[np.all((points[near] >= lo[b]) & (points[near] <= hi[b]), axis=1)]
+            parts_p.append(hits)
+            parts_b.append(np.full(len(hits), b, np.int64))
     p, b = np.concatenate(parts_p), np.concatenate(parts_b)
     keep = np.all((points[p] >= lo[b]) & (points[p] <= hi[b]), axis=1)
     p, b = p[keep], b[keep]

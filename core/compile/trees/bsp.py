@@ -333,23 +333,27 @@ class TreeBuilder:
         face_map = np.concatenate([ids, np.arange(first_new, len(f), dtype=np.int64)])
         base_node, base_leaf = len(nodes), len(leaves)
 
-        def code(c: int) -> int:
-            return base_node + c if c >= 0 else -1 - (base_leaf + (-1 - c))
+        def code(c):
+            return np.where(c >= 0, base_node + c, -1 - (base_leaf + (-1 - c)))
 
-        for plane, face, (front, back) in zip(tree.node_plane.tolist(), tree.node_face.tolist(),
-                                              tree.node_children.tolist()):
-            nodes.append((plane, int(face_map[face]) if face >= 0 else -1))
-            children.append([code(front), code(back)])
+        node_face = tree.node_face
+        if len(face_map):
+            node_face = np.where(node_face >= 0, face_map[np.maximum(node_face, 0)], -1)
+        nodes.extend(zip(tree.node_plane.tolist(), node_face.tolist()))
+        children.extend(code(tree.node_children).tolist())
         ends = np.cumsum(tree.leaf_face_counts).tolist()
-        for k, (a, z) in enumerate(zip([0] + ends[:-1], ends)):
-            p = int(tree.leaf_parent[k])
-            leaves.append(LeafRecord(face_map[tree.leaf_faces[a:z]].tolist(), solid=bool(tree.leaf_solid[k]),
-                                     bounds=tree.leaf_bounds[k].copy(), parent=base_node + p if p >= 0 else par,
-                                     side=int(tree.leaf_side[k]) if p >= 0 else side))
+        leaf_faces = face_map[tree.leaf_faces].tolist() if len(tree.leaf_faces) else []
+        p = tree.leaf_parent
+        parents = np.where(p >= 0, base_node + p, par).tolist()
+        sides = np.where(p >= 0, tree.leaf_side, side).tolist()
+        bounds = tree.leaf_bounds.copy()
+        for k, (a, z, solid) in enumerate(zip([0] + ends[:-1], ends, tree.leaf_solid.tolist())):
+            leaves.append(LeafRecord(leaf_faces[a:z], solid=bool(solid), bounds=bounds[k], parent=parents[k],
+                                     side=sides[k]))
         self.stats.splits += tree.splits
         self.stats.scored += tree.scored
         self._done_faces += int(tree.leaf_face_counts.sum())
-        return code(0) if len(tree.node_plane) else code(-1)
+        return int(code(np.int64(0))) if len(tree.node_plane) else int(code(np.int64(-1)))
 
     def _region_cuts(self, level: "_Level") -> tuple[np.ndarray, np.ndarray]:
         """Which items of a level the region grid cuts (those holding faces whose box crosses a

@@ -418,11 +418,8 @@ class _Cutters:
 
     def __init__(self, brushes: list[Brush]):
         self.brushes = brushes
-        face_lo, face_hi = polygon_bounds([f for b in brushes for f in b.faces])
-        n_faces = np.array([len(b.faces) for b in brushes], dtype=np.int64)
-        first = np.cumsum(n_faces) - n_faces  # every brush has faces
-        self.lo = np.minimum.reduceat(face_lo, first, axis=0) - ON_EPSILON
-        self.hi = np.maximum.reduceat(face_hi, first, axis=0) + ON_EPSILON
+        lo, hi = brush_bounds(brushes)
+        self.lo, self.hi = lo - ON_EPSILON, hi + ON_EPSILON
         self.count = np.array([len(b.dists) for b in brushes], dtype=np.int64)
         k = int(self.count.max())
         rows = np.repeat(np.arange(len(brushes)), self.count)
@@ -436,6 +433,16 @@ class _Cutters:
     def reaches(self, cutter: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """(M,) bool: brush cutter[m]'s grown bounds overlap the box [lo[m], hi[m]]."""
         return np.all(self.lo[cutter] <= hi, axis=1) & np.all(self.hi[cutter] >= lo, axis=1)
+
+
+def brush_bounds(brushes) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) (B, 3): each brush's bounds (Brush.bounds), for many at once."""
+    if not brushes:
+        return np.zeros((0, 3)), np.zeros((0, 3))
+    face_lo, face_hi = polygon_bounds([f for b in brushes for f in b.faces])
+    n_faces = np.array([len(b.faces) for b in brushes], dtype=np.int64)
+    first = np.cumsum(n_faces) - n_faces  # every brush has faces
+    return np.minimum.reduceat(face_lo, first, axis=0), np.maximum.reduceat(face_hi, first, axis=0)
 
 
 def polygon_bounds(polygons: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

@@ -29,7 +29,7 @@ import numpy as np
 from ...model.brushes import Brush, Contents
 from .box_pairs import points_in_boxes
 from .bsp import TreeBuilder, flatten_tree
-from .csg import FaceList, brush_plane_ids, union_faces
+from .csg import FaceList, brush_bounds, brush_plane_ids, union_faces
 from ...detmath import matmul
 from ...errors import check_cancel
 from .expand import expand_brushes
@@ -169,9 +169,7 @@ def points_in_brushes(points: np.ndarray, brushes: list[Brush]) -> np.ndarray:
     inside = np.zeros(len(points), dtype=bool)
     if not len(points) or not brushes:
         return inside
-    verts = [np.concatenate(b.faces) for b in brushes]
-    lo = np.array([v.min(axis=0) for v in verts])
-    hi = np.array([v.max(axis=0) for v in verts])
+    lo, hi = brush_bounds(brushes)
     p, b = points_in_boxes(points, lo - ON_EPSILON, hi + ON_EPSILON)  # candidates from a grid
     near = np.all((points[p] > lo[b] - ON_EPSILON) & (points[p] < hi[b] + ON_EPSILON), axis=1)
     p, b = p[near], b[near]
