@@ -77,6 +77,8 @@ def compile_scene(scene: Scene, progress=None, cancel=None, farm=None, cache=Non
     t0 = time.perf_counter()
     detail_ids = list(range(n_structural, stats["faces_after_csg"]))
     first_sub_leaf = len(builder.leaves)
+    if cache is not None:  # each leaf's detail subtree, kept as a region's is (built here when new)
+        builder.runner = cache.region_runner()
     _detail_stage(builder, faces, detail_ids, scene.brushes_with(Contents.DETAIL), bar.stage("detail"), cancel, stats)
     if grid is not None:  # the detail subtrees' faceless leaves: inside a detail brush, or empty
         stats["empty_faceless_leaves"] += settle_faceless_leaves(
@@ -141,7 +143,7 @@ def _structural_tree(scene: Scene, planes, faces, n_structural: int, bounds, gri
         builder.build(ids, np.ones(n_structural, bool), np.ones(n_structural, bool), bounds)
     else:
         builder.build(ids, np.zeros(0, bool), np.zeros(0, bool), bounds)
-    builder.runner = None  # the detail subtrees are built here
+    builder.runner = None  # the detail subtrees are built here (or through a cache: compile_scene)
     if grid is not None:
         stats["region_size"] = grid.size
         stats["empty_faceless_leaves"] = settle_faceless_leaves(builder, faces, faceless_leaves(builder),
