@@ -180,7 +180,8 @@ def bake_table(stats: dict, times: dict, roles: dict | None = None) -> str:
         ca = st.cache
         rows += [("update: regions / pieces / hull brushes rebuilt",
                   f"{ca.regions[0]} / {ca.pieces[0]} / {ca.expanded[0]}", ""),
-                 ("  taken from the last bake", f"{ca.regions[1]} / {ca.pieces[1]} / {ca.expanded[1]}", "")]
+                 ("  taken from the last bake", f"{ca.regions[1]} / {ca.pieces[1]} / {ca.expanded[1]}", ""),
+                 ("  (the splits above are this bake's: taken subtrees add none)", "", "")]
     if st.light is not None:
         lt = st.light
         rows += [
@@ -320,7 +321,13 @@ def cmd_bake(args) -> int:
     progress = ProgressLine(enabled=not args.quiet)
     scene_path = Path(args.scene)
     out = Path(args.output) if args.output else Path(scene_path.stem + ".bbk")
-    check_outputs([("-o", out)] + ([("--json", Path(args.json))] if args.json else []), scene_path,
+    from .core.compile.bake_cache import cache_path
+
+    if args.update and cache_path(out).is_dir():
+        raise BrushbakeError("is a folder, where bake --update keeps the level's work for the next update.",
+                             subject=str(cache_path(out)), hint="Move the folder away, or bake without --update.")
+    check_outputs([("-o", out)] + ([("--json", Path(args.json))] if args.json else [])
+                  + ([("--update's cache", cache_path(out))] if args.update else []), scene_path,
                   default_name=scene_path.stem + ".bbk")
     cache = open_update_cache(Path(args.update)) if args.update else None
     farm = None
@@ -358,10 +365,8 @@ def cmd_bake(args) -> int:
         from .exporters.png import lightmap_png_files
 
         files[1 + bool(args.json):1 + bool(args.json)] = lightmap_png_files(level, out, baked.settings.png_exposure)
-    if cache is not None:  # this bake's work, for the next --update
-        from .core.compile.bake_cache import cache_path
-
-        files.append((cache_path(out), cache.to_bytes()))
+    if cache is not None:  # this bake's work, for the next --update; first, so that the level is
+        files.insert(0, (cache_path(out), cache.to_bytes()))  # not replaced if it cannot be written
     write_outputs(files)  # all or none: nothing is written when anything fails
     if report is not None and not report.leaks and pointfile.is_file():
         pointfile.unlink()  # a chain left by an earlier, leaking bake would point at a hole now closed
@@ -370,7 +375,8 @@ def cmd_bake(args) -> int:
         print(bake_table(level.stats, times, baked.roles))
     pngs = [str(path) for path, _ in files if path.suffix == ".png"]
     print(f"wrote {out}" + (f" and {args.json}" if args.json else "") + (f" and {', '.join(pngs)}" if pngs else "")
-          + (f" and {pointfile}" if report is not None and report.leaks else ""))
+          + (f" and {pointfile}" if report is not None and report.leaks else "")
+          + (f" (its work for the next --update: {cache_path(out)})" if cache is not None else ""))
     return EXIT_OK
 
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import io
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +43,7 @@ from .trees.region_jobs import build_regions
 from .trees.regions import RegionTree
 
 #: the layout of a cache file; a file of another layout is not read
-FORMAT = 2
+FORMAT = 3
 
 #: a cache file's name: the level's, with this after it
 SUFFIX = ".cache"
@@ -72,9 +71,12 @@ class BakeCache:
         self._bakes += 1
         self.counts = {kind: [0, 0] for kind in self.counts}
 
-    def finish(self) -> None:
-        """A bake ended: forget what the last `keep` bakes did not use."""
+    def finish(self, ok: bool = True) -> None:
+        """A bake ended: forget what the last `keep` bakes did not use.  A bake that failed or was
+        cancelled forgets nothing (what it did not reach yet is what the next one needs)."""
         self._digests.clear()
+        if not ok:
+            return
         old = {k for k, n in self._used.items() if n <= self._bakes - self.keep}
         for store in (self._pieces, self._expanded, self._trees):
             for k in old & store.keys():
@@ -108,7 +110,8 @@ class BakeCache:
             if not brushes or subtract_from >= len(brushes):
                 return out
             keys = union_keys(brushes, subtract_from, self.digest)
-            missing = [i for i, k in zip(range(subtract_from, len(brushes)), keys) if k not in self._pieces]
+            missing = [i for i, k in zip(range(subtract_from, len(brushes)), keys)
+                       if not _pieces_fit(self._pieces.get(k), len(plane_ids[i]))]
             if missing:
                 whole = len(missing) == len(keys)
                 fresh = (inner(brushes, plane_ids, planes, subtract_from, 0, FaceList(), cancel) if whole else
@@ -118,7 +121,7 @@ class BakeCache:
                 for verts, pid, b in zip(fresh.verts, fresh.plane, fresh.brush):
                     got[b].append((face_of[b][pid], verts))
                 for i in missing:
-                    self._pieces[keys[i - subtract_from]] = got[i]
+                    self._pieces[keys[i - subtract_from]] = [(k, _frozen([v])[0]) for k, v in got[i]]
             self._count("pieces", len(missing), len(keys))
             for i, key in zip(range(subtract_from, len(brushes)), keys):
                 self._used[key] = self._bakes
@@ -141,7 +144,8 @@ class BakeCache:
             missing = [i for i, k in enumerate(keys) if k not in self._expanded]
             if missing:
                 for i, e in zip(missing, expand_brushes([brushes[i] for i in missing], [hull])[0]):
-                    self._expanded[keys[i]] = (e.normals, e.dists, e.faces, list(e.textures), brush_digest(e))
+                    self._expanded[keys[i]] = (*_frozen([e.normals, e.dists]), _frozen(list(e.faces)),
+                                               list(e.textures), brush_digest(e))
             self._count("expanded", len(missing), len(keys))
             space = []
             for b, key in zip(brushes, keys):
@@ -164,7 +168,7 @@ class BakeCache:
             missing: dict[bytes, object] = {}
             for key, job in zip(keys, jobs):
                 self._used[key] = self._bakes
-                if key not in self._trees:
+                if not _tree_fits(self._trees.get(key), job):
                     missing.setdefault(key, job)
             fresh = {}
             if missing:
@@ -172,8 +176,10 @@ class BakeCache:
                 trees = inner(planes, settings, todo) if inner is not None else build_regions(planes, settings, todo)
                 for (key, job), tree in zip(missing.items(), trees):
                     fresh[key] = tree  # the first tree carries the build's counts: kept without them
-                    self._trees[key] = (dataclasses.replace(tree, splits=0, scored=0), np.unique(job.planes),
-                                        np.unique(job.brushes))
+                    kept = dataclasses.replace(tree, splits=0, scored=0)
+                    _frozen([getattr(kept, f.name) for f in dataclasses.fields(RegionTree)
+                             if isinstance(getattr(kept, f.name), np.ndarray)])
+                    self._trees[key] = (kept, *_frozen([np.unique(job.planes), np.unique(job.brushes)]))
             self._count("regions", len(missing), len(jobs))
             return [fresh.pop(key) if key in fresh else relabelled(*self._trees[key], job) for key, job in zip(keys, jobs)]
 
@@ -205,29 +211,100 @@ class BakeCache:
         try:
             with np.load(Path(path), allow_pickle=False) as npz:
                 arrays = {k: npz[k] for k in npz.files}
-        except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):
-            return None
-        try:
             if int(arrays["format"][0]) != FORMAT or arrays["code"].tobytes() != code_digest():
                 return None
             cache = cls()
             for key, e in _unpack(arrays, "pieces"):
+                _check(e, ints=("face", "count"), points=("verts",))
                 verts = np.split(e["verts"], np.cumsum(e["count"])[:-1]) if len(e["count"]) else []
-                cache._pieces[key] = list(zip(e["face"].tolist(), verts))
+                cache._pieces[key] = list(zip(e["face"].tolist(), _frozen(verts)))
             for key, e in _unpack(arrays, "expanded"):
+                _check(e, ints=("count",), points=("normals", "verts"))
                 faces = np.split(e["verts"], np.cumsum(e["count"])[:-1]) if len(e["count"]) else []
-                cache._expanded[key] = (e["normals"], e["dists"], faces, e["textures"].tolist(), e["digest"].tobytes())
+                if len(e["dists"]) != len(e["normals"]) or len(faces) != len(e["normals"]) or len(e["digest"]) != 20:
+                    raise ValueError("an expanded brush's planes, faces and digest do not match")
+                cache._expanded[key] = (*_frozen([e["normals"], e["dists"]]), _frozen(faces), e["textures"].tolist(),
+                                        e["digest"].tobytes())
             for key, e in _unpack(arrays, "trees"):
                 fields = {f.name: e[f.name] for f in dataclasses.fields(RegionTree)}
                 fields["splits"], fields["scored"] = int(fields["splits"][0]), int(fields["scored"][0])
                 fields["node_children"] = fields["node_children"].reshape(-1, 2)
                 fields["leaf_bounds"] = fields["leaf_bounds"].reshape(-1, 2, 3)
                 fields["new_verts"] = fields["new_verts"].reshape(-1, 3)
-                cache._trees[key] = (RegionTree(**fields), e["job_planes"], e["job_brushes"])
-        except (KeyError, ValueError, IndexError, TypeError):
+                tree = RegionTree(**{k: _frozen([v])[0] if isinstance(v, np.ndarray) else v for k, v in fields.items()})
+                _check_tree(tree, e["job_planes"], e["job_brushes"])
+                cache._trees[key] = (tree, *_frozen([e["job_planes"], e["job_brushes"]]))
+        except Exception:  # whatever the file holds, it is no cache this code can use
             return None
         cache._used = {k: 0 for store in (cache._pieces, cache._expanded, cache._trees) for k in store}
         return cache
+
+
+def _pieces_fit(pieces, n_faces: int) -> bool:
+    """Kept pieces that name faces the brush has (a cache read from a file may hold anything)."""
+    return pieces is not None and all(k < n_faces for k, _ in pieces)
+
+
+def _tree_fits(kept, job) -> bool:
+    """A kept subtree whose faces are its job's and its own split-off ones, and whose planes and
+    brushes are as many as its job's (a cache read from a file may hold anything)."""
+    if kept is None:
+        return False
+    tree, planes, brushes = kept
+    n_faces = len(job.counts) + len(tree.new_counts)
+    return (len(planes) == len(np.unique(job.planes)) and len(brushes) == len(np.unique(job.brushes))
+            and (not len(tree.leaf_faces) or int(tree.leaf_faces.max()) < n_faces)
+            and (not len(tree.node_face) or int(tree.node_face.max()) < n_faces))
+
+
+def _frozen(arrays: list) -> list:
+    """The arrays made read-only: what the cache hands out goes into a level's lists as it is."""
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays
+
+
+def _check(entry: dict, ints=(), points=()) -> None:
+    """Raise ValueError unless the entry's index fields are whole numbers >= 0 and its point
+    fields finite (n, 3) floats whose row counts add up."""
+    for name in ints:
+        a = entry[name]
+        if a.dtype.kind not in "iu" or a.ndim != 1 or (len(a) and a.min() < 0):
+            raise ValueError(f"{name}: not indices")
+    for name in points:
+        a = entry[name] = entry[name].reshape(-1, 3)
+        if a.dtype != np.float64:
+            raise ValueError(f"{name}: not points")
+    if "count" in entry and int(entry["count"].sum()) != len(entry["verts"]):
+        raise ValueError("counts and vertices do not match")
+    if "face" in entry and len(entry["face"]) != len(entry["count"]):
+        raise ValueError("faces and counts do not match")
+
+
+def _check_tree(tree: RegionTree, job_planes: np.ndarray, job_brushes: np.ndarray) -> None:
+    """Raise ValueError unless every index of a kept subtree points inside it: children at its
+    nodes and leaves, faces at its job's and its own split faces, planes and brushes at its job's."""
+    n_nodes, n_leaves = len(tree.node_plane), len(tree.leaf_face_counts)
+    for a in (tree.node_plane, tree.node_face, tree.node_children, tree.leaf_faces, tree.leaf_face_counts,
+              tree.leaf_parent, tree.leaf_side, tree.new_counts, tree.new_planes, tree.new_brushes, job_planes,
+              job_brushes):
+        if a.dtype.kind not in "iu":
+            raise ValueError("indices expected")
+    kids = tree.node_children
+    if (len(tree.node_face) != n_nodes or len(kids) != n_nodes or (n_nodes and (kids.max() >= n_nodes or
+                                                                              (-1 - kids).max() >= n_leaves))
+            or len(tree.leaf_solid) != n_leaves or len(tree.leaf_bounds) != n_leaves
+            or len(tree.leaf_parent) != n_leaves or len(tree.leaf_side) != n_leaves
+            or int(tree.leaf_face_counts.sum()) != len(tree.leaf_faces) or (n_leaves and tree.leaf_face_counts.min() < 0)
+            or (n_leaves and (tree.leaf_parent.max() >= n_nodes or tree.leaf_parent.min() < -1))
+            or int(tree.new_counts.sum()) != len(tree.new_verts) or (len(tree.new_counts) and tree.new_counts.min() < 0)
+            or len(tree.new_planes) != len(tree.new_counts) or len(tree.new_brushes) != len(tree.new_counts)
+            or len(tree.new_flags) != len(tree.new_counts) or tree.new_verts.dtype != np.float64
+            or not np.all(np.isin(tree.node_plane >> 1, job_planes >> 1))
+            or not np.all(np.isin(tree.new_planes, job_planes)) or not np.all(np.isin(tree.new_brushes, job_brushes))
+            or (len(tree.node_face) and tree.node_face.min() < -1) or (len(tree.leaf_faces) and tree.leaf_faces.min() < 0)
+            or np.any(np.diff(job_planes) <= 0) or np.any(np.diff(job_brushes) <= 0)):
+        raise ValueError("a kept subtree's indices point outside it")
 
 
 def cache_path(level_path) -> Path:
@@ -278,10 +355,14 @@ def union_keys(brushes: list[Brush], subtract_from: int = 0, digest=None) -> lis
 
 
 def brush_digest(brush: Brush) -> bytes:
-    """A brush's planes (its faces follow from them) and contents."""
+    """A brush's planes, faces and contents.  The faces count: a brush's corners are computed from
+    every plane it was given, dropped ones too (a plane touching only a corner moves it in the
+    last bit), so two brushes with the same planes may differ in their faces."""
     h = hashlib.blake2b(digest_size=20)
     h.update(np.ascontiguousarray(brush.normals, dtype=np.float64).tobytes())
     h.update(np.ascontiguousarray(brush.dists, dtype=np.float64).tobytes())
+    h.update(np.array([len(f) for f in brush.faces], dtype=np.int64).tobytes())
+    h.update(np.ascontiguousarray(np.concatenate(brush.faces), dtype=np.float64).tobytes())
     h.update(str(brush.contents).encode())
     return h.digest()
 
@@ -324,6 +405,7 @@ def code_digest() -> bytes:
     if not _CODE_DIGEST:
         root = Path(__file__).resolve().parents[1]  # core/
         h = hashlib.blake2b(digest_size=20)
+        h.update(np.__version__.encode())
         files = sorted(root.rglob("*.py"))
         c_dir = root.parent / "runtime_c" / "compiler"
         if c_dir.is_dir():

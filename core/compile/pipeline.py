@@ -66,6 +66,7 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
     regions = farm if farm is not None else _local_regions(jobs)
     if cache is not None:
         cache.start()
+    ok = False
     try:
         with kernels.using(tree_backend):  # every stage's compiler kernels: trees, portals, bevels, slices
             level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel,
@@ -74,9 +75,10 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
                 level.stats["cache"] = cache.summary()
             _after_compile(scene, level, settings, bar, progress, extra_points, cancel, jobs, farm, vis_backend,
                            light_backend)
+        ok = True
     finally:
         if cache is not None:
-            cache.finish()
+            cache.finish(ok)
     return level
 
 

@@ -168,3 +168,84 @@ def test_bake_update_on_the_command_line(tmp_path, map_named):
     folder = run("bake", src, "-o", "d.bbk", "--update", tmp_path, cwd=tmp_path)
     assert folder.returncode == 1 and "is a folder" in folder.stderr and "Traceback" not in folder.stderr
     assert not (tmp_path / "d.bbk").exists()
+    cache_path(tmp_path / "d.bbk").mkdir()  # where the cache would go: said before any work
+    blocked = run("bake", src, "-o", "d.bbk", "--update", "a.bbk", cwd=tmp_path)
+    assert blocked.returncode == 1 and "is a folder" in blocked.stderr and "Traceback" not in blocked.stderr
+    assert not (tmp_path / "d.bbk").exists()
+    same = run("bake", src, "-o", "e.bbk", "--json", "e.bbk.cache", "--update", "a.bbk", cwd=tmp_path)
+    assert same.returncode == 1 and "Traceback" not in same.stderr and not (tmp_path / "e.bbk").exists()
+
+
+def test_brushes_with_the_same_planes_and_other_corners_are_not_confused():
+    """A plane a brush drops (it touches only a corner) still moved that corner in the last bit:
+    the digest holds the faces, so the re-bake does not take the other brush's pieces."""
+    from brushbake.core.compile.bake_cache import brush_digest
+    from brushbake.core.model.brushes import box_brush
+    from brushbake.core.model.scene import Scene
+
+    rng = np.random.default_rng(1)
+    n = np.vstack([np.eye(3), -np.eye(3)]) + rng.normal(0, 0.05, (6, 3))
+    n /= np.linalg.norm(n, axis=1)[:, None]
+    rock = brush_from_planes(n, rng.uniform(0.7, 1.3, 6), "rock")
+    tried = 0
+    for _ in range(200):  # a plane through a corner, tilted at random, until one moves a corner
+        v = rock.faces[0][0]
+        q = rock.normals[0] + rock.normals[1] + rng.normal(0, 0.3, 3)
+        q /= np.linalg.norm(q)
+        other = brush_from_planes(np.vstack([q, rock.normals]), np.r_[q @ v, rock.dists], "rock")
+        tried += 1
+        if np.array_equal(other.normals, rock.normals) and not np.array_equal(np.concatenate(other.faces),
+                                                                              np.concatenate(rock.faces)):
+            break
+    else:
+        pytest.fail("no plane moved a corner")
+    assert brush_digest(other) != brush_digest(rock)
+    room = [box_brush((-4, -4, -4), (4, 4, -3), "floor"), box_brush((-4, -4, 3), (4, 4, 4), "ceiling"),
+            box_brush((-4, -4, -3), (-3, 4, 3), "w1"), box_brush((3, -4, -3), (4, 4, 3), "w2"),
+            box_brush((-3, -4, -3), (3, -3, 3), "w3"), box_brush((-3, 3, -3), (3, 4, 3), "w4")]
+    first = Scene("s", brushes=room + [rock])
+    first = dataclasses.replace(first, settings=dataclasses.replace(first.settings, vis="none", allow_leak=True))
+    second = dataclasses.replace(first, brushes=room + [other])
+    cache = BakeCache()
+    bake_scene(first, jobs=1, cache=cache)
+    assert level_to_bytes(bake_scene(second, jobs=1, cache=cache)) == level_to_bytes(bake_scene(second, jobs=1))
+
+
+def test_a_cancelled_rebake_keeps_what_the_next_one_needs(qbspfeatures):
+    from brushbake.core.errors import CancelledError
+
+    cache = BakeCache()
+    bake_scene(qbspfeatures, cache=cache, jobs=1)
+    kept = len(cache)
+    calls = []
+    with pytest.raises(CancelledError):
+        bake_scene(qbspfeatures, cache=cache, jobs=1, progress=lambda f, m: None,
+                   cancel=lambda: calls.append(1) or len(calls) > 3)
+    assert len(cache) == kept
+    again = bake_scene(qbspfeatures, cache=cache, jobs=1).stats["cache"]
+    assert all(built == 0 for built, _ in again.values()), again
+
+
+def test_a_forged_cache_is_not_used(qbspfeatures, tmp_path):
+    """Entries whose indices point outside what they belong to are refused when read, or taken as
+    missing when used: the bake is the bake from scratch, never a traceback."""
+    cache = BakeCache()
+    bake_scene(qbspfeatures, cache=cache, jobs=1)
+    data = dict(np.load(__import__("io").BytesIO(cache.to_bytes()), allow_pickle=False))
+    fresh = level_to_bytes(bake_scene(qbspfeatures, jobs=1))
+    for name, change in (("pieces/face", lambda a: a + 1000), ("trees/leaf_faces", lambda a: a + 10 ** 6),
+                         ("trees/node_children", lambda a: a * 1000), ("expanded/dists", lambda a: a[:-1]),
+                         ("trees/leaf_faces", lambda a: a.astype(np.float64))):
+        forged = dict(data, **{name: change(data[name])})
+        path = tmp_path / "forged.cache"
+        import io
+
+        buf = io.BytesIO()
+        np.savez(buf, **forged)
+        path.write_bytes(buf.getvalue())
+        got = BakeCache.from_file(path)
+        if got is not None:
+            assert level_to_bytes(bake_scene(qbspfeatures, cache=got, jobs=1)) == fresh, name
+    plain = tmp_path / "plain.npy"
+    np.save(plain, np.arange(3))
+    assert BakeCache.from_file(plain) is None

@@ -53,11 +53,13 @@ class LeakWatch:
             scene, hulls=[], brushes=[b for b in scene.brushes if b.contents == Contents.SOLID],
             settings=dataclasses.replace(scene.settings, bevels=False, vis="none", slices=False, light=False,
                                          region_size=self.region_size))
+        ok = False
         try:
             level = compile_scene(structural, cancel=cancel, cache=self.cache)
             _, report = check_scene(structural, level, extra_points, cancel=cancel)
+            ok = True
         finally:
-            self.cache.finish()
+            self.cache.finish(ok)
         self.seconds = time.perf_counter() - t0
         return report
 
