@@ -178,9 +178,10 @@ def bake_table(stats: dict, times: dict, roles: dict | None = None) -> str:
         ]
     if st.cache is not None:
         ca = st.cache
-        rows += [("update: regions / pieces / hull brushes rebuilt",
-                  f"{ca.regions[0]} / {ca.pieces[0]} / {ca.expanded[0]}", ""),
-                 ("  taken from the last bake", f"{ca.regions[1]} / {ca.pieces[1]} / {ca.expanded[1]}", ""),
+        rows += [("update: regions / pieces / hull brushes / bevels rebuilt",
+                  f"{ca.regions[0]} / {ca.pieces[0]} / {ca.expanded[0]} / {ca.bevels[0]}", ""),
+                 ("  taken from the last bake", f"{ca.regions[1]} / {ca.pieces[1]} / {ca.expanded[1]} / {ca.bevels[1]}",
+                  ""),
                  ("  (the splits above are this bake's: taken subtrees add none)", "", "")]
     if st.light is not None:
         lt = st.light

@@ -6,7 +6,9 @@ Three steps of the compile are pure functions of small inputs:
 - a brush's pieces after the union of faces (core/compile/trees/csg.py): its planes and those of
   the brushes whose boxes touch its own, with which of each pair comes first (the coplanar rule);
 - a brush expanded by a box hull (core/compile/trees/expand.py): the brush and the hull's box;
-- a region's subtree (core/compile/trees/region_jobs.py): its RegionJob, as region_digest says.
+- a region's subtree (core/compile/trees/region_jobs.py): its RegionJob, as region_digest says;
+- a solid cell's bevels (core/compile/trees/bevel.py): its faces, touching ancestors and seam
+  planes, as bevel.cell_keys says.
 
 BakeCache stands between the compile and those steps.  It looks every input up by its digest,
 hands only the missing ones to the step (or to the runner that would have run them: this
@@ -17,8 +19,9 @@ relabelled() carries the new numbers over.
 
 An edit therefore rebuilds the brushes it moved and their neighbours' pieces, their expansions,
 and the regions of the grid their faces reach (the point tree's and the onion's), the edited
-brush's old and new place both.  What comes after (leaf solidity, portals, the leak check, the
-bevels, vis and light) is computed again whole.
+brush's old and new place both, and the bevels of the solid cells whose faces or touching planes
+changed.  What else comes after (leaf solidity, portals, the leak check, the outside fill, vis and
+light) is computed again whole.
 
 The cache lives in memory between bakes (the add-on's re-bake, the live leak check) or in a file
 beside the level (``bake --update OLD.bbk`` reads OLD.bbk.cache and writes the new level's):
@@ -43,7 +46,10 @@ from .trees.region_jobs import build_regions
 from .trees.regions import RegionTree
 
 #: the layout of a cache file; a file of another layout is not read
-FORMAT = 3
+FORMAT = 4
+
+#: the kinds of a cell's bevels (bevel_cell._CellPlanes.out), in the order a file lists them
+BEVEL_KINDS = ("seam", "edge", "vertex", "axial", "flat_top")
 
 #: a cache file's name: the level's, with this after it
 SUFFIX = ".cache"
@@ -58,13 +64,14 @@ class BakeCache:
         self._pieces: dict[bytes, list] = {}  # a brush's union pieces: [(face index, vertices)]
         self._expanded: dict[bytes, tuple] = {}  # (normals, dists, faces) of an expanded brush
         self._trees: dict[bytes, tuple] = {}  # (RegionTree, its job's planes, its job's brushes)
+        self._bevels: dict[bytes, dict] = {}  # a solid cell's bevels: {kind: [(normal, dist)]}
         self._used: dict[bytes, int] = {}
         self._digests: dict[int, tuple] = {}  # id(brush) -> (brush, brush_digest), for one bake
         self._bakes = 0
-        self.counts = {"pieces": [0, 0], "expanded": [0, 0], "regions": [0, 0]}  # [built, reused]
+        self.counts = {"pieces": [0, 0], "expanded": [0, 0], "regions": [0, 0], "bevels": [0, 0]}  # [built, reused]
 
     def __len__(self) -> int:
-        return len(self._pieces) + len(self._expanded) + len(self._trees)
+        return len(self._pieces) + len(self._expanded) + len(self._trees) + len(self._bevels)
 
     def start(self) -> None:
         """A bake begins: its counts start from zero."""
@@ -78,7 +85,7 @@ class BakeCache:
         if not ok:
             return
         old = {k for k, n in self._used.items() if n <= self._bakes - self.keep}
-        for store in (self._pieces, self._expanded, self._trees):
+        for store in (self._pieces, self._expanded, self._trees, self._bevels):
             for k in old & store.keys():
                 del store[k]
         for k in old:
@@ -185,6 +192,20 @@ class BakeCache:
 
         return run
 
+    # -- the solid cells' bevels ---------------------------------------------------------------------
+    def bevels(self, keys: list[bytes], compute) -> list[dict]:
+        """Each cell's bevels (bevel.py cell_keys' keys, in order): kept ones as they were, the
+        others from compute(their positions), which returns them in that order."""
+        missing = [i for i, k in enumerate(keys) if k not in self._bevels]
+        if missing:
+            for i, out in zip(missing, compute(missing)):
+                self._bevels[keys[i]] = {kind: [(_frozen([np.array(n, dtype=np.float64)])[0], float(d)) for n, d in found]
+                                         for kind, found in out.items()}
+        self._count("bevels", len(missing), len(keys))
+        for k in keys:
+            self._used[k] = self._bakes
+        return [self._bevels[k] for k in keys]
+
     # -- a file beside the level -------------------------------------------------------------------
     def to_bytes(self) -> bytes:
         """Everything kept, as an .npz of plain arrays."""
@@ -200,6 +221,10 @@ class BakeCache:
         _pack(arrays, "trees", self._trees, lambda t: {
             **{f.name: np.atleast_1d(np.asarray(getattr(t[0], f.name))) for f in dataclasses.fields(RegionTree)},
             "job_planes": t[1], "job_brushes": t[2]})
+        _pack(arrays, "bevels", self._bevels, lambda out: {
+            "kind": np.array([BEVEL_KINDS.index(kind) for kind in BEVEL_KINDS for _ in out[kind]], dtype=np.int64),
+            "normals": np.array([n for kind in BEVEL_KINDS for n, _ in out[kind]], dtype=np.float64).reshape(-1, 3),
+            "dists": np.array([d for kind in BEVEL_KINDS for _, d in out[kind]], dtype=np.float64)})
         buf = io.BytesIO()
         np.savez(buf, **arrays)
         return buf.getvalue()
@@ -213,30 +238,56 @@ class BakeCache:
                 arrays = {k: npz[k] for k in npz.files}
             if int(arrays["format"][0]) != FORMAT or arrays["code"].tobytes() != code_digest():
                 return None
+            for a in arrays.values():  # what the cache hands out goes into levels as it is: views of these
+                a.flags.writeable = False
             cache = cls()
-            for key, e in _unpack(arrays, "pieces"):
-                _check(e, ints=("face", "count"), points=("verts",))
-                verts = np.split(e["verts"], np.cumsum(e["count"])[:-1]) if len(e["count"]) else []
-                cache._pieces[key] = list(zip(e["face"].tolist(), _frozen(verts)))
-            for key, e in _unpack(arrays, "expanded"):
-                _check(e, ints=("count",), points=("normals", "verts"))
-                faces = np.split(e["verts"], np.cumsum(e["count"])[:-1]) if len(e["count"]) else []
-                if len(e["dists"]) != len(e["normals"]) or len(faces) != len(e["normals"]) or len(e["digest"]) != 20:
+            keys, e = _unpack(arrays, "pieces", ints=("face", "count"), points=("verts",))
+            if keys:
+                _rows_match(e, "count", "verts")
+                pieces = _slices(e["verts"].whole, e["count"].whole)
+                ends = np.cumsum(e["count"].lens).tolist()
+                for key, faces, z, n in zip(keys, e["face"].parts, ends, e["count"].lens.tolist()):
+                    cache._pieces[key] = list(zip(faces.tolist(), pieces[z - n : z]))
+            keys, e = _unpack(arrays, "expanded", ints=("count",), points=("normals", "verts"))
+            if keys:
+                _rows_match(e, "count", "verts")
+                if not (np.array_equal(e["dists"].lens, e["normals"].lens) and np.array_equal(e["count"].lens,
+                                                                                              e["normals"].lens)
+                        and np.all(e["digest"].lens == 20) and e["dists"].whole.dtype == np.float64):
                     raise ValueError("an expanded brush's planes, faces and digest do not match")
-                cache._expanded[key] = (*_frozen([e["normals"], e["dists"]]), _frozen(faces), e["textures"].tolist(),
-                                        e["digest"].tobytes())
-            for key, e in _unpack(arrays, "trees"):
-                fields = {f.name: e[f.name] for f in dataclasses.fields(RegionTree)}
+                faces = _slices(e["verts"].whole, e["count"].whole)
+                ends = np.cumsum(e["count"].lens).tolist()
+                for key, normals, dists, z, n, textures, digest in zip(
+                        keys, e["normals"].parts, e["dists"].parts, ends, e["count"].lens.tolist(), e["textures"].parts,
+                        e["digest"].parts):
+                    cache._expanded[key] = (normals, dists, faces[z - n : z], textures.tolist(), digest.tobytes())
+            keys, e = _unpack(arrays, "trees")
+            for row, key in enumerate(keys):
+                fields = {f.name: e[f.name].parts[row] for f in dataclasses.fields(RegionTree)}
                 fields["splits"], fields["scored"] = int(fields["splits"][0]), int(fields["scored"][0])
                 fields["node_children"] = fields["node_children"].reshape(-1, 2)
                 fields["leaf_bounds"] = fields["leaf_bounds"].reshape(-1, 2, 3)
                 fields["new_verts"] = fields["new_verts"].reshape(-1, 3)
-                tree = RegionTree(**{k: _frozen([v])[0] if isinstance(v, np.ndarray) else v for k, v in fields.items()})
-                _check_tree(tree, e["job_planes"], e["job_brushes"])
-                cache._trees[key] = (tree, *_frozen([e["job_planes"], e["job_brushes"]]))
+                tree = RegionTree(**fields)
+                _check_tree(tree, e["job_planes"].parts[row], e["job_brushes"].parts[row])
+                cache._trees[key] = (tree, e["job_planes"].parts[row], e["job_brushes"].parts[row])
+            keys, e = _unpack(arrays, "bevels", ints=("kind",), points=("normals",))
+            if keys:
+                kind, normals, dists = e["kind"].whole, e["normals"].whole, e["dists"].whole
+                if not (np.array_equal(e["dists"].lens, e["kind"].lens) and np.array_equal(e["normals"].lens,
+                                                                                           e["kind"].lens)
+                        and (not len(kind) or kind.max() < len(BEVEL_KINDS)) and dists.dtype == np.float64):
+                    raise ValueError("a cell's bevels do not match")
+                rows = list(zip(kind.tolist(), list(normals), dists.tolist()))
+                ends = np.cumsum(e["kind"].lens).tolist()
+                for key, z, n in zip(keys, ends, e["kind"].lens.tolist()):
+                    out: dict = {name: [] for name in BEVEL_KINDS}
+                    for k, normal, d in rows[z - n : z]:
+                        out[BEVEL_KINDS[k]].append((normal, d))
+                    cache._bevels[key] = out
         except Exception:  # whatever the file holds, it is no cache this code can use
             return None
-        cache._used = {k: 0 for store in (cache._pieces, cache._expanded, cache._trees) for k in store}
+        cache._used = {k: 0 for store in (cache._pieces, cache._expanded, cache._trees, cache._bevels) for k in store}
         return cache
 
 
@@ -262,23 +313,6 @@ def _frozen(arrays: list) -> list:
     for a in arrays:
         a.flags.writeable = False
     return arrays
-
-
-def _check(entry: dict, ints=(), points=()) -> None:
-    """Raise ValueError unless the entry's index fields are whole numbers >= 0 and its point
-    fields finite (n, 3) floats whose row counts add up."""
-    for name in ints:
-        a = entry[name]
-        if a.dtype.kind not in "iu" or a.ndim != 1 or (len(a) and a.min() < 0):
-            raise ValueError(f"{name}: not indices")
-    for name in points:
-        a = entry[name] = entry[name].reshape(-1, 3)
-        if a.dtype != np.float64:
-            raise ValueError(f"{name}: not points")
-    if "count" in entry and int(entry["count"].sum()) != len(entry["verts"]):
-        raise ValueError("counts and vertices do not match")
-    if "face" in entry and len(entry["face"]) != len(entry["count"]):
-        raise ValueError("faces and counts do not match")
 
 
 def _check_tree(tree: RegionTree, job_planes: np.ndarray, job_brushes: np.ndarray) -> None:
@@ -327,13 +361,50 @@ def _pack(arrays: dict, kind: str, store: dict, fields_of) -> None:
         arrays[f"{kind}/{name}"] = np.concatenate(parts) if parts else np.zeros(0)
 
 
-def _unpack(arrays: dict, kind: str):
-    """(key, {field: array}) for each entry _pack wrote."""
-    keys = arrays[f"{kind}/keys"]
+class _Field:
+    """One field of a store in a cache file: all entries' rows (whole), each entry's row count
+    (lens), and each entry's rows (parts: views of whole)."""
+
+    def __init__(self, whole: np.ndarray, lens: np.ndarray):
+        if lens.dtype.kind not in "iu" or lens.ndim != 1 or (len(lens) and lens.min() < 0) or \
+                int(lens.sum()) != len(whole):
+            raise ValueError("lengths do not match")
+        self.whole, self.lens = whole, lens
+        self.parts = _slices(whole, lens)
+
+
+def _slices(a: np.ndarray, lens) -> list:
+    """a cut into consecutive runs of these lengths (views; np.split costs ten times as much)."""
+    ends = np.cumsum(lens).tolist()
+    return [a[z - n : z] for z, n in zip(ends, np.asarray(lens).tolist())]
+
+
+def _unpack(arrays: dict, kind: str, ints=(), points=()):
+    """(keys, {field: _Field}) of a store _pack wrote, the `ints` fields checked to be indices >= 0
+    and the `points` fields to be (n, 3) float64 rows, for all entries at once."""
+    keys = [k.tobytes() for k in arrays[f"{kind}/keys"]]
     names = sorted({k.split("/")[1] for k in arrays if k.startswith(kind + "/") and k.count("/") == 1} - {"keys"})
-    splits = {name: np.split(arrays[f"{kind}/{name}"], np.cumsum(arrays[f"{kind}/{name}/len"])[:-1]) for name in names}
-    for row, key in enumerate(keys):
-        yield key.tobytes(), {name: splits[name][row] for name in names}
+    fields = {}
+    for name in names:
+        whole = arrays[f"{kind}/{name}"]
+        if name in points:
+            whole = whole.reshape(-1, 3)
+            if whole.dtype != np.float64:
+                raise ValueError(f"{name}: not points")
+        if name in ints and (whole.dtype.kind not in "iu" or whole.ndim != 1 or (len(whole) and whole.min() < 0)):
+            raise ValueError(f"{name}: not indices")
+        fields[name] = _Field(whole, arrays[f"{kind}/{name}/len"])
+        if len(fields[name].lens) != len(keys):
+            raise ValueError(f"{name}: not one run per entry")
+    return keys, fields
+
+
+def _rows_match(e: dict, count: str, verts: str) -> None:
+    """Each entry's counts add up to its vertex rows."""
+    total = np.concatenate([[0], np.cumsum(e[count].whole)])
+    ends = np.cumsum(e[count].lens)
+    if not np.array_equal(total[ends] - total[ends - e[count].lens], e[verts].lens):
+        raise ValueError("counts and vertices do not match")
 
 
 def union_keys(brushes: list[Brush], subtract_from: int = 0, digest=None) -> list[bytes]:

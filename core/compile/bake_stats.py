@@ -64,6 +64,7 @@ class CacheCounts:
     regions: tuple
     pieces: tuple
     expanded: tuple
+    bevels: tuple
 
 
 @dataclass(frozen=True)

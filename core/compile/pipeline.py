@@ -71,10 +71,10 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
         with kernels.using(tree_backend):  # every stage's compiler kernels: trees, portals, bevels, slices
             level = compile_scene(scene, progress=bar.stage("compile") if progress else None, cancel=cancel,
                                   farm=regions, cache=cache)
-            if cache is not None:
-                level.stats["cache"] = cache.summary()
             _after_compile(scene, level, settings, bar, progress, extra_points, cancel, jobs, farm, vis_backend,
-                           light_backend)
+                           light_backend, cache)
+        if cache is not None:
+            level.stats["cache"] = cache.summary()
         ok = True
     finally:
         if cache is not None:
@@ -83,7 +83,7 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
 
 
 def _after_compile(scene, level, settings, bar, progress, extra_points, cancel, jobs, farm, vis_backend,
-                   light_backend) -> None:
+                   light_backend, cache=None) -> None:
     """bake_scene's stages after the trees, in order."""
     if settings.vis != "none":  # before the bevels: the outside fill changes the point tree they bevel
         visibility_stage(scene, level, extra_points, bar.stage("vis") if progress else None, cancel, jobs=jobs,
@@ -91,7 +91,7 @@ def _after_compile(scene, level, settings, bar, progress, extra_points, cancel, 
     if settings.bevels:
         t0 = time.perf_counter()
         report = bar.stage("bevel")
-        add_bevels(level, BevelSettings.from_settings(settings), cancel=cancel, progress=report)
+        add_bevels(level, BevelSettings.from_settings(settings), cancel=cancel, progress=report, cache=cache)
         level.stats.setdefault("times", {})["bevel"] = time.perf_counter() - t0
         report(1.0, "done")
     if settings.slices:

@@ -101,12 +101,21 @@ def test_one_moved_brush_rebuilds_little(qbspfeatures, tmp_path):
     again = bake_scene(qbspfeatures, cache=cache, jobs=1).stats["cache"]
     assert all(built == 0 for built, _ in again.values()), again
     brushes = qbspfeatures.brushes
-    scene = dataclasses.replace(qbspfeatures, brushes=list(brushes[:5]) + [moved(brushes[5], (0.25, 0, 0))]
-                                + list(brushes[6:]))
+    steps = [np.eye(3)[a] * s for a in range(3) for s in (0.25, -0.25)]
+    for i, step in ((i, step) for i, b in enumerate(brushes) if i >= 5 and b.contents == Contents.SOLID
+                    for step in steps):
+        scene = dataclasses.replace(qbspfeatures, brushes=list(brushes[:i]) + [moved(brushes[i], step)]
+                                    + list(brushes[i + 1:]))
+        if not bake_scene(scene, jobs=1).stats["leak_report"].leaks:
+            break  # a move that keeps the map sealed (a leak leaves the void unfilled: every void cell changes)
+    else:
+        pytest.fail("every move opened the map")
     got = bake_scene(scene, cache=cache, jobs=1)
     built, reused = got.stats["cache"]["regions"]
     assert reused > 3 * built > 0
     assert got.stats["cache"]["expanded"][0] == len(quake_map_hulls(1.0))  # the moved brush, for each hull
+    built, reused = got.stats["cache"]["bevels"]
+    assert reused > 3 * built > 0, (built, reused)  # the solid cells it left and entered, no others
     assert level_to_bytes(got) == level_to_bytes(bake_scene(scene, jobs=1))
 
 
@@ -156,7 +165,7 @@ def test_bake_update_on_the_command_line(tmp_path, map_named):
     second = run("bake", src, "-o", "b.bbk", "--update", "a.bbk", cwd=tmp_path)
     assert second.returncode == 0 and "note:" not in second.stderr, second.stderr
     row = next(line for line in second.stdout.splitlines() if line.startswith("update: regions"))
-    assert row.split()[-5:] == ["0", "/", "0", "/", "0"], row
+    assert row.split()[-7:] == ["0", "/", "0", "/", "0", "/", "0"], row
     plain = run("bake", src, "-o", "c.bbk", "-q", cwd=tmp_path)
     assert plain.returncode == 0 and not cache_path(tmp_path / "c.bbk").exists()
     data = (tmp_path / "c.bbk").read_bytes()
@@ -235,7 +244,8 @@ def test_a_forged_cache_is_not_used(qbspfeatures, tmp_path):
     fresh = level_to_bytes(bake_scene(qbspfeatures, jobs=1))
     for name, change in (("pieces/face", lambda a: a + 1000), ("trees/leaf_faces", lambda a: a + 10 ** 6),
                          ("trees/node_children", lambda a: a * 1000), ("expanded/dists", lambda a: a[:-1]),
-                         ("trees/leaf_faces", lambda a: a.astype(np.float64))):
+                         ("trees/leaf_faces", lambda a: a.astype(np.float64)), ("bevels/kind", lambda a: a + 7),
+                         ("bevels/normals", lambda a: a[:-1])):
         forged = dict(data, **{name: change(data[name])})
         path = tmp_path / "forged.cache"
         import io

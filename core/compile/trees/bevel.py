@@ -415,21 +415,25 @@ class _PlaneAppender:
         return np.array(self.normals, dtype=np.float64).reshape(-1, 3), np.array(self.dists, dtype=np.float64)
 
 
-def bevel_tree(tree, bounds, settings: BevelSettings | None = None, cancel=None, progress=None) -> BeveledTree:
+def bevel_tree(tree, bounds, settings: BevelSettings | None = None, cancel=None, progress=None,
+               cache=None) -> BeveledTree:
     """The beveled solid tree of a point tree (Tree or CompiledLevel; bit 0 = solid).
 
     bounds: (2, 3) world bounds (level.world_bounds).  Returns a BeveledTree whose plane table
     extends tree's (existing plane indices unchanged) and whose stats count nodes with and without
     bevels and the planes of each kind.  progress(fraction, message) is called as solid cells are
-    done; cancel() returning True stops the work with CancelledError.
+    done; cancel() returning True stops the work with CancelledError.  `cache`: a BakeCache
+    (core/compile/bake_cache.py) that keeps each cell's bevels: only cells not seen are beveled.
     """
     settings = settings or BevelSettings()
-    return beveled_tree_from(tree, all_cell_bevels(tree, bounds, settings, cancel, progress))
+    return beveled_tree_from(tree, all_cell_bevels(tree, bounds, settings, cancel, progress, cache))
 
 
-def all_cell_bevels(tree, bounds, settings: BevelSettings, cancel=None, progress=None) -> list[tuple[int, dict]]:
+def all_cell_bevels(tree, bounds, settings: BevelSettings, cancel=None, progress=None,
+                    cache=None) -> list[tuple[int, dict]]:
     """(solid leaf, cell_bevels' dict of bevel planes) for every solid cell, in depth-first order;
-    the phases run for all cells at once (_all_cell_planes, _all_edge_bevels, _all_vertex_bevels)."""
+    the phases run for all cells at once (_all_cell_planes, _all_edge_bevels, _all_vertex_bevels),
+    or, given a cache, for the cells whose keys (cell_keys) it lacks."""
     if not len(np.asarray(tree.node_plane)):
         return []
     normals, dists = np.asarray(tree.plane_normals), np.asarray(tree.plane_dists)
@@ -439,13 +443,52 @@ def all_cell_bevels(tree, bounds, settings: BevelSettings, cancel=None, progress
         raise CancelledError()
     seams = seam_planes(arrays, tree, normals, dists)  # counted like ancestors, made as bevels
     arrays.chains = [list(chain) + seam if seam else chain for chain, seam in zip(arrays.chains, seams)]
+    leaves = (-1 - arrays.codes).tolist()
+
+    def bevels_of(ks):
+        return _cell_outs(arrays.take(ks), [seams[k] for k in ks], normals, dists, settings, cancel, progress, n_solid)
+
+    if cache is None:
+        return list(zip(leaves, bevels_of(list(range(len(leaves))))))
+    return list(zip(leaves, cache.bevels(cell_keys(arrays, seams, normals, dists, settings), bevels_of)))
+
+
+def _cell_outs(arrays: CellArrays, seams: list, normals, dists, settings, cancel, progress, n_solid) -> list[dict]:
+    """The bevels (cell_bevels' dict) of each of these cells, all phases for all of them at once."""
     cell_planes, buffers = _all_cell_planes(arrays, normals, dists, settings)
     for cell, seam in zip(cell_planes, seams):
         cell.out["seam"] = [(normals[t], float(dists[t])) for t in seam]
     _all_edge_bevels(cell_planes, buffers, settings, cancel, progress, n_solid)
     if settings.vertices:
         _all_vertex_bevels(cell_planes, settings, cancel)
-    return [(leaf, cell.out) for leaf, cell in zip((-1 - arrays.codes).tolist(), cell_planes)]
+    return [cell.out for cell in cell_planes]
+
+
+def cell_keys(arrays: CellArrays, seams: list, normals: np.ndarray, dists: np.ndarray, settings) -> list[bytes]:
+    """For each cell, what its bevels depend on: its faces (box tags, polygons, and the values of
+    the planes they lie on), its touching ancestors and seam planes (values), the order of all
+    those planes' numbers (the touching ones are taken in that order), and the settings.  Plane
+    numbers themselves are labels: an edit elsewhere renumbers them without changing the cell."""
+    import hashlib
+
+    head = repr(settings).encode()
+    keys = []
+    for k in range(len(arrays.codes)):
+        a, b = int(arrays.first[k]), int(arrays.first[k + 1])
+        tag = arrays.tag[a:b]
+        chain = np.asarray(arrays.chains[k], dtype=np.int64)
+        seam = np.asarray(seams[k], dtype=np.int64)
+        ids = np.concatenate([tag[tag >= 0], chain, seam])
+        uniq, rank = np.unique(ids, return_inverse=True)
+        h = hashlib.blake2b(head, digest_size=20)
+        count = arrays.count[a:b]
+        for x in (np.where(tag >= 0, -100, tag), count, rank, np.array([len(chain), len(seam)]),
+                  normals[uniq], dists[uniq]):
+            h.update(np.ascontiguousarray(x).tobytes())
+        for i, n in enumerate(count.tolist()):
+            h.update(np.ascontiguousarray(arrays.verts[a + i, :n]).tobytes())
+        keys.append(h.digest())
+    return keys
 
 
 def beveled_tree_from(tree, cells: list[tuple[int, dict]]) -> BeveledTree:
@@ -517,10 +560,10 @@ def _all_vertex_bevels(cells: list[_CellPlanes], settings: BevelSettings, cancel
             at += len(found[0])
 
 
-def add_bevels(level, settings: BevelSettings | None = None, cancel=None, progress=None) -> dict:
+def add_bevels(level, settings: BevelSettings | None = None, cancel=None, progress=None, cache=None) -> dict:
     """Store the beveled tree in a CompiledLevel (bevel_* arrays, plane table grown) and return
-    its stats (also merged into level.stats['bevel']).  progress and cancel as for bevel_tree."""
-    beveled = bevel_tree(level, level.world_bounds, settings, cancel=cancel, progress=progress)
+    its stats (also merged into level.stats['bevel']).  progress, cancel and cache as for bevel_tree."""
+    beveled = bevel_tree(level, level.world_bounds, settings, cancel=cancel, progress=progress, cache=cache)
     level.plane_normals, level.plane_dists = beveled.plane_normals, beveled.plane_dists
     level.bevel_node_plane = beveled.node_plane
     level.bevel_node_children = beveled.node_children

@@ -258,6 +258,15 @@ class CellArrays:
         self.codes, self.chains, self.first = codes, chains, first
         self.tag, self.count, self.verts = tag, count, verts
 
+    def take(self, ks) -> "CellArrays":
+        """The cells ks (indices, in their order) alone."""
+        ks = np.asarray(ks, dtype=np.int64)
+        rows = np.concatenate([np.arange(self.first[k], self.first[k + 1]) for k in ks.tolist()] or [np.zeros(0, np.int64)])
+        sizes = self.first[ks + 1] - self.first[ks]
+        return CellArrays(self.codes[ks], [self.chains[k] for k in ks.tolist()],
+                          np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64), self.tag[rows], self.count[rows],
+                          self.verts[rows])
+
     def faces(self, k: int) -> list:
         """Cell k's faces as (tag, polygon) pairs."""
         a, b = int(self.first[k]), int(self.first[k + 1])
