@@ -135,6 +135,7 @@ def test_bake_table_reads_every_stat_by_name():
     from pathlib import Path
 
     from brushbake.cli import bake_table
+    from brushbake.core.compile.bake_cache import BakeCache
     from brushbake.core.compile.bake_stats import BakeStats, StageSeconds
     from brushbake.core.compile.pipeline import bake_scene
     from brushbake.core.formats.loaders import load_scene
@@ -145,7 +146,7 @@ def test_bake_table_reads_every_stat_by_name():
     scene.hulls = [parse_hull("stand")]
     for name in ("light", "slices", "onion_map_trees"):
         setattr(scene.settings, name, True)
-    level = bake_scene(scene)
+    level = bake_scene(scene, cache=BakeCache())  # the update's rows (bake --update)
     lightmap_png_files(level, Path("two_rooms.bbk"), 0.0)  # the PNGs' exposure row (bake --png)
     stats = level.stats
     record = BakeStats.of(stats)
