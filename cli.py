@@ -340,9 +340,22 @@ def cmd_bake(args) -> int:
 
         farm = open_level_farm(args.scheduler)
     try:
-        baked = bake_scene_file(scene_path, bake_options(args), progress=progress, jobs=args.jobs,
-                                warn=lambda text: print(f"warning: {text}", file=sys.stderr), farm=farm,
-                                cache=cache)
+        try:
+            baked = bake_scene_file(scene_path, bake_options(args), progress=progress, jobs=args.jobs,
+                                    warn=lambda text: print(f"warning: {text}", file=sys.stderr), farm=farm,
+                                    cache=cache)
+        except (BrushbakeError, CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as err:  # a cache file made by hand, or damaged in a way its checks let through
+            if cache is None or not cache.from_disk:
+                raise
+            from .core.compile.bake_cache import BakeCache, cache_path as kept_at
+
+            print(f"\nnote: {kept_at(Path(args.update))} could not be used ({type(err).__name__}): baking in full.",
+                  file=sys.stderr)
+            cache = BakeCache()
+            baked = bake_scene_file(scene_path, bake_options(args), progress=progress, jobs=args.jobs,
+                                    warn=None, farm=farm, cache=cache)
     finally:
         if farm is not None:
             farm.close()

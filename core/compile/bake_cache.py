@@ -68,6 +68,7 @@ class BakeCache:
         self._used: dict[bytes, int] = {}
         self._digests: dict[int, tuple] = {}  # id(brush) -> (brush, brush_digest), for one bake
         self._bakes = 0
+        self.from_disk = False  # read from a file (which may hold anything): bake --update falls back
         self.counts = {"pieces": [0, 0], "expanded": [0, 0], "regions": [0, 0], "bevels": [0, 0]}  # [built, reused]
 
     def __len__(self) -> int:
@@ -234,7 +235,7 @@ class BakeCache:
         """The cache a bake wrote to `path`, or None when there is none, it cannot be read, or
         other code made it (its digest differs)."""
         try:
-            with np.load(Path(path), allow_pickle=False) as npz:
+            with open(Path(path), "rb") as file, np.load(file, allow_pickle=False) as npz:
                 arrays = {k: npz[k] for k in npz.files}
             if int(arrays["format"][0]) != FORMAT or arrays["code"].tobytes() != code_digest():
                 return None
@@ -244,6 +245,8 @@ class BakeCache:
             keys, e = _unpack(arrays, "pieces", ints=("face", "count"), points=("verts",))
             if keys:
                 _rows_match(e, "count", "verts")
+                if not np.array_equal(e["face"].lens, e["count"].lens):
+                    raise ValueError("faces and counts do not match")
                 pieces = _slices(e["verts"].whole, e["count"].whole)
                 ends = np.cumsum(e["count"].lens).tolist()
                 for key, faces, z, n in zip(keys, e["face"].parts, ends, e["count"].lens.tolist()):
@@ -253,7 +256,9 @@ class BakeCache:
                 _rows_match(e, "count", "verts")
                 if not (np.array_equal(e["dists"].lens, e["normals"].lens) and np.array_equal(e["count"].lens,
                                                                                               e["normals"].lens)
-                        and np.all(e["digest"].lens == 20) and e["dists"].whole.dtype == np.float64):
+                        and np.array_equal(e["textures"].lens, e["normals"].lens) and e["textures"].whole.ndim == 1
+                        and np.all(e["digest"].lens == 20) and e["dists"].whole.dtype == np.float64
+                        and e["dists"].whole.ndim == 1):
                     raise ValueError("an expanded brush's planes, faces and digest do not match")
                 faces = _slices(e["verts"].whole, e["count"].whole)
                 ends = np.cumsum(e["count"].lens).tolist()
@@ -268,6 +273,8 @@ class BakeCache:
                 fields["node_children"] = fields["node_children"].reshape(-1, 2)
                 fields["leaf_bounds"] = fields["leaf_bounds"].reshape(-1, 2, 3)
                 fields["new_verts"] = fields["new_verts"].reshape(-1, 3)
+                if fields["leaf_bounds"].dtype != np.float64 or fields["new_verts"].dtype != np.float64:
+                    raise ValueError("a kept subtree's points are not floats")
                 tree = RegionTree(**fields)
                 _check_tree(tree, e["job_planes"].parts[row], e["job_brushes"].parts[row])
                 cache._trees[key] = (tree, e["job_planes"].parts[row], e["job_brushes"].parts[row])
@@ -276,7 +283,8 @@ class BakeCache:
                 kind, normals, dists = e["kind"].whole, e["normals"].whole, e["dists"].whole
                 if not (np.array_equal(e["dists"].lens, e["kind"].lens) and np.array_equal(e["normals"].lens,
                                                                                            e["kind"].lens)
-                        and (not len(kind) or kind.max() < len(BEVEL_KINDS)) and dists.dtype == np.float64):
+                        and (not len(kind) or kind.max() < len(BEVEL_KINDS)) and dists.dtype == np.float64
+                        and dists.ndim == 1 and (not len(normals) or np.abs(normals).max() <= 2.0)):
                     raise ValueError("a cell's bevels do not match")
                 rows = list(zip(kind.tolist(), list(normals), dists.tolist()))
                 ends = np.cumsum(e["kind"].lens).tolist()
@@ -288,6 +296,7 @@ class BakeCache:
         except Exception:  # whatever the file holds, it is no cache this code can use
             return None
         cache._used = {k: 0 for store in (cache._pieces, cache._expanded, cache._trees, cache._bevels) for k in store}
+        cache.from_disk = True
         return cache
 
 
@@ -361,14 +370,24 @@ def _pack(arrays: dict, kind: str, store: dict, fields_of) -> None:
         arrays[f"{kind}/{name}"] = np.concatenate(parts) if parts else np.zeros(0)
 
 
+#: no index or count a cache file holds is larger than this
+MAX_ROWS = 1 << 40
+#: no coordinate, distance or normal a cache file holds is larger than this (NaN fails it too)
+MAX_VALUE = 1e12
+
+
 class _Field:
     """One field of a store in a cache file: all entries' rows (whole), each entry's row count
     (lens), and each entry's rows (parts: views of whole)."""
 
     def __init__(self, whole: np.ndarray, lens: np.ndarray):
-        if lens.dtype.kind not in "iu" or lens.ndim != 1 or (len(lens) and lens.min() < 0) or \
-                int(lens.sum()) != len(whole):
+        if lens.dtype.kind not in "iu" or lens.ndim != 1 or (len(lens) and (lens.min() < 0 or lens.max() > len(whole))):
+            raise ValueError("lengths out of range")
+        lens = lens.astype(np.int64)  # each at most len(whole): the sum cannot wrap
+        if int(lens.sum()) != len(whole):
             raise ValueError("lengths do not match")
+        if whole.dtype.kind == "f" and len(whole) and not np.all(np.abs(whole) <= MAX_VALUE):
+            raise ValueError("values out of range")
         self.whole, self.lens = whole, lens
         self.parts = _slices(whole, lens)
 
@@ -393,6 +412,10 @@ def _unpack(arrays: dict, kind: str, ints=(), points=()):
                 raise ValueError(f"{name}: not points")
         if name in ints and (whole.dtype.kind not in "iu" or whole.ndim != 1 or (len(whole) and whole.min() < 0)):
             raise ValueError(f"{name}: not indices")
+        if name in ints:
+            if len(whole) and whole.max() > MAX_ROWS:
+                raise ValueError(f"{name}: out of range")
+            whole = whole.astype(np.int64)
         fields[name] = _Field(whole, arrays[f"{kind}/{name}/len"])
         if len(fields[name].lens) != len(keys):
             raise ValueError(f"{name}: not one run per entry")

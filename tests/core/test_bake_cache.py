@@ -10,6 +10,7 @@ bakes as `bake --update` does.
 from __future__ import annotations
 
 import dataclasses
+import io
 import subprocess
 import sys
 
@@ -235,27 +236,67 @@ def test_a_cancelled_rebake_keeps_what_the_next_one_needs(qbspfeatures):
     assert all(built == 0 for built, _ in again.values()), again
 
 
+def wrapped(a: np.ndarray) -> np.ndarray:
+    """a as uint64 with 2**63 added to its first two values: its sum wraps around to the same."""
+    out = a.astype(np.uint64)
+    out[:2] += np.array([1 << 63, 1 << 63], dtype=np.uint64)
+    return out
+
+
 def test_a_forged_cache_is_not_used(qbspfeatures, tmp_path):
     """Entries whose indices point outside what they belong to are refused when read, or taken as
     missing when used: the bake is the bake from scratch, never a traceback."""
     cache = BakeCache()
     bake_scene(qbspfeatures, cache=cache, jobs=1)
-    data = dict(np.load(__import__("io").BytesIO(cache.to_bytes()), allow_pickle=False))
+    data = dict(np.load(io.BytesIO(cache.to_bytes()), allow_pickle=False))
     fresh = level_to_bytes(bake_scene(qbspfeatures, jobs=1))
     for name, change in (("pieces/face", lambda a: a + 1000), ("trees/leaf_faces", lambda a: a + 10 ** 6),
                          ("trees/node_children", lambda a: a * 1000), ("expanded/dists", lambda a: a[:-1]),
                          ("trees/leaf_faces", lambda a: a.astype(np.float64)), ("bevels/kind", lambda a: a + 7),
-                         ("bevels/normals", lambda a: a[:-1])):
+                         ("bevels/normals", lambda a: a[:-1]), ("bevels/dists", lambda a: np.stack([a, a], axis=1)),
+                         ("bevels/normals", lambda a: np.where(np.arange(a.size).reshape(a.shape) == 0, np.nan, a)),
+                         ("bevels/dists", lambda a: np.full_like(a, 1e305)),
+                         ("expanded/dists", lambda a: np.stack([a, a], axis=1)),
+                         ("pieces/count", wrapped), ("pieces/count/len", wrapped)):
         forged = dict(data, **{name: change(data[name])})
         path = tmp_path / "forged.cache"
-        import io
-
         buf = io.BytesIO()
         np.savez(buf, **forged)
         path.write_bytes(buf.getvalue())
         got = BakeCache.from_file(path)
         if got is not None:
             assert level_to_bytes(bake_scene(qbspfeatures, cache=got, jobs=1)) == fresh, name
+    dropped = dict(data)  # an entry with one face fewer than its counts
+    dropped["pieces/face"] = np.delete(data["pieces/face"], int(data["pieces/face/len"][0]) - 1)
+    dropped["pieces/face/len"] = data["pieces/face/len"] - (np.arange(len(data["pieces/face/len"])) == 0)
+    buf = io.BytesIO()
+    np.savez(buf, **dropped)
+    (tmp_path / "dropped.cache").write_bytes(buf.getvalue())
+    got = BakeCache.from_file(tmp_path / "dropped.cache")
+    assert got is None or level_to_bytes(bake_scene(qbspfeatures, cache=got, jobs=1)) == fresh
     plain = tmp_path / "plain.npy"
     np.save(plain, np.arange(3))
     assert BakeCache.from_file(plain) is None
+
+
+def test_a_cache_that_breaks_the_bake_gives_a_full_bake(tmp_path, map_named, monkeypatch, capsys):
+    """Whatever a cache file lets through its checks and then breaks, `bake --update` says so and
+    bakes in full: the same level, no traceback."""
+    from brushbake import cli
+
+    src = map_named("qbspfeatures.map")
+    assert cli.main(["bake", str(src), "-o", str(tmp_path / "a.bbk"), "--update", str(tmp_path / "a.bbk"), "-q"]) == 0
+    real = cli.bake_scene_file
+
+    def breaks_with_a_file_cache(*args, cache=None, **kw):
+        if cache is not None and cache.from_disk:
+            raise RuntimeError("as if the file held something its checks let through")
+        return real(*args, cache=cache, **kw)
+
+    monkeypatch.setattr(cli, "bake_scene_file", breaks_with_a_file_cache)
+    capsys.readouterr()
+    assert cli.main(["bake", str(src), "-o", str(tmp_path / "b.bbk"), "--update", str(tmp_path / "a.bbk"), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "could not be used (RuntimeError): baking in full" in err and "Traceback" not in err
+    assert (tmp_path / "b.bbk").read_bytes() == (tmp_path / "a.bbk").read_bytes()
+    assert BakeCache.from_file(cache_path(tmp_path / "b.bbk")) is not None
