@@ -322,7 +322,7 @@ def cmd_bake(args) -> int:
     progress = ProgressLine(enabled=not args.quiet)
     scene_path = Path(args.scene)
     out = Path(args.output) if args.output else Path(scene_path.stem + ".bbk")
-    from .core.compile.bake_cache import cache_path
+    from .core.compile.bake_cache import BakeCache, cache_path
 
     if args.update and cache_path(out).is_dir():
         raise BrushbakeError("is a folder, where bake --update keeps the level's work for the next update.",
@@ -349,9 +349,7 @@ def cmd_bake(args) -> int:
         except Exception as err:  # a cache file made by hand, or damaged in a way its checks let through
             if cache is None or not cache.from_disk:
                 raise
-            from .core.compile.bake_cache import BakeCache, cache_path as kept_at
-
-            print(f"\nnote: {kept_at(Path(args.update))} could not be used ({type(err).__name__}): baking in full.",
+            print(f"\nnote: {cache_path(Path(args.update))} could not be used ({type(err).__name__}): baking in full.",
                   file=sys.stderr)
             cache = BakeCache()
             baked = bake_scene_file(scene_path, bake_options(args), progress=progress, jobs=args.jobs,

@@ -8,7 +8,7 @@ Three steps of the compile are pure functions of small inputs:
 - a brush expanded by a box hull (core/compile/trees/expand.py): the brush and the hull's box;
 - a region's subtree (core/compile/trees/region_jobs.py): its RegionJob, as region_digest says;
 - a solid cell's bevels (core/compile/trees/bevel.py): its faces, touching ancestors and seam
-  planes, as bevel.cell_keys says.
+  planes, as cell_digests says.
 
 BakeCache stands between the compile and those steps.  It looks every input up by its digest,
 hands only the missing ones to the step (or to the runner that would have run them: this
@@ -46,7 +46,7 @@ from .trees.region_jobs import build_regions
 from .trees.regions import RegionTree
 
 #: the layout of a cache file; a file of another layout is not read
-FORMAT = 4
+FORMAT = 5
 
 #: the kinds of a cell's bevels (bevel_cell._CellPlanes.out), in the order a file lists them
 BEVEL_KINDS = ("seam", "edge", "vertex", "axial", "flat_top")
@@ -194,9 +194,11 @@ class BakeCache:
         return run
 
     # -- the solid cells' bevels ---------------------------------------------------------------------
-    def bevels(self, keys: list[bytes], compute) -> list[dict]:
-        """Each cell's bevels (bevel.py cell_keys' keys, in order): kept ones as they were, the
-        others from compute(their positions), which returns them in that order."""
+    def bevels(self, cells, seams: list, normals: np.ndarray, dists: np.ndarray, settings, compute) -> list[dict]:
+        """Each cell's bevels (cells: a CellArrays, seams: each cell's seam planes; cell_digests
+        says what they depend on): kept ones as they were, the others from compute(their
+        positions), which returns them in that order."""
+        keys = cell_digests(cells, seams, normals, dists, settings)
         missing = [i for i, k in enumerate(keys) if k not in self._bevels]
         if missing:
             for i, out in zip(missing, compute(missing)):
@@ -461,6 +463,35 @@ def brush_digest(brush: Brush) -> bytes:
     return h.digest()
 
 
+def _update(h, *arrays) -> None:
+    """Each array into the hash with its dtype and shape (so no two inputs run into each other)."""
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        h.update(str(a.dtype).encode() + str(a.shape).encode())
+        h.update(a.tobytes())
+
+
+def cell_digests(cells, seams: list, normals: np.ndarray, dists: np.ndarray, settings) -> list[bytes]:
+    """For each solid cell (core/compile/trees/cells.py CellArrays, with each cell's seam planes),
+    what its bevels depend on: its faces (box tags, polygons, and the values of the planes they
+    lie on), its ancestors and seam planes (values), the order of all those planes' numbers (the
+    touching ancestors are taken in that order) and the bevel settings.  Plane numbers themselves
+    are labels: an edit elsewhere renumbers them without changing the cell."""
+    head = repr(settings).encode()
+    slot = np.arange(cells.verts.shape[1])
+    keys = []
+    for k in range(len(cells.codes)):
+        a, b = int(cells.first[k]), int(cells.first[k + 1])
+        tag, count = cells.tag[a:b], cells.count[a:b]
+        chain, seam = np.asarray(cells.chains[k], dtype=np.int64), np.asarray(seams[k], dtype=np.int64)
+        uniq, rank = np.unique(np.concatenate([tag[tag >= 0], chain, seam]), return_inverse=True)
+        h = hashlib.blake2b(head, digest_size=20)
+        _update(h, np.where(tag >= 0, -100, tag), count, rank, np.array([len(chain), len(seam)]), normals[uniq],
+                dists[uniq], cells.verts[a:b][slot < count[:, None]])  # the polygons, one after another
+        keys.append(h.digest())
+    return keys
+
+
 def region_digest(planes, settings, job) -> bytes:
     """What a region's subtree depends on: its faces, the values of the planes they lie on and the
     order of those planes' numbers (candidates are tried in that order), which faces share a
@@ -470,11 +501,8 @@ def region_digest(planes, settings, job) -> bytes:
     h.update(repr(dataclasses.astuple(settings)).encode())
     plane_rank = np.unique(job.planes, return_inverse=True)[1]
     brush_rank = np.unique(job.brushes, return_inverse=True)[1]
-    for a in (job.verts, job.counts, job.flags, job.cand, job.cnt, job.box, plane_rank, brush_rank,
-              job.planes & 1, planes.normals[job.planes], planes.dists[job.planes]):
-        a = np.ascontiguousarray(a)
-        h.update(str(a.dtype).encode() + str(a.shape).encode())
-        h.update(a.tobytes())
+    _update(h, job.verts, job.counts, job.flags, job.cand, job.cnt, job.box, plane_rank, brush_rank, job.planes & 1,
+            planes.normals[job.planes], planes.dists[job.planes])
     return h.digest()
 
 

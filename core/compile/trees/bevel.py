@@ -433,7 +433,7 @@ def all_cell_bevels(tree, bounds, settings: BevelSettings, cancel=None, progress
                     cache=None) -> list[tuple[int, dict]]:
     """(solid leaf, cell_bevels' dict of bevel planes) for every solid cell, in depth-first order;
     the phases run for all cells at once (_all_cell_planes, _all_edge_bevels, _all_vertex_bevels),
-    or, given a cache, for the cells whose keys (cell_keys) it lacks."""
+    or, given a cache, for the cells it lacks (bake_cache.cell_digests)."""
     if not len(np.asarray(tree.node_plane)):
         return []
     normals, dists = np.asarray(tree.plane_normals), np.asarray(tree.plane_dists)
@@ -450,7 +450,7 @@ def all_cell_bevels(tree, bounds, settings: BevelSettings, cancel=None, progress
 
     if cache is None:
         return list(zip(leaves, bevels_of(list(range(len(leaves))))))
-    return list(zip(leaves, cache.bevels(cell_keys(arrays, seams, normals, dists, settings), bevels_of)))
+    return list(zip(leaves, cache.bevels(arrays, seams, normals, dists, settings, bevels_of)))
 
 
 def _cell_outs(arrays: CellArrays, seams: list, normals, dists, settings, cancel, progress, n_solid) -> list[dict]:
@@ -463,32 +463,6 @@ def _cell_outs(arrays: CellArrays, seams: list, normals, dists, settings, cancel
         _all_vertex_bevels(cell_planes, settings, cancel)
     return [cell.out for cell in cell_planes]
 
-
-def cell_keys(arrays: CellArrays, seams: list, normals: np.ndarray, dists: np.ndarray, settings) -> list[bytes]:
-    """For each cell, what its bevels depend on: its faces (box tags, polygons, and the values of
-    the planes they lie on), its touching ancestors and seam planes (values), the order of all
-    those planes' numbers (the touching ones are taken in that order), and the settings.  Plane
-    numbers themselves are labels: an edit elsewhere renumbers them without changing the cell."""
-    import hashlib
-
-    head = repr(settings).encode()
-    keys = []
-    for k in range(len(arrays.codes)):
-        a, b = int(arrays.first[k]), int(arrays.first[k + 1])
-        tag = arrays.tag[a:b]
-        chain = np.asarray(arrays.chains[k], dtype=np.int64)
-        seam = np.asarray(seams[k], dtype=np.int64)
-        ids = np.concatenate([tag[tag >= 0], chain, seam])
-        uniq, rank = np.unique(ids, return_inverse=True)
-        h = hashlib.blake2b(head, digest_size=20)
-        count = arrays.count[a:b]
-        for x in (np.where(tag >= 0, -100, tag), count, rank, np.array([len(chain), len(seam)]),
-                  normals[uniq], dists[uniq]):
-            h.update(np.ascontiguousarray(x).tobytes())
-        for i, n in enumerate(count.tolist()):
-            h.update(np.ascontiguousarray(arrays.verts[a + i, :n]).tobytes())
-        keys.append(h.digest())
-    return keys
 
 
 def beveled_tree_from(tree, cells: list[tuple[int, dict]]) -> BeveledTree:
