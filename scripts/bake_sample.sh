@@ -28,6 +28,9 @@ if [[ ! -x "$VENV/bin/brushbake" ]] || ! "$VENV/bin/python" -c 'import brushbake
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$ROOT"
 fi
 
+# the modules' bytecode, once (scripts/setup_env.sh says why)
+"$VENV/bin/python" -m compileall -q -j 0 "$ROOT"/*.py "$ROOT/core" "$ROOT/exporters" >/dev/null
+
 mkdir -p out
 "$VENV/bin/brushbake" bake sample_scenes/two_rooms.json -o out/two_rooms.bbk --json out/two_rooms.json
 "$VENV/bin/brushbake" info out/two_rooms.bbk
