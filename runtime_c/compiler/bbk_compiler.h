@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define BBKC_VERSION 10
+#define BBKC_VERSION 11
 
 /* The full portal flow's read-only inputs (core/compile/vis/pvs_merged.py, class _Flow): D directed
  * portals, C clusters, K k-DOP directions.  Arrays are C-contiguous; bit rows are little-endian
@@ -247,6 +247,25 @@ BBK_API int bbkc_score_items(const bbkc_score_input *in, int8_t *cls, uint8_t *s
 BBK_API void bbkc_split_polygons(int64_t m, int64_t v, const double *verts, const int64_t *counts,
                                  const double *dist, const double *normals, const double *dists, double eps,
                                  double *front, int64_t *nf, double *back, int64_t *nb);
+
+/* The CSG's cutting of faces by the brushes that reach them (csg_cut.c; core/compile/trees/csg.py
+ * _cut_faces and _remove_inside_batch, the reference), face by face: faces face_ids[0 .. n), face
+ * f's polygon verts[vert_first[f] ..] (vert_count[f] rows of 3), its brush face_brush[f] and unit
+ * normal face_normal (F, 3); the brushes that may cut it cutters[cut_first[f] .. cut_first[f + 1])
+ * in brush order (those whose bounds reach the face); brush c's planes normals (B, K, 3) and dists
+ * (B, K), plane_count[c] of them, its bounds grown by eps lo, hi (B, 3).  Each face's pieces go
+ * out in the reference's order: piece_face, piece_count and piece_whole (1: the face's own polygon,
+ * its vertices not written) per piece, the others' vertices one after another in piece_verts
+ * ((cap_verts, 3)).  Stops before a face whose pieces would not fit in cap_pieces / cap_verts;
+ * returns how many faces were done (their pieces' totals in n_out[0], n_out[1]), or
+ * BBKC_ERR_MEMORY. */
+BBK_API int64_t bbkc_cut_faces(int64_t n, const int64_t *face_ids, const double *verts, const int64_t *vert_first,
+                               const int64_t *vert_count, const int64_t *face_brush, const double *face_normal,
+                               const int64_t *cut_first, const int64_t *cutters, int64_t k_max,
+                               const int64_t *plane_count, const double *normals, const double *dists,
+                               const double *lo, const double *hi, double eps, int64_t cap_pieces,
+                               int64_t cap_verts, int64_t *piece_face, int64_t *piece_count, uint8_t *piece_whole,
+                               double *piece_verts, int64_t *n_out);
 
 /* Brushes from planes (brush_faces.c; core/model/brushes.py _batch_polytope_vertices): g brushes
  * of k unit planes each (normals (g, k, 3), dists (g, k)), only those with good[b] (the others get

@@ -21,7 +21,7 @@ from ...errors import check_cancel
 from ...geometry import PlaneTable, split_polygon
 from ... import kernels
 from ..split_c import split_polygons
-from . import csg_touch_c
+from . import csg_cut_c, csg_touch_c
 from ...tolerances import ON_EPSILON
 from .box_pairs import overlapping_pairs
 from .regions import LINE_MARGIN, RegionGrid
@@ -214,6 +214,13 @@ def _cut_faces(faces, face_brush, face_normal, cutters, table: "_Cutters", cance
         result[f].append(faces[f])
     todo = np.flatnonzero(n_cut > 0)
     if not len(todo):
+        return result
+    if kernels.resolve(csg_cut_c.BINDING) == "c":  # face by face in C: the same pieces in the same order
+        cut_first = np.concatenate([[0], np.cumsum(n_cut)])
+        kept = csg_cut_c.cut_faces(faces, todo, face_brush, face_normal, cut_first, seq, table,
+                                   lambda: check_cancel(cancel))
+        for f, pieces in zip(todo.tolist(), kept):
+            result[f] = pieces
         return result
     counts = n_cut[todo]
     sizes = np.array([len(faces[f]) for f in todo.tolist()], dtype=np.int64)
