@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define BBKC_VERSION 11
+#define BBKC_VERSION 12
 
 /* The full portal flow's read-only inputs (core/compile/vis/pvs_merged.py, class _Flow): D directed
  * portals, C clusters, K k-DOP directions.  Arrays are C-contiguous; bit rows are little-endian
@@ -254,8 +254,7 @@ BBK_API void bbkc_split_polygons(int64_t m, int64_t v, const double *verts, cons
  * normal face_normal (F, 3); the brushes that may cut it cutters[cut_first[f] .. cut_first[f + 1])
  * in brush order (those whose bounds reach the face); brush c's planes normals (B, K, 3) and dists
  * (B, K), plane_count[c] of them, its bounds grown by eps lo, hi (B, 3).  Each face's pieces go
- * out in the reference's order: piece_face (the face's place in face_ids), piece_count and
- * piece_whole (1: the face's own polygon,
+ * out in the reference's order: piece_face, piece_count and piece_whole (1: the face's own polygon,
  * its vertices not written) per piece, the others' vertices one after another in piece_verts
  * ((cap_verts, 3)).  Stops before a face whose pieces would not fit in cap_pieces / cap_verts;
  * returns how many faces were done (their pieces' totals in n_out[0], n_out[1]), or
@@ -267,6 +266,29 @@ BBK_API int64_t bbkc_cut_faces(int64_t n, const int64_t *face_ids, const double 
                                const double *lo, const double *hi, double eps, int64_t cap_pieces,
                                int64_t cap_verts, int64_t *piece_face, int64_t *piece_count, uint8_t *piece_whole,
                                double *piece_verts, int64_t *n_out);
+
+/* The cell portals of a structural tree (cell_portals.c; core/compile/vis/portals.py cell_portals,
+ * the reference), a depth level at a time: start with the tree (node_plane (N,), children (N, 2)
+ * codes, structural (N,) bytes, the plane table, squares (N, 4, 3) each node's plane's square
+ * covering the world box) and the world box's portals (n_box: verts (n_box, 4, 3), plane ids,
+ * normals, dists, sides (n_box, 2)); each step does one level and returns how many nodes it did,
+ * 0 once the tree is done, or BBKC_ERR_MEMORY; then size, take (verts (count, width, 3) zeroed by
+ * the caller) and free.  The arrays given to start must live until free, and the tree must be one
+ * (node_plane within the plane table, each node a child of one node before it, children < N):
+ * core/compile/vis/cell_portals_c.py checks. */
+typedef struct bbkc_cells bbkc_cells;
+BBK_API bbkc_cells *bbkc_cells_start(int64_t num_nodes, const int64_t *node_plane, const int64_t *children,
+                                     const uint8_t *structural, const double *plane_normals,
+                                     const double *plane_dists, const double *squares, int64_t root, int64_t n_box,
+                                     const double *box_verts, const int64_t *box_plane, const double *box_normals,
+                                     const double *box_dists, const int64_t *box_sides, double eps);
+BBK_API int64_t bbkc_cells_step(bbkc_cells *c);
+/* How many nodes the next step does (0: only the last step, which sets the rest aside, is left). */
+BBK_API int64_t bbkc_cells_pending(const bbkc_cells *c);
+BBK_API void bbkc_cells_size(const bbkc_cells *c, int64_t *count, int64_t *width);
+BBK_API void bbkc_cells_take(const bbkc_cells *c, int64_t width, double *verts, int64_t *counts, double *normals,
+                             double *dists, int64_t *plane_id, int64_t *sides);
+BBK_API void bbkc_cells_free(bbkc_cells *c);
 
 /* Brushes from planes (brush_faces.c; core/model/brushes.py _batch_polytope_vertices): g brushes
  * of k unit planes each (normals (g, k, 3), dists (g, k)), only those with good[b] (the others get

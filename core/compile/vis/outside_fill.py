@@ -35,7 +35,7 @@ from ..trees.bsp import world_box
 from ..trees.prune import prune_equal_leaves, prune_point_tree
 from ...runtime.level import POINT_HULL_BIT, CompiledLevel
 from .leaks import flood_from_void, sealing_leaves
-from .portals import Portals, build_portals
+from .portals import PortalLinks, Portals, portal_links
 
 
 def fill_point_tree(level: CompiledLevel, portals: Portals, outside: np.ndarray) -> int:
@@ -51,7 +51,7 @@ def fill_point_tree(level: CompiledLevel, portals: Portals, outside: np.ndarray)
 
 
 def onion_proxy(level: CompiledLevel) -> CompiledLevel:
-    """The onion tree dressed as a point tree for build_portals: every leaf its own cluster, a
+    """The onion tree dressed as a point tree for portal_links: every leaf its own cluster, a
     leaf 'solid' only when it is solid for every hull (a portal touching it joins nothing), and a
     world box that holds the onion tree's own (the scene's bounds grown by the largest hull)."""
     n_leaves = len(level.onion_leaf_solid)
@@ -70,7 +70,7 @@ def onion_proxy(level: CompiledLevel) -> CompiledLevel:
     )
 
 
-def hull_void(level: CompiledLevel, portals: Portals, bit: int) -> np.ndarray:
+def hull_void(level: CompiledLevel, portals: PortalLinks, bit: int) -> np.ndarray:
     """(L,) bool: the onion leaves, empty for hull bit `bit`, that the outside reaches through
     portals whose two leaves are both empty for that hull."""
     solid = (level.onion_leaf_solid & np.uint32(bit)) != 0
@@ -93,7 +93,7 @@ def fill_onion(level: CompiledLevel, points: np.ndarray, cancel=None) -> dict:
     inside `points` (N, 3), located by qbsp's rule (leaks.sealing_leaves), is left as it is.
     Replaces level.onion_leaf_solid.  Returns {'onion_filled': leaves per hull, 'onion_leaking':
     hull names left unfilled, 'onion_portals': the portal count}."""
-    portals = build_portals(onion_proxy(level), cancel=cancel)
+    portals = portal_links(onion_proxy(level), cancel=cancel)
     tree = level.onion_tree()
     solid = level.onion_leaf_solid.copy()
     filled, leaking = [], []

@@ -35,10 +35,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ... import kernels
 from ...detmath import dot, norm
 from ...errors import CancelledError
 from ...geometry import cross3
 from ..split_c import split_polygons
+from . import cell_portals_c
 from ...runtime.level import POINT_HULL_BIT, CompiledLevel
 from ...tolerances import MIN_EDGE_LENGTH, MIN_POLYGON_AREA, PORTAL_EPSILON
 
@@ -198,6 +200,9 @@ def cell_portals(level: CompiledLevel, cells: _Cells | None = None, progress=Non
     cells = structural_cells(level) if cells is None else cells
     box = np.asarray(level.world_bounds, dtype=np.float64)
     work = _box_portals(box, level.root, _outside_code(level))
+    if kernels.resolve(cell_portals_c.BINDING) == "c" and cell_portals_c.is_tree(level):  # the same portals
+        return CellPortals(*cell_portals_c.cell_portals(level, cells.structural, node_squares(level, box, cells),
+                                                        work, progress, cancel))
     finished: list[CellPortals] = []
     active = np.array([level.root] if level.root >= 0 and cells.structural[level.root] else [], dtype=np.int64)
     total = max(1, int(cells.structural.sum()))
@@ -223,6 +228,17 @@ def cell_portals(level: CompiledLevel, cells: _Cells | None = None, progress=Non
             progress(min(1.0, done / total), f"{done} of {total} structural nodes")
     finished.append(work)
     return CellPortals.join(finished)
+
+
+def node_squares(level: CompiledLevel, box: np.ndarray, cells: _Cells) -> np.ndarray:
+    """(N, 4, 3) each structural node's plane's square over the world box, as _cross_sections
+    starts from (zeros for the others, which make no cross-section)."""
+    out = np.zeros((level.num_nodes, 4, 3))
+    nodes = np.flatnonzero(cells.structural)
+    if len(nodes):
+        plane = level.node_plane[nodes].astype(np.int64)
+        out[nodes] = _base_squares(level.plane_normals[plane], level.plane_dists[plane], box)
+    return out
 
 
 def _is_final(sides: np.ndarray, structural: np.ndarray) -> np.ndarray:
@@ -458,9 +474,23 @@ def polygon_areas(verts: np.ndarray, counts: np.ndarray) -> np.ndarray:
 # From cell portals to cluster portals
 
 
-def _cluster_portals(level: CompiledLevel, cells: _Cells, raw: CellPortals) -> Portals:
-    """Keep the portals between empty clusters and to the outside; number clusters densely in
-    order of their first leaf; orient and sort (inner portals by cluster pair, then void ones)."""
+@dataclass
+class _Kept:
+    """The cell portals that join two empty clusters or one and the outside (rows idx of the raw
+    ones, short edges dropped), and the dense numbering of the clusters."""
+
+    idx: np.ndarray  # (P,) rows of the raw cell portals
+    verts: np.ndarray  # (P, W, 3)
+    counts: np.ndarray  # (P,)
+    dc: np.ndarray  # (M, 2) each raw portal's sides' dense clusters (-1: solid; num_clusters: outside)
+    dense: np.ndarray  # (K,) the dense cluster of each level cluster, -1 for solid ones
+    num_clusters: int
+    cluster_of_leaf: np.ndarray  # (L,) int64
+
+
+def _kept_portals(level: CompiledLevel, cells: _Cells, raw: CellPortals) -> _Kept:
+    """Keep the portals between empty clusters and to the outside, with an area; number clusters
+    densely in order of their first leaf."""
     outside_code = _outside_code(level)
     sides = raw.sides
     dense = np.full(len(cells.cluster_empty), -1, dtype=np.int64)
@@ -485,7 +515,36 @@ def _cluster_portals(level: CompiledLevel, cells: _Cells, raw: CellPortals) -> P
         verts[rows, :width], counts[rows] = v, c
         areas[rows] = polygon_areas(v, c)
     keep = areas > MIN_POLYGON_AREA
-    idx, verts, counts = idx[keep], verts[keep], counts[keep]
+    cluster_of_leaf = np.where(empty_leaf & ((level.leaf_solid & POINT_HULL_BIT) == 0), dense[leaf_cl], -1)
+    return _Kept(idx[keep], verts[keep], counts[keep], dc, dense, num_clusters, cluster_of_leaf)
+
+
+@dataclass
+class PortalLinks:
+    """Which clusters the portals join, without their windings: all a flood needs."""
+
+    clusters: np.ndarray  # (P, 2) int64, in either order; the outside is num_clusters
+    cluster_of_leaf: np.ndarray  # (L,) int64, as Portals'
+    num_clusters: int
+
+    @property
+    def num_portals(self) -> int:
+        return int(len(self.clusters))
+
+
+def portal_links(level: CompiledLevel, cancel=None) -> PortalLinks:
+    """build_portals' cluster pairs (the same portals, as a set), without orienting, sorting or
+    packing their windings (the outside fill floods the onion tree's leaves over them)."""
+    cells = structural_cells(level)
+    kept = _kept_portals(level, cells, cell_portals(level, cells, cancel=cancel))
+    return PortalLinks(kept.dc[kept.idx][:, ::-1], kept.cluster_of_leaf, kept.num_clusters)
+
+
+def _cluster_portals(level: CompiledLevel, cells: _Cells, raw: CellPortals) -> Portals:
+    """The kept portals (_kept_portals), oriented and sorted: inner portals by cluster pair, then
+    void ones."""
+    kept = _kept_portals(level, cells, raw)
+    idx, verts, counts, dc, num_clusters = kept.idx, kept.verts, kept.counts, kept.dc, kept.num_clusters
     # side 0 is in front: the normal points from side 1 into side 0, so clusters = (side 1, side 0)
     c0, c1 = dc[idx, 1], dc[idx, 0]
     flip = c0 > c1  # inner: smaller cluster first; void: the outside (num_clusters) second
@@ -505,7 +564,6 @@ def _cluster_portals(level: CompiledLevel, cells: _Cells, raw: CellPortals) -> P
     first_vertex = np.zeros(len(counts), dtype=np.int32)
     if len(counts):
         np.cumsum(counts[:-1], out=first_vertex[1:])
-    cluster_of_leaf = np.where(empty_leaf & ((level.leaf_solid & POINT_HULL_BIT) == 0), dense[leaf_cl], -1)
     num_inner = int(np.count_nonzero(~void))
     return Portals(
         clusters=np.stack([a, b], axis=1).astype(np.int32).reshape(-1, 2),
@@ -517,8 +575,8 @@ def _cluster_portals(level: CompiledLevel, cells: _Cells, raw: CellPortals) -> P
         vertices=flat.reshape(-1, 3),
         num_clusters=num_clusters,
         num_inner=num_inner,
-        cluster_of_leaf=cluster_of_leaf.astype(np.int32),
-        cluster_of_level_cluster=dense.astype(np.int32),
+        cluster_of_leaf=kept.cluster_of_leaf.astype(np.int32),
+        cluster_of_level_cluster=kept.dense.astype(np.int32),
         stats={"portals": num_inner, "void_portals": len(counts) - num_inner, "clusters": num_clusters,
                "cell_portals": len(raw)},
     )
