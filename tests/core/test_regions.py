@@ -34,6 +34,32 @@ CELLS = st.sampled_from([0.5, 0.75, 1.3])
 
 # -- the grid ------------------------------------------------------------------------------------
 
+#: box faces on grid lines, a margin or a hair off them, and anywhere
+EDGE = st.one_of(st.integers(-40, 40).map(float),
+                 st.tuples(st.integers(-40, 40), st.sampled_from([LINE_MARGIN, -LINE_MARGIN, LINE_MARGIN / 2,
+                                                                  1e-12, -1e-12, 5e-4])).map(lambda t: t[0] + t[1]),
+                 st.floats(-50, 50, allow_nan=False))
+
+
+@settings(max_examples=300, deadline=None)
+@given(size=st.sampled_from([1.0, 0.75, 1.3, 2.0, 64.0, 0.1]),
+       boxes=st.lists(st.tuples(*[st.tuples(EDGE, EDGE)] * 3), min_size=1, max_size=20))
+def test_splits_of_many_boxes_are_split_of_each(size, boxes):
+    """The vectorised cut (the tree builder asks it for every item of a level) gives each box's
+    split_of: the same axis, line and position, None where no line crosses."""
+    g = RegionGrid(size)
+    arr = np.array([[[min(a), min(b), min(c)], [max(a), max(b), max(c)]] for a, b, c in boxes])
+    cut, axis, position = g.splits_of(arr)
+    first, count = g.all_lines_inside(arr[:, 0].ravel(), arr[:, 1].ravel())
+    for k, box in enumerate(arr):
+        want = g.split_of(box)
+        assert (want is None) == (not cut[k])
+        if want is not None:
+            assert (int(axis[k]), float(position[k])) == want
+        for a in range(3):
+            assert (int(first[3 * k + a]), int(count[3 * k + a])) == g.lines_inside(box[0, a], box[1, a])
+
+
 def test_no_grid_without_a_region_size():
     assert RegionGrid.for_world(0.0, np.array([[0.0] * 3, [100.0] * 3])) is None
 

@@ -362,13 +362,12 @@ class TreeBuilder:
         cut_plane = np.full(len(level), -1, dtype=np.int64)
         if self.grid is None:
             return forced, cut_plane
-        for i in np.flatnonzero(level.length > 0).tolist():
-            where = self.grid.split_of(level.box[i])
-            if where is not None:
-                normal = np.zeros(3)
-                normal[where[0]] = 1.0
-                cut_plane[i] = self.planes.add(normal, where[1])
-                forced[i] = True
+        items = np.flatnonzero(level.length > 0)
+        cut, axis, position = self.grid.splits_of(level.box[items])
+        items, axis, position = items[cut], axis[cut], position[cut]
+        if len(items):  # the grid planes, added in item order as one add() each would
+            cut_plane[items] = self.planes.add_many(np.eye(3)[axis], position)
+            forced[items] = True
         return forced, cut_plane
 
     def _forced_or_chosen(self, sub: "_Level", forced: np.ndarray, cut_plane: np.ndarray):

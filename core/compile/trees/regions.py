@@ -69,6 +69,45 @@ class RegionGrid:
             last += 1
         return first, max(0, last - first + 1)
 
+    def all_lines_inside(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """lines_inside for many intervals at once ((n,) floats each): (first, count), the same
+        whole numbers (the same roundings, and the same corrections of them)."""
+        s, lo_m, hi_m = self.size, np.asarray(lo, float) + LINE_MARGIN, np.asarray(hi, float) - LINE_MARGIN
+        first = np.floor(lo_m / s).astype(np.int64) + 1
+        while True:
+            up = first * s <= lo_m
+            if not up.any():
+                break
+            first += up
+        while True:
+            down = (first - 1) * s > lo_m
+            if not down.any():
+                break
+            first -= down
+        last = np.ceil(hi_m / s).astype(np.int64) - 1
+        while True:
+            down = last * s >= hi_m
+            if not down.any():
+                break
+            last -= down
+        while True:
+            up = (last + 1) * s < hi_m
+            if not up.any():
+                break
+            last += up
+        return first, np.maximum(0, last - first + 1)
+
+    def splits_of(self, boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """split_of for boxes (n, 2, 3) at once: (cut, axis, position), cut False where no line
+        crosses a box (its axis and position then mean nothing)."""
+        boxes = np.asarray(boxes, float).reshape(-1, 2, 3)
+        first, count = self.all_lines_inside(boxes[:, 0].ravel(), boxes[:, 1].ravel())
+        first, count = first.reshape(-1, 3), count.reshape(-1, 3)
+        axis = np.argmax(count, axis=1)  # the first axis of the most lines
+        rows = np.arange(len(boxes))
+        line = first[rows, axis] + (count[rows, axis] - 1) // 2
+        return count[rows, axis] > 0, axis, line * self.size
+
     def split_of(self, box) -> tuple[int, float] | None:
         """Where a node of this box is cut: (axis, position) of the middle grid line of the axis
         crossing the most lines, or None when no line crosses it.  Depends on the box alone."""
