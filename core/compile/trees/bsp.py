@@ -265,19 +265,25 @@ class TreeBuilder:
         if self.runner is not None:  # the region roots that would split go to the runner
             deferred.extend((level, i, codes) for i in np.flatnonzero(has_cand & ~forced).tolist())
             has_cand = has_cand & forced
-        for i in leaf_items.tolist():
-            a, z = level.start[i], level.start[i] + level.length[i]
-            cnt = level.cnt[a:z]
-            # a faceless leaf lies right behind its parent's splitter face: solid; a faceless root
-            # (nothing to build from) is the empty world
-            par = int(level.parent[i])
-            solid = not cnt.any() and (par >= 0 or level.outer[i] >= 0)
-            codes[i] = -1 - len(leaves)
-            leaves.append(LeafRecord(level.ids[a:z].tolist(), solid=solid, bounds=level.box[i].copy(), parent=par,
-                                     side=int(level.side[i])))
-            self._done_faces += int(cnt.sum())
-            if par >= 0:
-                children[par][int(level.side[i])] = int(codes[i])
+        if len(leaf_items):  # the leaves' counts at once, their records one by one
+            cnt_of = np.bincount(item_of, weights=level.cnt, minlength=n_items)[leaf_items]
+            self._done_faces += int(cnt_of.sum())
+            ids = level.ids.tolist()
+            starts, lengths = level.start[leaf_items].tolist(), level.length[leaf_items].tolist()
+            parents, sides = level.parent[leaf_items].tolist(), level.side[leaf_items].tolist()
+            outers, has = level.outer[leaf_items].tolist(), (cnt_of > 0).tolist()
+            bounds = level.box[leaf_items].copy()
+            for k, i in enumerate(leaf_items.tolist()):
+                # a faceless leaf lies right behind its parent's splitter face: solid; a faceless
+                # root (nothing to build from) is the empty world
+                par = parents[k]
+                code = -1 - len(leaves)
+                codes[i] = code
+                leaves.append(LeafRecord(ids[starts[k]: starts[k] + lengths[k]],
+                                         solid=not has[k] and (par >= 0 or outers[k] >= 0), bounds=bounds[k],
+                                         parent=par, side=sides[k]))
+                if par >= 0:
+                    children[par][sides[k]] = code
         split = np.flatnonzero(has_cand | forced)
         if not len(split):
             return codes, _Level.empty()
@@ -693,10 +699,7 @@ class TreeBuilder:
         child, kind, pos = np.concatenate(child), np.concatenate(kind), np.concatenate(pos)
         order = np.lexsort((pos, kind, child))
         length = np.bincount(child, minlength=2 * n_items)
-        boxes = np.zeros((2 * n_items, 2, 3))
-        for i in range(n_items):
-            boxes[2 * i], boxes[2 * i + 1] = _split_box(lv.box[i], self.planes.normal(int(plane[i])),
-                                                        self.planes.dist(int(plane[i])))
+        boxes = _split_boxes(lv.box, self.planes.normals[plane], self.planes.dists[plane])
         return _Level(np.concatenate(ids)[order], np.concatenate(cands)[order], np.concatenate(cnts)[order],
                       np.cumsum(length) - length, length, boxes, np.repeat(node_codes, 2),
                       np.tile(np.array([0, 1]), n_items))
@@ -927,6 +930,29 @@ def _choose_thesis(n_front, n_back, n_split, settings: SplitterSettings) -> int:
         if ok[k]:
             return int(k)
     return int(order[0])
+
+
+def _split_boxes(box: np.ndarray, n: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """_split_box for every item of a level at once: (2M, 2, 3), front then back per item (the
+    same axis, the same comparisons, so the same bounds)."""
+    m = len(box)
+    rows = np.arange(m)
+    mags = np.abs(n)
+    axis = np.argmax(mags, axis=1)  # the first of the largest, as list.index(max)
+    comp = n[rows, axis]
+    axial = mags[rows, axis] == 1.0
+    pos = d * comp
+    out = np.repeat(np.asarray(box, dtype=np.float64), 2, axis=0).reshape(m, 2, 2, 3)  # (item, child, lo/hi, xyz)
+    r, a, p, up = rows[axial], axis[axial], pos[axial], comp[axial] > 0
+    # front: lo raised to the plane when it faces +axis, hi lowered when -axis; back the other way
+    for child, bound, raise_it in ((0, 0, up), (0, 1, ~up), (1, 1, up), (1, 0, ~up)):
+        k = raise_it
+        cur = out[r[k], child, bound, a[k]]
+        if bound == 0:  # max(cur, pos): pos only when greater
+            out[r[k], child, bound, a[k]] = np.where(p[k] > cur, p[k], cur)
+        else:  # min(cur, pos): pos only when smaller
+            out[r[k], child, bound, a[k]] = np.where(p[k] < cur, p[k], cur)
+    return out.reshape(2 * m, 2, 3)
 
 
 def _split_box(box: np.ndarray, n: np.ndarray, d: float) -> tuple[np.ndarray, np.ndarray]:
