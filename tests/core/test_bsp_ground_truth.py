@@ -287,3 +287,30 @@ def test_subtrees_built_together_are_numbered_as_built_one_by_one(map_named):
     for a, b in zip(one.leaves, two.leaves, strict=True):
         assert (a.solid, a.parent, a.side) == (b.solid, b.parent, b.side) and np.array_equal(a.bounds, b.bounds)
         assert [one.faces.verts[f].tobytes() for f in a.faces] == [two.faces.verts[f].tobytes() for f in b.faces]
+
+
+# -- the children's boxes, a level at a time -------------------------------------------------------
+
+AXIAL = st.sampled_from([(1.0, 0.0, 0.0), (-1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, -1.0, 0.0), (0.0, 0.0, 1.0),
+                         (0.0, 0.0, -1.0)])
+SLANTED = st.tuples(*[st.floats(-1, 1, allow_nan=False)] * 3).filter(lambda v: 0.05 < sum(x * x for x in v))
+
+
+@settings(max_examples=200, deadline=None)
+@given(items=st.lists(st.tuples(st.tuples(*[st.floats(-10, 10, allow_nan=False)] * 3),
+                                st.tuples(*[st.floats(0, 10, allow_nan=False)] * 3),
+                                st.one_of(AXIAL, SLANTED), st.floats(-15, 15, allow_nan=False)), min_size=1, max_size=12))
+def test_split_boxes_of_a_level_are_split_box_of_each(items):
+    """The tree builder splits every item's box at once (_split_boxes): each is _split_box's, for
+    axial planes facing either way (inside, on and outside the box) and slanted ones."""
+    from brushbake.core.compile.trees.bsp import _split_box, _split_boxes
+
+    boxes = np.array([[lo, np.add(lo, size)] for lo, size, _, _ in items], dtype=float)
+    normals = np.array([n for _, _, n, _ in items], dtype=float)
+    normals[np.abs(normals).max(axis=1) != 1.0] /= np.linalg.norm(normals[np.abs(normals).max(axis=1) != 1.0], axis=1,
+                                                                  keepdims=True)
+    dists = np.array([d for _, _, _, d in items], dtype=float)
+    got = _split_boxes(boxes, normals, dists)
+    for i in range(len(items)):
+        front, back = _split_box(boxes[i], normals[i], float(dists[i]))
+        assert np.array_equal(got[2 * i], front) and np.array_equal(got[2 * i + 1], back)
