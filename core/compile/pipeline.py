@@ -63,7 +63,7 @@ def bake_scene(scene: Scene, progress=None, cancel=None, extra_points=(), light_
     if settings.light:
         weights["light"] = 6.0
     bar = StageProgress(progress, weights)
-    regions = farm if farm is not None else _local_regions(jobs)
+    regions = farm if farm is not None else _local_regions(jobs, len(scene.brushes))
     if cache is not None:
         cache.start()
     ok = False
@@ -103,13 +103,14 @@ def _after_compile(scene, level, settings, bar, progress, extra_points, cancel, 
         level.stats.setdefault("times", {})["light"] = time.perf_counter() - t0
 
 
-def _local_regions(jobs: int | None):
-    """The regions' subtrees on `jobs` of this machine's cores (None: all), or None for one."""
+def _local_regions(jobs: int | None, brushes: int):
+    """The regions' subtrees and the onion's unions on `jobs` of this machine's cores (None: all),
+    or None for one; the trees only for a world of LocalRegions.MIN_BRUSHES brushes or more."""
     from .trees.region_jobs import LocalRegions
     from .vis.wave_jobs import default_jobs
 
     n = default_jobs() if jobs is None else jobs
-    return LocalRegions(n) if n > 1 else None
+    return LocalRegions(n, brushes) if n > 1 else None
 
 
 def slices_stage(scene: Scene, level: CompiledLevel, progress=None, cancel=None) -> None:

@@ -241,6 +241,8 @@ def test_regions_on_this_machines_cores_give_the_level_one_build_gives(map_named
     scene = load_scene(map_named("e1m7.map"))
     scene = dataclasses.replace(scene, hulls=quake_map_hulls(scene.settings.map_scale),
                                 settings=dataclasses.replace(scene.settings, region_size=4.0))
-    local = LocalRegions(2)
+    local = LocalRegions(2)  # brushes not given: the trees go to workers, however few the brushes
     local.MIN_FACES = local.union.MIN_FACES = 0  # e1m7 is small: fork for its trees and unions all the same
+    assert local.region_runner() is not None
+    assert LocalRegions(2, brushes=len(scene.brushes)).region_runner() is None  # a bake of e1m7: no runner
     _same_level(compile_scene(scene), compile_scene(scene, farm=local))

@@ -109,12 +109,23 @@ class LocalRegions:
     #: 0.95 s through two workers; its onion tree, 72,000 faces in a few 64 m cells: 6.4 -> 5.5 s)
     MIN_CELLS_PER_JOB = 2
     MIN_FACES = 50_000
+    #: fewer brushes than this: no runner at all, the trees grown in this process without handing
+    #: their regions out (packing a region's faces into a job and grafting its subtree back cost
+    #: more than two workers gain, since the builder does a level at once and the CSG and portals
+    #: went to C: on 2 cores, the onion tree of e3m4 1.15 s without a runner against 1.37 s with
+    #: two workers, the tiled 10,000-brush world's 2.33 against 2.59 s, the tiled 20,000's 5.48
+    #: against 5.94 s; with a runner and no worker it is slower still)
+    MIN_BRUSHES = 50_000
 
-    def __init__(self, jobs: int):
+    def __init__(self, jobs: int, brushes: int | None = None):
         self.jobs = max(1, int(jobs))
+        self.trees = brushes is None or brushes >= self.MIN_BRUSHES  # None: always (the tests' forks)
         self.union = LocalUnion(self.jobs)  # the onion's unions of faces on the same cores
 
     def region_runner(self, cancel=None):
+        if not self.trees:
+            return None
+
         def run(planes, settings, jobs):
             from ..vis.wave_jobs import WaveRunner, can_fork
 
@@ -141,10 +152,14 @@ class LocalUnion:
     of about equal face counts, each run's faces computed by a forked worker (union_faces(only=
     run): a face's pieces depend on the face and the brushes that cut it, never on the others
     computed with it) and appended in brush order: the same faces in the same order.  Worth it
-    for big unions only (the onion's spaces: e3m4's three are 8 s of its compile)."""
+    for big unions only."""
 
-    #: fewer faces than this to emit: computing them here costs less than forking
-    MIN_FACES = 20_000
+    #: fewer faces than this to emit: computing them here costs less than forking.  Since the
+    #: faces are cut in C (trees/csg_cut_c.py) a union is fast: with two workers on 2 cores e3m4's
+    #: spaces (23,000-26,000 faces each) and the tiled 10,000-brush world's (33,000-55,000) took
+    #: longer than here, the tiled 20,000's (111,000 faces) 0.3 s less (of 8.2 s for its hulls'
+    #: expansion and unions)
+    MIN_FACES = 100_000
 
     def __init__(self, jobs: int):
         self.jobs = max(1, int(jobs))
