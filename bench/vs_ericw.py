@@ -18,8 +18,11 @@ For each map (maps/**/*.map, and each world of bench/worlds.py: LAYOUT:BRUSHES, 
   portals, leak check).  Per stage the wall seconds around those calls, process CPU seconds (all
   threads) and the peak resident memory (VmHWM reset at each stage start, bench/scale.py's
   StageMemory); end to end the child's wall and CPU seconds from os.wait4 (the interpreter's
-  start, the imports and the .bbk's writing included) and the largest stage peak (resetting
-  VmHWM resets the child's ru_maxrss too);
+  start, the imports and the .bbk's writing included) and the largest stage peak.  Not the
+  child's ru_maxrss: Linux gives a child, at its exec, the high-water mark of the memory it was
+  forked from, so ru_maxrss reported this process's own size (239 MB for lq_e1m6, whose bake
+  peaks at 53 MB); ericw's tools are started by run.sh's small Python, whose size (about 14 MB)
+  is their floor;
 - the PVS pair share: random points in the world model's box (ericw's .bsp, in .map units;
   brushbake's points are the same times the map's scale, 1/32 m by default), drawn until --points
   of them are open in either tool (2,000,000 drawn at most), then --pairs random pairs of those.
@@ -154,7 +157,8 @@ def run_brushbake(map_path: Path, tmp: Path, jobs: int | None) -> dict:
         return {"error": text[-3:], "rc": run["rc"], "total": run}
     rec = json.loads(text[-1])
     rec["total"] = {"wall_s": run["wall_s"], "cpu_s": run["cpu_s"],
-                    "peak_mb": round(max(rec["peak_mb"], run["maxrss_mb"]), 1)}
+                    "peak_mb": round(rec["peak_mb"] if rec.get("per_stage_memory") == "VmHWM reset per stage"
+                                     else max(rec["peak_mb"], run["maxrss_mb"]), 1)}  # the module docstring
     rec["bbk"] = out if out.is_file() else None
     return rec
 
