@@ -254,7 +254,8 @@ BBK_API void bbkc_split_polygons(int64_t m, int64_t v, const double *verts, cons
  * normal face_normal (F, 3); the brushes that may cut it cutters[cut_first[f] .. cut_first[f + 1])
  * in brush order (those whose bounds reach the face); brush c's planes normals (B, K, 3) and dists
  * (B, K), plane_count[c] of them, its bounds grown by eps lo, hi (B, 3).  Each face's pieces go
- * out in the reference's order: piece_face, piece_count and piece_whole (1: the face's own polygon,
+ * out in the reference's order: piece_face (the face's place in face_ids), piece_count and
+ * piece_whole (1: the face's own polygon,
  * its vertices not written) per piece, the others' vertices one after another in piece_verts
  * ((cap_verts, 3)).  Stops before a face whose pieces would not fit in cap_pieces / cap_verts;
  * returns how many faces were done (their pieces' totals in n_out[0], n_out[1]), or

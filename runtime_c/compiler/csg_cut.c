@@ -221,7 +221,7 @@ int64_t bbkc_cut_faces(int64_t n, const int64_t *face_ids, const double *verts, 
                     full = 1;
                     break;
                 }
-                piece_face[n_pieces] = f, piece_count[n_pieces] = e.count, piece_whole[n_pieces] = (uint8_t)e.whole;
+                piece_face[n_pieces] = done, piece_count[n_pieces] = e.count, piece_whole[n_pieces] = (uint8_t)e.whole;
                 if (!e.whole) {
                     memcpy(piece_verts + 3 * n_verts, pv, 3 * (size_t)e.count * sizeof(double));
                     n_verts += e.count;

@@ -153,3 +153,25 @@ def test_sanitized_kernel_equals_numpy(sanitized_cut, tmp_path, monkeypatch):
                                  table, None)
         assert [[p.tobytes() for p in ref[f]] for f in todo.tolist()] == [[p.tobytes() for p in f] for f in got]
 
+
+
+def test_faces_in_any_order_and_pieces_that_hold_only_themselves(monkeypatch):
+    """cut_faces answers each face of `todo` whatever their order (the kernel names a piece's face
+    by its place in the call), and its pieces keep alive only the vertices written, not the room."""
+    brushes = _scene(np.random.default_rng(5), 40) + [_box([-4.0, -4.0, -4.0], [4.0, 4.0, -3.0], "floor")]
+    seen = {}
+    real = csg_cut_c.cut_faces
+
+    def spy(faces, todo, *args, **kwargs):
+        seen.update(faces=faces, todo=todo, args=args)
+        return real(faces, todo, *args, **kwargs)
+
+    monkeypatch.setattr(csg_cut_c, "cut_faces", spy)
+    _union(brushes, "c")
+    monkeypatch.undo()
+    todo = np.asarray(seen["todo"])
+    forward = real(seen["faces"], todo, *seen["args"])
+    backward = real(seen["faces"], todo[::-1].copy(), *seen["args"])
+    assert [[p.tobytes() for p in f] for f in backward[::-1]] == [[p.tobytes() for p in f] for f in forward]
+    written = sum(len(p) for f in forward for p in f if p.base is not None)
+    assert all(p.base is None or len(p.base) <= written for f in forward for p in f)

@@ -81,20 +81,21 @@ def cut_faces(faces: list[np.ndarray], todo: np.ndarray, face_brush: np.ndarray,
                                   totals.ctypes.data)
         if done < 0:
             raise MemoryError("the CSG's C kernel could not allocate its work space")
-        if done == 0:  # the first face's pieces did not fit: twice the room
+        if done == 0:  # the first face's pieces did not fit: twice the room, kept for the next calls
             room *= 2
             continue
-        room = 1
+        pverts = pverts[: int(totals[1])].copy()  # the pieces keep only what was written alive
         out.extend(pieces_of(faces, part[:done], face, count, whole, pverts, int(totals[0])))
         at += int(done)
     return out
 
 
 def pieces_of(faces, part, face, count, whole, pverts, n: int) -> list[list[np.ndarray]]:
-    """The kernel's output as each face of `part`'s list of pieces."""
+    """The kernel's output as each face of `part`'s list of pieces (face: each piece's face's
+    place in part, ascending)."""
     face, count, whole = face[:n], count[:n], whole[:n].astype(bool)
     ends = np.cumsum(np.where(whole, 0, count))
     starts = ends - np.where(whole, 0, count)
-    bounds = np.searchsorted(face, part, side="left").tolist() + [n]
+    bounds = np.searchsorted(face, np.arange(len(part)), side="left").tolist() + [n]
     return [[faces[f] if whole[i] else pverts[starts[i]: ends[i]] for i in range(bounds[k], bounds[k + 1])]
             for k, f in enumerate(np.asarray(part).tolist())]
