@@ -301,9 +301,10 @@ SLANTED = st.tuples(*[st.floats(-1, 1, allow_nan=False)] * 3).filter(lambda v: 0
                                 st.tuples(*[st.floats(0, 10, allow_nan=False)] * 3),
                                 st.one_of(AXIAL, SLANTED), st.floats(-15, 15, allow_nan=False)), min_size=1, max_size=12))
 def test_split_boxes_of_a_level_are_split_box_of_each(items):
-    """The tree builder splits every item's box at once (_split_boxes): each is _split_box's, for
-    axial planes facing either way (inside, on and outside the box) and slanted ones."""
-    from brushbake.core.compile.trees.bsp import _split_box, _split_boxes
+    """The tree builder splits every item's box at once (_split_boxes): each is the box cut by its
+    plane item by item (_split_box below), for axial planes facing either way (inside, on and
+    outside the box) and slanted ones."""
+    from brushbake.core.compile.trees.bsp import _split_boxes
 
     boxes = np.array([[lo, np.add(lo, size)] for lo, size, _, _ in items], dtype=float)
     normals = np.array([n for _, _, n, _ in items], dtype=float)
@@ -314,3 +315,19 @@ def test_split_boxes_of_a_level_are_split_box_of_each(items):
     for i in range(len(items)):
         front, back = _split_box(boxes[i], normals[i], float(dists[i]))
         assert np.array_equal(got[2 * i], front) and np.array_equal(got[2 * i + 1], back)
+
+
+def _split_box(box, n, d):
+    """One box's children: an axial plane cuts it exactly, any other plane keeps it whole."""
+    comps = n.tolist()
+    mags = [abs(c) for c in comps]
+    axis = mags.index(max(mags))
+    if mags[axis] != 1.0:
+        return box, box
+    pos = d * comps[axis]
+    front, back = box.copy(), box.copy()
+    if comps[axis] > 0:  # the front is x >= pos
+        front[0, axis], back[1, axis] = max(front[0, axis], pos), min(back[1, axis], pos)
+    else:  # the front is x <= pos
+        front[1, axis], back[0, axis] = min(front[1, axis], pos), max(back[0, axis], pos)
+    return front, back

@@ -12,6 +12,7 @@ in maps/ run with the default cell (32 m) in the other truth tests.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -41,23 +42,48 @@ EDGE = st.one_of(st.integers(-40, 40).map(float),
                  st.floats(-50, 50, allow_nan=False))
 
 
+def _lines_by_brute_force(size, lo, hi):
+    """Every whole k near the interval with lo + LINE_MARGIN < k * size < hi - LINE_MARGIN."""
+    ks = range(math.floor(lo / size) - 3, math.ceil(hi / size) + 4)
+    return [k for k in ks if lo + LINE_MARGIN < k * size < hi - LINE_MARGIN]
+
+
 @settings(max_examples=300, deadline=None)
 @given(size=st.sampled_from([1.0, 0.75, 1.3, 2.0, 64.0, 0.1]),
        boxes=st.lists(st.tuples(*[st.tuples(EDGE, EDGE)] * 3), min_size=1, max_size=20))
-def test_splits_of_many_boxes_are_split_of_each(size, boxes):
-    """The vectorised cut (the tree builder asks it for every item of a level) gives each box's
-    split_of: the same axis, line and position, None where no line crosses."""
+def test_the_grid_cuts_boxes_at_their_middle_lines(size, boxes):
+    """The lines inside each box and where the grid cuts it (the tree builder asks for every item
+    of a level at once), against the lines found by trying every whole number near the box: the
+    axis crossing the most lines (x before y before z on a tie), its middle line; boxes on, a
+    margin off and a hair off the lines."""
     g = RegionGrid(size)
     arr = np.array([[[min(a), min(b), min(c)], [max(a), max(b), max(c)]] for a, b, c in boxes])
     cut, axis, position = g.splits_of(arr)
     first, count = g.all_lines_inside(arr[:, 0].ravel(), arr[:, 1].ravel())
     for k, box in enumerate(arr):
-        want = g.split_of(box)
-        assert (want is None) == (not cut[k])
-        if want is not None:
-            assert (int(axis[k]), float(position[k])) == want
+        lines = [_lines_by_brute_force(size, box[0, a], box[1, a]) for a in range(3)]
         for a in range(3):
-            assert (int(first[3 * k + a]), int(count[3 * k + a])) == g.lines_inside(box[0, a], box[1, a])
+            assert int(count[3 * k + a]) == len(lines[a])
+            if lines[a]:
+                assert int(first[3 * k + a]) == lines[a][0] and lines[a] == list(range(lines[a][0], lines[a][-1] + 1))
+        best = max(range(3), key=lambda a: (len(lines[a]), -a))
+        assert bool(cut[k]) == bool(lines[best])
+        if lines[best]:
+            want = (best, lines[best][(len(lines[best]) - 1) // 2] * size)
+            assert (int(axis[k]), float(position[k])) == want == g.split_of(box)
+        else:
+            assert g.split_of(box) is None
+
+
+def test_lines_exactly_a_margin_inside_the_box_do_not_cut_it():
+    """A line at exactly lo + LINE_MARGIN (or hi - LINE_MARGIN) is not strictly inside: the first
+    guess from the division is corrected against the products k * size."""
+    for size in (1.0, 0.5, 0.25, 64.0):
+        for k in range(-3, 4):
+            lo, hi = k * size - LINE_MARGIN, (k + 3) * size + LINE_MARGIN
+            got = RegionGrid(size).lines_inside(lo, hi)
+            want = _lines_by_brute_force(size, lo, hi)
+            assert got == ((want[0], len(want)) if want else (got[0], 0))
 
 
 def test_no_grid_without_a_region_size():

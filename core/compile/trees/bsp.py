@@ -933,8 +933,9 @@ def _choose_thesis(n_front, n_back, n_split, settings: SplitterSettings) -> int:
 
 
 def _split_boxes(box: np.ndarray, n: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """_split_box for every item of a level at once: (2M, 2, 3), front then back per item (the
-    same axis, the same comparisons, so the same bounds)."""
+    """The children's conservative bounds for every item of a level: (2M, 2, 3), front then back
+    per item.  An axial plane (its largest normal component exactly +-1) cuts the box exactly;
+    others leave both children the whole box."""
     m = len(box)
     rows = np.arange(m)
     mags = np.abs(n)
@@ -953,26 +954,6 @@ def _split_boxes(box: np.ndarray, n: np.ndarray, d: np.ndarray) -> np.ndarray:
         else:  # min(cur, pos): pos only when smaller
             out[r[k], child, bound, a[k]] = np.where(p[k] < cur, p[k], cur)
     return out.reshape(2 * m, 2, 3)
-
-
-def _split_box(box: np.ndarray, n: np.ndarray, d: float) -> tuple[np.ndarray, np.ndarray]:
-    """Children's conservative bounds: an axial plane cuts the box exactly, others keep it.
-
-    Plain Python on the three components: this runs once per node."""
-    comps = n.tolist()
-    mags = [abs(c) for c in comps]
-    axis = mags.index(max(mags))
-    if mags[axis] != 1.0:
-        return box, box
-    pos = d * comps[axis]
-    front, back = box.copy(), box.copy()
-    if comps[axis] > 0:
-        front[0, axis] = max(front[0, axis], pos)
-        back[1, axis] = min(back[1, axis], pos)
-    else:
-        front[1, axis] = min(front[1, axis], pos)
-        back[0, axis] = max(back[0, axis], pos)
-    return front, back
 
 
 def world_box(bounds: np.ndarray, margin: float = 1.0) -> np.ndarray:

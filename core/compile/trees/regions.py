@@ -56,22 +56,12 @@ class RegionGrid:
 
     def lines_inside(self, lo: float, hi: float) -> tuple[int, int]:
         """The whole numbers k with lo + LINE_MARGIN < k * size < hi - LINE_MARGIN, as (first, count)."""
-        s = self.size
-        first = math.floor((lo + LINE_MARGIN) / s) + 1
-        while first * s <= lo + LINE_MARGIN:  # the division may round either way
-            first += 1
-        while (first - 1) * s > lo + LINE_MARGIN:
-            first -= 1
-        last = math.ceil((hi - LINE_MARGIN) / s) - 1
-        while last * s >= hi - LINE_MARGIN:
-            last -= 1
-        while (last + 1) * s < hi - LINE_MARGIN:
-            last += 1
-        return first, max(0, last - first + 1)
+        first, count = self.all_lines_inside(np.array([lo], float), np.array([hi], float))
+        return int(first[0]), int(count[0])
 
     def all_lines_inside(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """lines_inside for many intervals at once ((n,) floats each): (first, count), the same
-        whole numbers (the same roundings, and the same corrections of them)."""
+        """lines_inside for many intervals at once ((n,) floats each): (first, count).  The division
+        may round either way, so its first guesses are corrected against the products k * size."""
         s, lo_m, hi_m = self.size, np.asarray(lo, float) + LINE_MARGIN, np.asarray(hi, float) - LINE_MARGIN
         first = np.floor(lo_m / s).astype(np.int64) + 1
         while True:
@@ -98,8 +88,9 @@ class RegionGrid:
         return first, np.maximum(0, last - first + 1)
 
     def splits_of(self, boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """split_of for boxes (n, 2, 3) at once: (cut, axis, position), cut False where no line
-        crosses a box (its axis and position then mean nothing)."""
+        """split_of for boxes (n, 2, 3) at once (the tree builder asks it for every item of a
+        level): (cut, axis, position), cut False where no line crosses a box (its axis and position
+        then mean nothing)."""
         boxes = np.asarray(boxes, float).reshape(-1, 2, 3)
         first, count = self.all_lines_inside(boxes[:, 0].ravel(), boxes[:, 1].ravel())
         first, count = first.reshape(-1, 3), count.reshape(-1, 3)
@@ -110,16 +101,10 @@ class RegionGrid:
 
     def split_of(self, box) -> tuple[int, float] | None:
         """Where a node of this box is cut: (axis, position) of the middle grid line of the axis
-        crossing the most lines, or None when no line crosses it.  Depends on the box alone."""
-        lo, hi = np.asarray(box, float).tolist()
-        best = None
-        for axis in range(3):
-            first, count = self.lines_inside(lo[axis], hi[axis])
-            if count and (best is None or count > best[2]):
-                best = (axis, first + (count - 1) // 2, count)
-        if best is None:
-            return None
-        return best[0], best[1] * self.size
+        crossing the most lines (x before y before z on a tie), or None when no line crosses it.
+        Depends on the box alone."""
+        cut, axis, position = self.splits_of(np.asarray(box, float)[None])
+        return (int(axis[0]), float(position[0])) if cut[0] else None
 
 
 @dataclass
