@@ -165,6 +165,63 @@ def test_c_walk_equals_numpy_to_the_bit(name, vis):
     assert total > 1000 and near > 10
 
 
+def _by_receiver(found) -> dict:
+    """Each receiver's group links, then its patch pairs, in the order links() gives them."""
+    (gn, gr, gf), (ls, lr, lf, near) = found
+    out: dict = {}
+    for node, r, f in zip(gn.tolist(), gr.tolist(), gf.tolist()):
+        out.setdefault(r, []).append(("link", node, f))
+    for node, r, f, n in zip(ls.tolist(), lr.tolist(), lf.tolist(), near.tolist()):
+        out.setdefault(r, []).append(("pair", node, f, n))
+    return out
+
+
+@pytest.mark.parametrize("name, vis", SCENES)
+def test_cut_frontiers_keep_each_receivers_order(name, vis):
+    """A level cut in two by receiver (frontier) walks each receiver's pairs in the same order:
+    what each receiver gets, and the order it sums it in, are those of the uncut walk, though
+    the receivers come interleaved otherwise."""
+    world, see = _world(name, vis)
+    shooters, unshot = _round(world, 3)
+    groups = build_groups(world, shooters, unshot, patch_radius(world))
+    strength = unshot.max(axis=1)
+    reordered = 0
+    for mine, receivers in _cluster_groups(world, shooters, see):
+        roots = groups.roots_of(int(world.cluster[mine[0]])) if see is not None else groups.root_node
+        whole = links(world, groups, roots, receivers, BOUNCE_CUTOFF, BOUNCE_GROUP_FAR, strength, frontier=1 << 30)
+        cut = links(world, groups, roots, receivers, BOUNCE_CUTOFF, BOUNCE_GROUP_FAR, strength, frontier=7)
+        assert _by_receiver(cut) == _by_receiver(whole)
+        reordered += any(not np.array_equal(c, w) for c, w in zip(cut[0] + cut[1], whole[0] + whole[1]))
+    assert reordered  # the cuts did reorder the receivers
+
+
+def test_small_blocks_and_frontiers_bounce_the_same_bits(monkeypatch):
+    """The bounce cut into blocks of a few pairs and frontiers of a few pairs (GROUP_BLOCK,
+    GROUP_FRONTIER) receives the same light to the bit as with its defaults."""
+    from brushbake.core.compile.light import lm_groups
+
+    def received():
+        got = {}
+        radiosity = lm_radiosity.radiosity
+
+        def keep(*args, **kwargs):
+            result = radiosity(*args, **kwargs)
+            got["received"] = result.received
+            return result
+
+        monkeypatch.setattr(lightmap, "radiosity", keep)
+        scene = load_scene(REPO / "sample_scenes/two_rooms.json")
+        scene.settings.light, scene.settings.bounces, scene.settings.vis = True, 2, "fast"
+        bake_scene(scene)
+        return got["received"]
+
+    want = received()
+    monkeypatch.setattr(lm_radiosity, "GROUP_BLOCK", 40)
+    monkeypatch.setattr(lm_groups, "GROUP_FRONTIER", 25)
+    got = received()
+    assert want.any() and got.tobytes() == want.tobytes()
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), far=st.sampled_from([1.0, BOUNCE_GROUP_FAR, 20.0]),
        cutoff=st.sampled_from([BOUNCE_CUTOFF, 1e-6, 1e-2]))

@@ -69,6 +69,27 @@ def test_transitions_equal_the_numpy_walk_to_the_bit(lib, name):
     assert np.array_equal(nk, kind) and np.array_equal(nt, t)
 
 
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_between_traces_the_segments_of_index_pairs(lib, backend, monkeypatch):
+    """between(points, a, b) makes the segments points[a] -> points[b] a batch at a time: the kinds
+    segments() gives the whole (N, 2, 3) array, with batches cut short to meet a ragged end."""
+    from brushbake.core.compile.light import lm_rays
+
+    scene = load_scene(REPO / "sample_scenes/two_rooms.json")
+    scene.hulls = []
+    level = compile_scene(scene)
+    s, e = _segments(level, 5000)
+    points = np.concatenate([s, e])
+    a, b = RNG.integers(0, len(points), 7001), RNG.integers(0, len(points), 7001)
+    rays = ShadowRays(level, backend)
+    want, _ = rays.segments(np.ascontiguousarray(np.stack([points[a], points[b]], axis=1)))
+    assert len(np.unique(want)) >= 2
+    monkeypatch.setattr(lm_rays, "RAY_BATCH", 1000)  # seven full batches and a short one
+    got = rays.between(points, a, b)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    assert len(rays.between(points, a[:0], b[:0])) == 0
+
+
 def _bake(path, backend, **settings):
     scene = load_scene(path)
     scene.hulls = []

@@ -152,26 +152,42 @@ def build_groups(world, shooters: np.ndarray, unshot: np.ndarray, radius: np.nda
                          cat(g_rad, (0,)), cat(g_uns, (0, 3)), child_first, kids_a[order], rc[ro], rn[ro])
 
 
+#: the most (node, receiver) pairs a level of the walk takes at once (links: more are cut in two)
+GROUP_FRONTIER = 1 << 18
+
+
 def links(world, groups: ShooterGroups, roots: np.ndarray, receivers: np.ndarray, cutoff: float,
-          far: float, strength: np.ndarray, kernel=None, chunk: int = 1 << 20):
+          far: float, strength: np.ndarray, kernel=None, chunk: int = 1 << 20, frontier: int | None = None):
     """Walk the groups under `roots` down against `receivers` (patch indices), a level at a time.
     Returns (group links: node, receiver, form factor) for the pairs a group serves, and the patch
     pairs worth a ray (shooter, receiver, point form factor, near: the exact form factor is the
-    caller's), both in a fixed order: receivers in chunks, each chunk level by level (GroupStep's
-    order).  strength (P,): each patch's brightest unshot channel.  `kernel`:
+    caller's).  Each receiver's pairs come level by level, each level in GroupStep's order, and its
+    group links before its patch pairs: the order a receiver sums what it gets in.  Receivers go in
+    chunks, and a level of more than `frontier` pairs is cut in two by receiver, the first part
+    walked to the end before the second (a frontier grows as groups open into their children:
+    slope's bounce held 130 MB of it), which keeps each receiver's order.
+    strength (P,): each patch's brightest unshot channel.  `kernel`:
     the round's step, lm_groups_c.GroupKernel or a GroupStep (the same answers, bit for bit); None:
     a GroupStep made here."""
     step = kernel.step if kernel is not None else GroupStep(world, groups, cutoff, far, strength).step
+    frontier = GROUP_FRONTIER if frontier is None else frontier
     found: list = [[] for _ in range(7)]  # patch s, r, f, near; group node, r, f
     per = max(1, chunk // max(len(roots), 1))
     for k in range(0, len(receivers), per):
         rec = receivers[k: k + per]
-        node = np.repeat(np.asarray(roots, np.int64), len(rec))
-        recv = np.tile(np.asarray(rec, np.int64), len(roots))
-        while len(node):
-            patch_pairs, group_links, (node, recv) = step(node, recv)
-            for into, part in zip(found, patch_pairs + group_links):
-                into.append(part)
+        waiting = [(np.repeat(np.asarray(roots, np.int64), len(rec)), np.tile(np.asarray(rec, np.int64), len(roots)))]
+        while waiting:
+            node, recv = waiting.pop()
+            while len(node):
+                if len(node) > frontier:
+                    later = recv > np.median(recv)  # receivers past the middle one wait
+                    if later.any():
+                        waiting.append((node[later], recv[later]))
+                        node, recv = node[~later], recv[~later]
+                        continue
+                patch_pairs, group_links, (node, recv) = step(node, recv)
+                for into, part in zip(found, patch_pairs + group_links):
+                    into.append(part)
     kinds = (np.int64, np.int64, np.float64, bool, np.int64, np.int64, np.float64)
     out = [np.concatenate(parts).astype(t, copy=False) if parts else np.zeros(0, t) for parts, t in zip(found, kinds)]
     return tuple(out[4:]), tuple(out[:4])

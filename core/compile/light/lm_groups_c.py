@@ -52,7 +52,10 @@ class GroupKernel:
                       c(groups.child_first, np.int64), c(groups.children, np.int64), c(world.point), c(world.normal),
                       c(world.centroid), c(terms.near), c(terms.low), c(terms.area_pi), c(terms.strength)]
         self.tree = GroupTree(groups.n_patches, *[k.ctypes.data for k in self._keep], float(far), float(cutoff))
-        self.widest = int(np.diff(groups.child_first).max(initial=0))
+        self.n_patches = int(groups.n_patches)
+        #: each group's child count, and 0 for each patch: a frontier's next level is at most the sum
+        #: of its nodes' (room for n times the widest group was 140 MB of slope's bounce)
+        self.kids = np.concatenate([np.zeros(self.n_patches, np.int64), np.diff(groups.child_first).astype(np.int64)])
 
     def step(self, node: np.ndarray, recv: np.ndarray):
         node = np.ascontiguousarray(node, dtype=np.int64)
@@ -61,11 +64,14 @@ class GroupKernel:
         counts = np.zeros(3, np.int64)
         leaf_s, leaf_r, link_n, link_r = (np.empty(n, np.int64) for _ in range(4))
         leaf_f, link_f, leaf_near = np.empty(n), np.empty(n), np.empty(n, np.uint8)
-        next_n, next_r = np.empty(n * self.widest, np.int64), np.empty(n * self.widest, np.int64)
+        room = int(self.kids[node].sum())
+        next_n, next_r = np.empty(room, np.int64), np.empty(room, np.int64)
         self.lib.bbkc_group_step(ctypes.byref(self.tree), n, node.ctypes.data, recv.ctypes.data, counts.ctypes.data,
                                  leaf_s.ctypes.data, leaf_r.ctypes.data, leaf_f.ctypes.data, leaf_near.ctypes.data,
                                  link_n.ctypes.data, link_r.ctypes.data, link_f.ctypes.data, next_n.ctypes.data,
                                  next_r.ctypes.data)
         a, b, d = counts.tolist()
-        return ((leaf_s[:a], leaf_r[:a], leaf_f[:a], leaf_near[:a].view(bool)), (link_n[:b], link_r[:b], link_f[:b]),
-                (next_n[:d], next_r[:d]))
+        # copies, not views: the caller keeps every level's pairs until the walk ends, and a view
+        # would keep the whole frontier-sized buffer alive with it (slope: 200 MB of a bounce)
+        return ((leaf_s[:a].copy(), leaf_r[:a].copy(), leaf_f[:a].copy(), leaf_near[:a].view(bool).copy()),
+                (link_n[:b].copy(), link_r[:b].copy(), link_f[:b].copy()), (next_n[:d], next_r[:d]))

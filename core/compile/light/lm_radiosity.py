@@ -45,6 +45,10 @@ from .lm_sum_c import adder
 #: shooter x receiver pairs examined at once (memory bound: about 8 arrays of this many floats, on
 #: each thread)
 PAIR_CHUNK = 1 << 20
+#: group roots x receivers a block of the group walk starts from: the walk holds a block's rays
+#: until they are traced, so this bounds the memory of each of the threads' blocks (slope, a
+#: cluster's roots against every patch: 2.5 million rays, 150 MB, in one block at 1 << 20)
+GROUP_BLOCK = 1 << 18
 
 
 @dataclass
@@ -150,29 +154,26 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
                                                      kernel)
             rows = np.arange(len(ls))
             si, ri, f = _near_pairs(world, ls, lr, strength[ls], cutoff, rows, rows, lf, near, form)
-            si, ri, f = np.concatenate([gn, si]), np.concatenate([gr, ri]), np.concatenate([gf, f])
-            return ri, si, f, points[np.stack([ri, si], axis=1)]
+            return np.concatenate([gr, ri]), np.concatenate([gn, si]), np.concatenate([gf, f])
 
-        blocks = ((groups.roots_of(int(world.cluster[mine[0]])) if see is not None else groups.root_node, receivers)
-                  for mine, receivers in _cluster_groups(world, shooters, see))
+        blocks = _group_blocks(world, groups, shooters, see)
     else:
         scratch = _Scratch()  # each thread's (S, R) buffers, for this round only
         kernel = _pair_kernel(world, strength, cutoff, tree)
 
         def block_rays(block):
             si, ri, f = _pairs(world, block[0], block[1], strength[block[0]], cutoff, scratch, kernel, form)
-            seg = world.point[np.stack([ri, si], axis=1)]  # (n, 2, 3): receiver -> shooter
-            return ri, si, f, seg
+            return ri, si, f
 
         blocks = _blocks(world, shooters, see)
 
     def block_light(block):
         """A block's rays traced on the worker's thread: (its receivers of clear rays, the light
         each brings, how many rays)."""
-        ri, si, f, seg = block_rays(block)
+        ri, si, f = block_rays(block)
         if not len(ri):
             return ri, np.zeros((0, 3)), 0
-        kind, _ = tree.segments(seg)
+        kind = tree.between(points, ri, si)  # receiver -> shooter
         clear = np.flatnonzero(kind == RAY_E)
         return ri[clear], f[clear, None] * sent[si[clear]], len(ri)
 
@@ -222,6 +223,18 @@ def _blocks(world: PatchWorld, shooters: np.ndarray, see):
         step = max(1, PAIR_CHUNK // max(len(receivers), 1))
         for k in range(0, len(mine), step):
             yield mine[k : k + step], receivers
+
+
+def _group_blocks(world: PatchWorld, groups, shooters: np.ndarray, see):
+    """(group roots, receivers) blocks of the group walk: each cluster's roots with the receivers
+    it sees, cut so a block starts from at most GROUP_BLOCK pairs.  A receiver is in one block of
+    its cluster, and links() walks each receiver's pairs in the same order whatever else shares its
+    block, so every receiver still sums what it gets in the same order: the same bits."""
+    for mine, receivers in _cluster_groups(world, shooters, see):
+        roots = groups.roots_of(int(world.cluster[mine[0]])) if see is not None else groups.root_node
+        per = max(1, GROUP_BLOCK // max(len(roots), 1))
+        for k in range(0, len(receivers), per):
+            yield roots, receivers[k : k + per]
 
 
 def _cluster_groups(world: PatchWorld, shooters: np.ndarray, see):
