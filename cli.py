@@ -33,6 +33,7 @@ from . import __version__
 from .bakejob import (EXIT_CANCELLED, EXIT_LEAK, EXIT_OK, EXIT_USER_ERROR, NOTHING_INSIDE, bake_options,  # noqa: F401
                       bake_scene_file, check_outputs, leak_error_text, leak_warning_text, pointfile_text, write_outputs)
 from .core.errors import BrushbakeError, CancelledError
+from .core.malloc_arenas import limit_arenas
 from .core.model.setting_specs import SPEC, SPECS, setting_error
 from .core.native_lib import backend_report
 
@@ -816,6 +817,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    limit_arenas()  # before any thread starts (core/malloc_arenas.py)
     try:
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at exit
