@@ -106,6 +106,9 @@ class StageMemory:
 
 def child(layout: str, brushes: int, seed: int, hulls: list[str], vis: str, light: bool, keep: str | None) -> dict:
     """Generate, load and bake one world in this process; its figures as a dict."""
+    from brushbake.core.malloc_arenas import limit_arenas
+
+    limit_arenas()  # as the command line's bake does, before any thread starts
     from brushbake.core.compile.pipeline import bake_scene
     from brushbake.core.formats.loaders import load_scene
     from brushbake.core.model.hulls import preset

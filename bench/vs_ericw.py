@@ -93,6 +93,9 @@ def world_specs(text: str) -> list[tuple[str, int]]:
 def child(map_path: Path, out: Path, jobs: int | None) -> dict:
     """In the child process: the bake of `map_path` as `bake ... BAKE_FLAGS` runs it, stages
     measured (see the module docstring), the level written to `out`."""
+    from brushbake.core.malloc_arenas import limit_arenas
+
+    limit_arenas()  # as the command line's bake does, before any thread starts
     from scale import StageMemory
 
     import brushbake.core.compile.pipeline as pipeline
