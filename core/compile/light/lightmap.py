@@ -37,6 +37,7 @@ from .lm_area import pvs_points
 from .lm_charts import PADDING, Charts, chart_texels, edge_lines, lift, lit_faces, make_charts, move_into_faces, nearest_in_faces
 from .lm_direct import direct_light, source_lights
 from .lm_patches import Patches, make_patches
+from .lm_locate_c import locate
 from .lm_radiosity import PatchWorld, radiosity
 from .lm_rays import ShadowRays
 from .lm_views import light_views
@@ -245,7 +246,7 @@ def _bake_light(level, scene, progress, cancel, rays, stats: dict, clock, t0) ->
     if vis is not None:
         seen = light_views(level, lights, _far(level), rays.backend)
         if any(v is not None for v in seen):
-            views = (*level.point_tree().locate(both), seen)
+            views = (*locate(level.point_tree(), both, rays.backend), seen)
     stats["views_seconds"] = clock() - t1
     direct = direct_light(level, lights, both, normals, np.concatenate([clusters, world.cluster]), see_one,
                           s.light_samples, sky_brushes(scene), far=_far(level), progress=bar.first,
