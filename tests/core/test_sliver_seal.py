@@ -263,3 +263,60 @@ def test_random_scenes_the_rules_agree_without_sites(data):
     else:
         # a tip under 0.1 unit cut off a box here never opens a wall 0.5 m thick, nor closes a hole
         assert report.leaks == exact.leaks and report.judged == exact.judged
+
+
+def _near_brute(centre, half, normals, dists, reach):
+    """Every (box, plane) pair's test, one by one: the oracle for _planes_near_boxes."""
+    out = []
+    for b in range(len(centre)):
+        for p in range(len(normals)):
+            n = normals[p]
+            at = (centre[b, 0] * n[0] + centre[b, 1] * n[1]) + centre[b, 2] * n[2]
+            limit = ((half[b, 0] * abs(n[0]) + half[b, 1] * abs(n[1])) + half[b, 2] * abs(n[2])) + reach
+            if abs(at - dists[p]) <= limit:
+                out.append((b, p))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), boxes=st.integers(0, 60), normals=st.integers(1, 6),
+       planes=st.integers(0, 80), sweep_min=st.sampled_from([1, 3, 8, 1000]))
+def test_planes_near_boxes_are_every_pair_that_passes(seed, boxes, normals, planes, sweep_min):
+    """_planes_near_boxes, swept by normal or tested against every box, gives every (box, plane)
+    pair that passes the test, as the test one pair at a time: planes in a few shared normals
+    (some on whole numbers, some exactly a box's reach from a box)."""
+    from brushbake.core.compile.vis import sliver_seal
+
+    rng = np.random.default_rng(seed)
+    centre = np.round(rng.normal(size=(boxes, 3)) * 8, 1)
+    half = np.abs(np.round(rng.normal(size=(boxes, 3)), 2))
+    dirs = rng.normal(size=(normals, 3))
+    dirs /= np.linalg.norm(dirs, axis=1)[:, None]
+    n = dirs[rng.integers(0, normals, planes)]
+    d = np.where(rng.random(planes) < 0.5, np.round(rng.normal(size=planes) * 8), rng.normal(size=planes) * 8)
+    reach = 0.25
+    if boxes and planes:  # some planes exactly at a box's limit
+        k = rng.integers(0, boxes, planes)
+        at = sliver_seal.matmul(centre[k][:, None, :], n[:, :, None])[:, 0, 0]
+        limit = sliver_seal.matmul(half[k][:, None, :], np.abs(n)[:, :, None])[:, 0, 0] + reach
+        edge = rng.random(planes) < 0.3
+        d[edge] = (at + limit * rng.choice([-1.0, 1.0], planes))[edge]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sliver_seal, "SWEEP_MIN", sweep_min)
+        b, p = sliver_seal._planes_near_boxes(centre, half, n, d, reach)
+    assert list(zip(b.tolist(), p.tolist())) == _near_brute(centre, half, n, d, reach)
+
+
+@pytest.mark.parametrize("path", ["maps/id/e1m7.map", "maps/librequake/lq_e0m3.map", "maps/librequake/e3m4.map"])
+def test_swept_planes_find_the_tip_sites_every_plane_finds(path, monkeypatch):
+    """tip_sites on real maps the same with the planes swept by normal as with each plane tested
+    against every brush's box (at a reach of 8 units, so that there are sites to find)."""
+    from brushbake.core.compile.vis import sliver_seal
+    from brushbake.core.formats.loaders import load_scene
+
+    brushes = load_scene(Path(__file__).resolve().parents[2] / path).brushes
+    monkeypatch.setattr(sliver_seal, "SWEEP_MIN", 10**9)
+    want = tip_sites(brushes, 80 * REACH)
+    monkeypatch.setattr(sliver_seal, "SWEEP_MIN", 2)
+    got = tip_sites(brushes, 80 * REACH)
+    assert got == want and len(want) > 40

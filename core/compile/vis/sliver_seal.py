@@ -55,6 +55,8 @@ from .portals import build_portals
 
 #: entries of the vertex-by-plane distance table computed at once (bounds its memory)
 TABLE_CHUNK = 1 << 22
+#: planes of one normal from which the seal check sweeps them along it (_planes_near_boxes)
+SWEEP_MIN = 16
 #: points of A's face tried as f for the big-node condition: its corners, SITE_EDGE_STEPS - 1
 #: points along each edge and a grid of SITE_FAN_STEPS^2 / 2 points in each triangle of its fan
 SITE_EDGE_STEPS = 8
@@ -172,14 +174,8 @@ def _slanted_pairs(verts, first, block, normals, dists, slanted, reach, on_plane
         lo, hi = np.fmin.reduce(block.pad, axis=1)[block.row[tip_brushes]], np.fmax.reduce(block.pad, axis=1)[
             block.row[tip_brushes]]
     centre, half = (lo + hi) / 2, (hi - lo) / 2
-    pb = []
-    chunk = max(1, TABLE_CHUNK // len(tip_brushes))
-    for p0 in range(0, len(up), chunk):
-        n, d = up[p0: p0 + chunk, :3], up[p0: p0 + chunk, 3]
-        off = np.abs(matmul(centre, n.T) - d)  # (B, P)
-        b, p = np.nonzero(off <= matmul(half, np.abs(n).T) + reach)
-        pb.append(np.column_stack([p + p0, tip_brushes[b]]))
-    pb = np.concatenate(pb)
+    b, p = _planes_near_boxes(centre, half, up[:, :3], up[:, 3], reach)
+    pb = np.column_stack([p, tip_brushes[b]])
     if not len(pb):
         return []
     hits = []
@@ -193,6 +189,60 @@ def _slanted_pairs(verts, first, block, normals, dists, slanted, reach, on_plane
     hits = np.concatenate(hits)
     rows = _group(p_inv)
     return [(int(v), int(slanted[r])) for p, v in hits.tolist() for r in rows[p]]
+
+
+def _planes_near_boxes(centre, half, normals, dists, reach: float) -> tuple[np.ndarray, np.ndarray]:
+    """(box, plane) index pairs, box-major then plane, of the boxes (centre, half (B, 3)) a plane
+    (normals (P, 3), dists (P,)) passes within reach of: |centre . n - d| <= half . |n| + reach.
+    Planes that share their normal with SWEEP_MIN others or more are swept: the boxes sorted once
+    along that normal, each plane's candidates found by two binary searches, then tested as the
+    rest are (a world's slanted planes come in few directions: tiled 20,000 brushes, 2,782 planes
+    in 4 normals; testing each against every box grew with the square of the world, 1.5 s).  The
+    rest are tested against every box.  Each test is the same sum, term for term: the same pairs."""
+    groups, g_inv = np.unique(normals, axis=0, return_inverse=True)
+    g_inv = g_inv.reshape(-1)
+    size = np.bincount(g_inv, minlength=len(groups))
+    swept = size[g_inv] >= SWEEP_MIN
+    parts = [_near_every_box(centre, half, normals, dists, reach, np.flatnonzero(~swept))]
+    for g in np.flatnonzero(size >= SWEEP_MIN).tolist():
+        parts.append(_near_swept(centre, half, groups[g], dists, reach, np.flatnonzero(g_inv == g)))
+    b = np.concatenate([q[0] for q in parts])
+    p = np.concatenate([q[1] for q in parts])
+    order = np.lexsort((p, b))
+    return b[order], p[order]
+
+
+def _near_every_box(centre, half, normals, dists, reach, planes) -> tuple[np.ndarray, np.ndarray]:
+    """_planes_near_boxes for `planes`, each against every box (in chunks of TABLE_CHUNK)."""
+    out_b, out_p = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    chunk = max(1, TABLE_CHUNK // max(len(centre), 1))
+    for p0 in range(0, len(planes), chunk):
+        rows = planes[p0: p0 + chunk]
+        n, d = normals[rows], dists[rows]
+        off = np.abs(matmul(centre, n.T) - d)  # (B, P)
+        b, p = np.nonzero(off <= matmul(half, np.abs(n).T) + reach)
+        out_b.append(b)
+        out_p.append(rows[p])
+    return np.concatenate(out_b), np.concatenate(out_p)
+
+
+def _near_swept(centre, half, normal, dists, reach, planes) -> tuple[np.ndarray, np.ndarray]:
+    """_planes_near_boxes for `planes`, all of the one `normal`: the boxes along it, sorted."""
+    at = matmul(centre, normal[:, None])[:, 0]  # each box's centre . n, as the table's column
+    limit = matmul(half, np.abs(normal)[:, None])[:, 0] + reach
+    order = np.argsort(at, kind="stable")
+    at_sorted = at[order]
+    d = dists[planes]
+    widest = float(limit.max(initial=0.0))
+    slack = 1e-9 * (np.abs(d) + widest + 1.0)  # the window only narrows; the test below decides
+    lo = np.searchsorted(at_sorted, d - widest - slack, "left")
+    hi = np.searchsorted(at_sorted, d + widest + slack, "right")
+    count = hi - lo
+    p = np.repeat(planes, count)
+    start = np.cumsum(count) - count
+    b = order[np.repeat(lo - start, count) + np.arange(int(count.sum()))]
+    keep = np.abs(at[b] - dists[p]) <= limit[b]
+    return b[keep], p[keep]
 
 
 def _group(inverse: np.ndarray) -> dict[int, list[int]]:
