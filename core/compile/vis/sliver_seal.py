@@ -76,8 +76,9 @@ class SliverSite:
 def tip_sites(brushes, reach: float, on_plane: float = SLIVER_ON_PLANE, tips=None) -> list[SliverSite]:
     """Every tip site (module docstring) among `brushes`, nearest first (then by brush and plane);
     `tips`: (N,) bool, the brushes that may be B (default all).  Axial planes are matched against
-    the vertices sorted on their axis; slanted ones first against the brushes' bounding boxes,
-    then against the vertices of the brushes whose box they pass within reach of."""
+    the vertices sorted on their axis; slanted ones first against the brushes' bounding boxes
+    (swept along their normal where many share it: _planes_near_boxes), then against the vertices
+    of the brushes whose box they pass within reach of."""
     if not brushes:
         return []
     tips = np.ones(len(brushes), bool) if tips is None else np.asarray(tips, bool)
