@@ -4,9 +4,10 @@ glibc gives each thread that meets a locked arena an arena of its own, and keeps
 each for reuse instead of giving it back.  A bake's light runs its NumPy work on four threads (two
 tracing, two making the next blocks), each freeing tens of MB of arrays below glibc's mmap
 threshold: slope.map's light peaked at 617 MB resident for about 450 MB live.  With one arena the
-freed blocks serve every thread: 490 MB, and no slower (each thread's arrays are large and few, so
+freed blocks serve every thread: 463 MB, and no slower (each thread's arrays are large and few, so
 the arena's lock is rarely met).  Only the command line asks for it: inside Blender the allocator is
-Blender's process's, not ours to set.  A MALLOC_ARENA_MAX in the environment is the user's and wins.
+Blender's process's, not ours to set.  An arena limit in the environment (MALLOC_ARENA_MAX, or
+glibc.malloc.arena_max in GLIBC_TUNABLES) is the user's and wins.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ M_ARENA_MAX = -8
 def limit_arenas(count: int = 1) -> bool:
     """Ask glibc's malloc for at most `count` arenas; True if it took the setting.  Call it before
     the process starts its threads.  Nothing is done off Linux, off glibc, or when the environment
-    sets MALLOC_ARENA_MAX."""
+    sets an arena limit of its own."""
     if not sys.platform.startswith("linux") or "MALLOC_ARENA_MAX" in os.environ:
+        return False
+    if "glibc.malloc.arena_max" in os.environ.get("GLIBC_TUNABLES", ""):
         return False
     try:
         libc = ctypes.CDLL(None)

@@ -1,5 +1,6 @@
 """core/malloc_arenas.py: the command line's one malloc arena, asked of glibc only, never over the
-user's MALLOC_ARENA_MAX (each case in a fresh interpreter: the setting is the process's)."""
+user's own limit (MALLOC_ARENA_MAX, or glibc.malloc.arena_max in GLIBC_TUNABLES); each case in a
+fresh interpreter (the setting is the process's)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ def test_glibc_takes_one_arena_and_others_are_left_alone():
 
 def test_the_users_malloc_arena_max_wins():
     assert _ask({"MALLOC_ARENA_MAX": "4"}) == "False"
+    assert _ask({"GLIBC_TUNABLES": "glibc.malloc.check=0:glibc.malloc.arena_max=4"}) == "False"
+    assert _ask({"GLIBC_TUNABLES": "glibc.malloc.check=0"}) == ("True" if GLIBC else "False")
 
 
 def test_the_command_line_asks_before_it_runs_a_command(monkeypatch, tmp_path):

@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define BBKC_VERSION 13
+#define BBKC_VERSION 14
 
 /* The full portal flow's read-only inputs (core/compile/vis/pvs_merged.py, class _Flow): D directed
  * portals, C clusters, K k-DOP directions.  Arrays are C-contiguous; bit rows are little-endian
@@ -341,13 +341,13 @@ BBK_API void bbkc_touching(int64_t n, const double *verts, const int64_t *face_c
                            uint8_t *out);
 
 /* Tree.locate (point_locate.c; core/runtime/tree.py) for n points (n, 3) down a tree of num_nodes
- * nodes from root (a node's plane node_plane[i], its children node_children[2 i], [2 i + 1], a
- * negative child -1 - leaf): leaf (n,) of each, touched (n,) 1 where a point passed within `touch`
- * of a plane on its way.  BBKC_ERR_ARGUMENT when a walk outruns num_nodes (not a tree); else
- * BBKC_OK. */
-BBK_API int bbkc_locate(int64_t n, const double *points, int64_t root, int64_t num_nodes, const int64_t *node_plane,
-                        const int64_t *node_children, const double *normals, const double *dists, double touch,
-                        int64_t *leaf, uint8_t *touched);
+ * nodes from root (a node's plane node_plane[i] of num_planes, its children node_children[2 i],
+ * [2 i + 1], a negative child -1 - leaf): leaf (n,) of each, touched (n,) 1 where a point passed
+ * within `touch` of a plane on its way.  BBKC_ERR_ARGUMENT, the outputs part written, when a walk
+ * meets a node or a plane outside its table or outruns num_nodes (a cycle); else BBKC_OK. */
+BBK_API int bbkc_locate(int64_t n, const double *points, int64_t root, int64_t num_nodes, int64_t num_planes,
+                        const int64_t *node_plane, const int64_t *node_children, const double *normals,
+                        const double *dists, double touch, int64_t *leaf, uint8_t *touched);
 
 #ifdef __cplusplus
 }

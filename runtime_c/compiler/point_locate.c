@@ -8,9 +8,9 @@
 
 #include <math.h>
 
-int bbkc_locate(int64_t n, const double *points, int64_t root, int64_t num_nodes, const int64_t *node_plane,
-                const int64_t *node_children, const double *normals, const double *dists, double touch,
-                int64_t *leaf, uint8_t *touched)
+int bbkc_locate(int64_t n, const double *points, int64_t root, int64_t num_nodes, int64_t num_planes,
+                const int64_t *node_plane, const int64_t *node_children, const double *normals, const double *dists,
+                double touch, int64_t *leaf, uint8_t *touched)
 {
     int64_t i;
     for (i = 0; i < n; i++) {
@@ -18,14 +18,16 @@ int bbkc_locate(int64_t n, const double *points, int64_t root, int64_t num_nodes
         int64_t code = root, steps = 0;
         uint8_t t = 0;
         while (code >= 0) {
+            if (code >= num_nodes || ++steps > num_nodes)
+                return BBKC_ERR_ARGUMENT; /* a child past the last node, or a cycle: not a tree */
             const int64_t plane = node_plane[code];
+            if (plane < 0 || plane >= num_planes)
+                return BBKC_ERR_ARGUMENT;
             const double *nn = normals + 3 * plane;
             const double d = nn[0] * p[0] + nn[1] * p[1] + nn[2] * p[2] - dists[plane];
             if (fabs(d) <= touch)
                 t = 1;
             code = node_children[2 * code + (d < 0.0 ? 1 : 0)];
-            if (++steps > num_nodes)
-                return BBKC_ERR_ARGUMENT; /* a cycle: not a tree */
         }
         leaf[i] = -1 - code;
         touched[i] = t;

@@ -28,8 +28,8 @@ int main(int argc, char **argv) {
     uint8_t *touched = malloc(n + (n == 0));
     if (!leaf || !touched)
         return 2;
-    const int64_t code = bbkc_locate(h[0], points, h[1], h[2], node_plane, children, normals, dists, touch, leaf,
-                                     touched);
+    const int64_t code = bbkc_locate(h[0], points, h[1], h[2], h[3], node_plane, children, normals, dists, touch,
+                                     leaf, touched);
     FILE *o = fopen(argv[2], "wb");
     if (!o || fwrite(&code, sizeof code, 1, o) != 1 || fwrite(leaf, sizeof(int64_t), n, o) != n ||
         fwrite(touched, 1, n, o) != n)

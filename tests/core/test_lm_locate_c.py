@@ -1,8 +1,8 @@
 """Light's points down the point tree in C (core/compile/light/lm_locate_c.py,
 runtime_c/compiler/point_locate.c) against Tree.locate, to the bit: the leaf and the touched flag of
 random points, of points on the tree's planes and a hair off them, and of NaN, in the point trees
-of sample scenes and maps and of hypothesis-made random trees; a tree of one leaf; a cycle refused;
-the kernel under ASan/UBSan (tests/c/locate_driver.c); and light's bake the same bytes through
+of sample scenes and maps and of hypothesis-made random trees; a tree of one leaf; a cycle, a child
+past the last node and a plane outside the table refused; the kernel under ASan/UBSan (tests/c/locate_driver.c); and light's bake the same bytes through
 either (tests/core/test_lm_rays.py bakes every page both ways)."""
 
 from __future__ import annotations
@@ -91,11 +91,17 @@ def test_random_trees(seed, nodes, planes):
     _same(tree, _points(tree, rng, 500, np.full(3, -8.0), np.full(3, 8.0)))
 
 
-def test_a_cycle_is_refused():
-    tree = Tree(np.eye(3), np.zeros(3), np.array([0, 1], np.int64), np.array([[1, -1], [0, -2]], np.int64),
-                np.zeros(3, bool))
+@pytest.mark.parametrize("plane, children", [
+    ([0, 1], [[1, -1], [0, -2]]),  # 0 -> 1 -> 0 -> ...: a cycle
+    ([0, 1], [[1, -1], [5, -2]]),  # a child past the last node
+    ([0, 7], [[1, -1], [-2, -3]]),  # a plane outside the table
+])
+def test_what_is_not_a_tree_is_refused(plane, children):
+    """A walk that meets a node or a plane outside its table, or goes round, is refused (Tree.locate
+    would raise IndexError or never end), nothing read past the arrays (the sanitized test below)."""
+    tree = Tree(np.eye(3), np.zeros(3), np.array(plane, np.int64), np.array(children, np.int64), np.zeros(3, bool))
     with pytest.raises(ValueError, match="do not form a tree"):
-        lm_locate_c.locate(tree, np.array([[1.0, 1.0, 1.0]]), "c")  # 0 -> 1 -> 0 -> ...
+        lm_locate_c.locate(tree, np.array([[1.0, 1.0, 1.0], [-1.0, -1.0, -1.0]]), "c")
 
 
 def test_numpy_backend_is_tree_locate(monkeypatch):
@@ -111,22 +117,27 @@ def sanitized_locate(tmp_path_factory):
     return build_sanitized(tmp_path_factory, "locate_driver", ["point_locate"])
 
 
-@pytest.mark.parametrize("cycle", [False, True])
-def test_sanitized_kernel_locates_as_tree_locate(sanitized_locate, tmp_path, cycle):
+@pytest.mark.parametrize("bad", ["", "cycle", "child", "plane"])
+def test_sanitized_kernel_locates_as_tree_locate(sanitized_locate, tmp_path, bad):
     rng = np.random.default_rng(11)
     tree = _random_tree(rng, 30, 8)
     children = np.asarray(tree.node_children).copy()
-    if cycle:
+    node_plane = np.asarray(tree.node_plane, np.int64).copy()
+    if bad == "cycle":
         children[0] = [0, 0]  # the root its own child: every walk loops
+    elif bad == "child":
+        children[0] = [30, 31]  # past the last node
+    elif bad == "plane":
+        node_plane[0] = 8  # past the last plane
     pts = _points(tree, rng, 400, np.full(3, -8.0), np.full(3, 8.0))
     head = np.array([len(pts), tree.root, 30, 8], dtype=np.int64).tobytes() + np.float64(TOUCH_EPSILON).tobytes()
-    (tmp_path / "in.bin").write_bytes(head + pts.tobytes() + np.asarray(tree.node_plane, np.int64).tobytes()
+    (tmp_path / "in.bin").write_bytes(head + pts.tobytes() + node_plane.tobytes()
                                       + children.astype(np.int64).tobytes() + np.asarray(tree.plane_normals).tobytes()
                                       + np.asarray(tree.plane_dists).tobytes())
     run_sanitized(sanitized_locate, tmp_path)
     data = (tmp_path / "out.bin").read_bytes()
     code = int(np.frombuffer(data[:8], np.int64)[0])
-    if cycle:
+    if bad:
         assert code == -2
         return
     leaf = np.frombuffer(data[8 : 8 + 8 * len(pts)], np.int64)

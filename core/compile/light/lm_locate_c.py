@@ -22,7 +22,7 @@ _I = ctypes.c_int64
 
 def _declare(lib) -> None:
     lib.bbkc_locate.restype = ctypes.c_int
-    lib.bbkc_locate.argtypes = [_I, _P, _I, _I, _P, _P, _P, _P, ctypes.c_double, _P, _P]
+    lib.bbkc_locate.argtypes = [_I, _P, _I, _I, _I, _P, _P, _P, _P, ctypes.c_double, _P, _P]
 
 
 BINDING = KernelBinding(_declare)
@@ -38,8 +38,11 @@ def locate(tree, points, backend: str) -> tuple[np.ndarray, np.ndarray]:
     node_plane, children = c(tree.node_plane), c(np.asarray(tree.node_children).reshape(-1, 2))
     normals, dists = c(tree.plane_normals, np.float64), c(tree.plane_dists, np.float64)
     leaf, touched = np.empty(len(pts), np.int64), np.zeros(len(pts), np.uint8)
-    if BINDING.library().bbkc_locate(len(pts), pts.ctypes.data, int(tree.root), len(node_plane), node_plane.ctypes.data,
-                                     children.ctypes.data, normals.ctypes.data, dists.ctypes.data, float(TOUCH_EPSILON),
-                                     leaf.ctypes.data, touched.ctypes.data) != 0:
+    if len(children) != len(node_plane) or len(dists) != len(normals):
+        raise ValueError("locate: the point tree's arrays do not match")
+    if BINDING.library().bbkc_locate(len(pts), pts.ctypes.data, int(tree.root), len(node_plane), len(dists),
+                                     node_plane.ctypes.data, children.ctypes.data, normals.ctypes.data,
+                                     dists.ctypes.data, float(TOUCH_EPSILON), leaf.ctypes.data,
+                                     touched.ctypes.data) != 0:
         raise ValueError("locate: the point tree's nodes do not form a tree")
     return leaf, touched.view(bool)

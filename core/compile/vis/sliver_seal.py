@@ -57,6 +57,9 @@ from .portals import build_portals
 TABLE_CHUNK = 1 << 22
 #: planes of one normal from which the seal check sweeps them along it (_planes_near_boxes)
 SWEEP_MIN = 16
+#: a box reaching more than this many times the median box along a swept normal is tested against
+#: each plane of it instead of widening every plane's window (_near_swept)
+SWEEP_WIDE = 64.0
 #: points of A's face tried as f for the big-node condition: its corners, SITE_EDGE_STEPS - 1
 #: points along each edge and a grid of SITE_FAN_STEPS^2 / 2 points in each triangle of its fan
 SITE_EDGE_STEPS = 8
@@ -206,7 +209,7 @@ def _planes_near_boxes(centre, half, normals, dists, reach: float) -> tuple[np.n
     swept = size[g_inv] >= SWEEP_MIN
     parts = [_near_every_box(centre, half, normals, dists, reach, np.flatnonzero(~swept))]
     for g in np.flatnonzero(size >= SWEEP_MIN).tolist():
-        parts.append(_near_swept(centre, half, groups[g], dists, reach, np.flatnonzero(g_inv == g)))
+        parts.append(_near_swept(centre, half, groups[g], normals, dists, reach, np.flatnonzero(g_inv == g)))
     b = np.concatenate([q[0] for q in parts])
     p = np.concatenate([q[1] for q in parts])
     order = np.lexsort((p, b))
@@ -227,23 +230,39 @@ def _near_every_box(centre, half, normals, dists, reach, planes) -> tuple[np.nda
     return np.concatenate(out_b), np.concatenate(out_p)
 
 
-def _near_swept(centre, half, normal, dists, reach, planes) -> tuple[np.ndarray, np.ndarray]:
-    """_planes_near_boxes for `planes`, all of the one `normal`: the boxes along it, sorted."""
+def _near_swept(centre, half, normal, normals, dists, reach, planes) -> tuple[np.ndarray, np.ndarray]:
+    """_planes_near_boxes for `planes`, all of the one `normal`: the boxes along it, sorted.  A box
+    whose reach along the normal is over SWEEP_WIDE times the median box's (a sky or a slab: it
+    would widen every plane's window) is tested against every plane of the group instead, and the
+    planes go in runs whose windows hold at most TABLE_CHUNK candidates."""
     at = matmul(centre, normal[:, None])[:, 0]  # each box's centre . n, as the table's column
     limit = matmul(half, np.abs(normal)[:, None])[:, 0] + reach
-    order = np.argsort(at, kind="stable")
+    narrow = limit <= SWEEP_WIDE * float(np.median(limit)) if len(limit) else np.zeros(0, bool)
+    wide = np.flatnonzero(~narrow)  # NaN limits too: the plain test answers for them
+    b, p = _near_every_box(centre[wide], half[wide], normals, dists, reach, planes)
+    out_b, out_p = [wide[b]], [p]
+    order = np.flatnonzero(narrow)
+    order = order[np.argsort(at[order], kind="stable")]
     at_sorted = at[order]
     d = dists[planes]
-    widest = float(limit.max(initial=0.0))
+    widest = float(limit[order].max(initial=0.0))
     slack = 1e-9 * (np.abs(d) + widest + 1.0)  # the window only narrows; the test below decides
     lo = np.searchsorted(at_sorted, d - widest - slack, "left")
     hi = np.searchsorted(at_sorted, d + widest + slack, "right")
-    count = hi - lo
-    p = np.repeat(planes, count)
-    start = np.cumsum(count) - count
-    b = order[np.repeat(lo - start, count) + np.arange(int(count.sum()))]
-    keep = np.abs(at[b] - dists[p]) <= limit[b]
-    return b[keep], p[keep]
+    count = np.maximum(hi - lo, 0)
+    ends = np.cumsum(count)
+    k0 = 0
+    while k0 < len(planes):  # runs of planes, each at least one, at most TABLE_CHUNK candidates
+        k1 = max(k0 + 1, int(np.searchsorted(ends, (ends[k0 - 1] if k0 else 0) + TABLE_CHUNK, "right")))
+        c = count[k0:k1]
+        p = np.repeat(planes[k0:k1], c)
+        start = np.cumsum(c) - c
+        b = order[np.repeat(lo[k0:k1] - start, c) + np.arange(int(c.sum()))]
+        keep = np.abs(at[b] - dists[p]) <= limit[b]
+        out_b.append(b[keep])
+        out_p.append(p[keep])
+        k0 = k1
+    return np.concatenate(out_b), np.concatenate(out_p)
 
 
 def _group(inverse: np.ndarray) -> dict[int, list[int]]:
