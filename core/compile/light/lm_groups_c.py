@@ -52,10 +52,10 @@ class GroupKernel:
                       c(groups.child_first, np.int64), c(groups.children, np.int64), c(world.point), c(world.normal),
                       c(world.centroid), c(terms.near), c(terms.low), c(terms.area_pi), c(terms.strength)]
         self.tree = GroupTree(groups.n_patches, *[k.ctypes.data for k in self._keep], float(far), float(cutoff))
-        self.n_patches = int(groups.n_patches)
         #: each group's child count, and 0 for each patch: a frontier's next level is at most the sum
         #: of its nodes' (room for n times the widest group was 140 MB of slope's bounce)
-        self.kids = np.concatenate([np.zeros(self.n_patches, np.int64), np.diff(groups.child_first).astype(np.int64)])
+        self.kids = np.concatenate([np.zeros(int(groups.n_patches), np.int64),
+                                    np.diff(groups.child_first).astype(np.int64)])
 
     def step(self, node: np.ndarray, recv: np.ndarray):
         node = np.ascontiguousarray(node, dtype=np.int64)

@@ -103,31 +103,29 @@ class ShadowRays:
         if self.backend == "numpy":
             kind, t, _ = find_first_transitions(self._tree, seg[:, 0], seg[:, 1])
             return kind, t
-        n = len(seg)
+        parts = self._on_threads(len(seg), lambda lo, hi: self._walk(seg[lo:hi]))
+        out = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return out["kind"].astype(np.int8), out["t"]
+
+    def _on_threads(self, n: int, part) -> list:
+        """[part(lo, hi)] over [0, n) cut into one contiguous part per thread (one part below
+        MIN_THREAD_RAYS: the split would cost more), run on the trace pool, in order."""
         parts = 1 if n < MIN_THREAD_RAYS else min(self.threads, n // (MIN_THREAD_RAYS // 2))
         if parts <= 1:
-            out = self._walk(seg)
-        else:
-            cuts = [n * k // parts for k in range(parts + 1)]
-            jobs = [_pool("trace", parts).submit(self._walk, seg[cuts[k] : cuts[k + 1]]) for k in range(parts)]
-            out = np.concatenate([job.result() for job in jobs])
-        return out["kind"].astype(np.int8), out["t"]
+            return [part(0, n)]
+        cuts = [n * k // parts for k in range(parts + 1)]
+        jobs = [_pool("trace", parts).submit(part, cuts[k], cuts[k + 1]) for k in range(parts)]
+        return [job.result() for job in jobs]
 
     def between(self, points: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """The kinds of the segments points[a] -> points[b], as segments() gives them, each thread
         making its part's segments RAY_BATCH at a time: a bounce's block of millions of rays never
         holds them all at once (48 bytes a ray; slope: 122 MB of its peak)."""
-        n = len(a)
-        kind = np.empty(n, np.int8)
-        if self.backend == "numpy" or n < MIN_THREAD_RAYS:
-            self._between(points, a, b, kind, 0, n)
-            return kind
-        parts = min(self.threads, n // (MIN_THREAD_RAYS // 2))
-        cuts = [n * k // parts for k in range(parts + 1)]
-        jobs = [_pool("trace", parts).submit(self._between, points, a, b, kind, cuts[k], cuts[k + 1])
-                for k in range(parts)]
-        for job in jobs:
-            job.result()
+        kind = np.empty(len(a), np.int8)
+        if self.backend == "numpy":
+            self._between(points, a, b, kind, 0, len(a))
+        else:
+            self._on_threads(len(a), lambda lo, hi: self._between(points, a, b, kind, lo, hi))
         return kind
 
     def _between(self, points, a, b, kind, lo: int, hi: int) -> None:
