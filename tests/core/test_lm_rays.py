@@ -4,6 +4,7 @@
   segments and on segments from surfaces to lights, with one thread and split between several;
 - the baked pages, byte for byte, with either backend, on the sample scenes that have lights and
   a map, with direct light, soft shadows, a sun, an area light and bounces;
+- a light's batches handed to the batch threads: the pages of one thread;
 - the light views (core/compile/light/lm_views.py) skip only rays that would be blocked: the same
   pages with and without on two samples and three maps, and fewer direct rays;
 - 'auto' is C where it builds and NumPy where it cannot (no compiler), and asking for 'c' there
@@ -193,3 +194,65 @@ def test_light_views_skip_only_blocked_rays(name, monkeypatch):
     assert with_views.stats["light"]["direct_rays"] <= without.stats["light"]["direct_rays"]
     if "e1m7" in name:  # its lights are Quake's linear ones: beyond their reach no ray is cast either way
         assert with_views.stats["light"]["direct_rays"] < 0.97 * without.stats["light"]["direct_rays"]
+
+
+def _sun_scene():
+    from brushbake.core.model.scene import Light
+
+    scene = load_scene(REPO / "maps/ericw-tools/qbspfeatures.map")
+    scene.hulls = []
+    scene.lights.append(Light("sun", (0.0, 0.0, 10.0), kind="sun", direction=(0.3, 0.2, -1.0), power=2.0,
+                              radius=5.0))
+    # an area light's samples bring each point different values: their order shows in the sums
+    scene.lights.append(Light("panel", scene.lights[0].position, kind="area", power=200.0, size=1.0,
+                              direction=(0.0, 0.0, -1.0)))
+    s = scene.settings
+    s.light, s.bevels, s.allow_leak, s.bounces, s.light_samples, s.vis = True, False, True, 0, 4, "fast"
+    return scene
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_direct_batches_on_the_batch_threads_give_the_pages_of_one_thread(lib, backend, monkeypatch):
+    """A light's batches traced on the batch threads (ShadowRays.later) while its thread makes the
+    next, some finishing before older ones: the pages of one thread, byte for byte (no batch lost,
+    doubled or given another's rays; the order they are summed in is settle()'s, tested below)."""
+    import time
+
+    from brushbake.core.compile.light import lm_direct, lm_rays
+
+    monkeypatch.setattr(lm_direct, "RAY_BATCH", 700)  # the sun's rays in many batches
+    monkeypatch.setattr(lm_direct, "LATER_RAYS", 300)
+    handed, real_later, real_traced = [], ShadowRays.later, lm_direct.RayBatcher._traced
+
+    def later(self, fn, *args):
+        handed.append(len(handed))
+        return real_later(self, fn, *args)
+
+    def traced(self, parts):  # the older batches finish last
+        time.sleep(0.002 * (len(handed) % 3 == 1))
+        return real_traced(self, parts)
+
+    monkeypatch.setattr(ShadowRays, "later", later)
+    monkeypatch.setattr(lm_direct.RayBatcher, "_traced", traced)
+    pages = []
+    for threads in (1, 3):
+        monkeypatch.setattr(lm_rays, "default_threads", lambda t=threads: t)
+        handed.clear()
+        level = bake_scene(_sun_scene(), light_backend=backend)
+        assert level.stats["light"]["threads"] == threads
+        pages.append(level.lm_pages.tobytes())
+        assert len(handed) >= 4  # the sun disk's batches went through later()
+    assert pages[0] == pages[1]
+
+
+def test_settle_keeps_order_and_bounds_what_runs():
+    """settle(items, most): the oldest Futures answered first until at most `most` run; answers and
+    plain values keep their places."""
+    from concurrent.futures import Future
+
+    futures = [Future() for _ in range(4)]
+    for k, f in enumerate(futures):
+        f.set_result(k * 10)
+    items = ["a", futures[0], futures[1], "b", futures[2], futures[3]]
+    assert ShadowRays.settle(items, 2) == ["a", 0, 10, "b", futures[2], futures[3]]
+    assert ShadowRays.settle(items, 0) == ["a", 0, 10, "b", 20, 30]

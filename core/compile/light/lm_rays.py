@@ -25,7 +25,7 @@ import os
 import queue
 import threading
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -41,7 +41,8 @@ MIN_THREAD_RAYS = 4096
 #: most threads a C batch is split between
 MAX_THREADS = 8
 
-#: thread pools by use ('trace': the C calls; 'work': ordered()), so neither waits behind the other
+#: thread pools by use ('trace': the C calls; 'work': ordered(); 'batch': later()), so none waits
+#: behind another (a work thread waits on batches, a batch on its traces: never the other way)
 _POOLS: dict = {}
 _POOLS_LOCK = threading.Lock()
 
@@ -152,6 +153,21 @@ class ShadowRays:
             return handle.transitions(seg)
         finally:
             self._free.put(handle)
+
+    def later(self, fn, *args):
+        """fn(*args) on the batch threads: a Future, for settle() (one thread: the answer, now)."""
+        if self.threads <= 1:
+            return fn(*args)
+        return _pool("batch", self.threads).submit(fn, *args)
+
+    @staticmethod
+    def settle(items: list, most: int) -> list:
+        """items with the oldest of later()'s Futures replaced by their answers until at most `most`
+        are left running (0: every one), in place: the caller's bound on what runs ahead."""
+        running = [k for k, item in enumerate(items) if isinstance(item, Future)]
+        for k in running[: max(0, len(running) - most)]:
+            items[k] = items[k].result()
+        return items
 
     def ordered(self, fn, items):
         """fn(item) for each item, computed on the threads up to `threads` ahead, yielded in order.
