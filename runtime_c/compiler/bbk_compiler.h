@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define BBKC_VERSION 14
+#define BBKC_VERSION 15
 
 /* The full portal flow's read-only inputs (core/compile/vis/pvs_merged.py, class _Flow): D directed
  * portals, C clusters, K k-DOP directions.  Arrays are C-contiguous; bit rows are little-endian
@@ -329,6 +329,14 @@ BBK_API int bbkc_form_factors(int64_t m, int64_t width, const double *x, const d
  * an index lies outside; else BBKC_OK. */
 BBK_API int bbkc_add_rows(int64_t n, int64_t width, int64_t rows, const int64_t *index, const double *values,
                           double *out);
+
+/* For each ray i whose kind[i] is `clear`, in order: f[i] times row src[i] of sent (`sent_rows` rows
+ * of `width`) added to row index[i] of out (`rows` rows) -- np.add.at(out, index[c], f[c, None] *
+ * sent[src[c]]) for c the clear rays (light_sum.c).  BBKC_ERR_ARGUMENT, and out untouched, when a
+ * clear ray's index or src lies outside; else BBKC_OK. */
+BBK_API int bbkc_add_clear(int64_t n, int64_t width, int64_t rows, int64_t sent_rows, const int64_t *index,
+                           const int64_t *src, const double *f, const int8_t *kind, int8_t clear, const double *sent,
+                           double *out);
 
 /* For n brushes (csg_touch.c; core/compile/trees/csg.py _touching_brushes): their faces one after
  * another (face_first (n + 1,) into face_count, each face's vertices the next rows of verts), their

@@ -1,7 +1,8 @@
 """Light's sums in C (core/compile/light/lm_sum_c.py, runtime_c/compiler/light_sum.c) against
 np.add.at, to the bit: random rows, many to the same point (the order of the adds is what fixes
-the rounding), on (P, 3) and (P,) totals that already hold values; indices outside refused with
-nothing changed; and the kernel under ASan/UBSan (tests/c/sum_driver.c)."""
+the rounding), on (P, 3) and (P,) totals that already hold values; a bounce block's clear rays
+(add_clear) against NumPy's products and np.add.at; indices outside refused with nothing
+changed; and the kernels under ASan/UBSan (tests/c/sum_driver.c)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,41 @@ def test_add_rows_equals_add_at(seed, points, n, width):
     assert np.array_equal(got.view(np.int64), want.view(np.int64))
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), points=st.integers(1, 40), shooters=st.integers(1, 40),
+       n=st.integers(0, 3000), width=st.sampled_from([1, 3]))
+def test_add_clear_equals_the_products_added_at(seed, points, shooters, n, width):
+    """Only the clear rays add, each its f times its shooter's row, in order: the rounding of the
+    products and of the sums is NumPy's."""
+    rng = np.random.default_rng(seed)
+    start = rng.normal(size=(points, width)) * rng.choice([1e-8, 1.0, 1e8], size=(points, width))
+    sent = rng.normal(size=(shooters, width)) * rng.choice([1e-12, 1.0, 1e12], size=(shooters, width))
+    index, src = rng.integers(0, points, size=n), rng.integers(0, shooters, size=n)
+    f = rng.random(n) * rng.choice([1e-9, 1.0, 1e9], size=n)
+    kind = rng.integers(0, 4, size=n).astype(np.int8)
+    want, got = start.copy(), start.copy()
+    lm_sum_c.add_clear_numpy(want, index, kind, f, src, sent, 1)
+    lm_sum_c.add_clear(got, index, kind, f, src, sent, 1)
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))
+    if n and (kind == 1).any():
+        assert not np.array_equal(want, start)  # some ray was clear and added
+
+
+def test_add_clear_refuses_a_clear_rays_index_outside_and_reads_no_other():
+    out, sent = np.zeros((4, 3)), np.ones((2, 3))
+    kind = np.array([1, 0, 1], dtype=np.int8)
+    for index, src in (([0, 0, 4], [0, 0, 1]), ([0, 0, -1], [0, 0, 1]), ([0, 0, 1], [0, 0, 2]),
+                       ([0, 0, 1], [-1, 0, 1])):
+        with pytest.raises(IndexError):
+            lm_sum_c.add_clear(out, np.array(index), kind, np.ones(3), np.array(src), sent, 1)
+    assert not out.any()  # refused before any row changed
+    # a blocked ray's indices are never read, as the reference never reads them
+    lm_sum_c.add_clear(out, np.array([0, 99, 1]), kind, np.array([2.0, 5.0, 3.0]), np.array([0, 99, 1]), sent, 1)
+    assert np.array_equal(out, [[2.0] * 3, [3.0] * 3, [0.0] * 3, [0.0] * 3])
+    assert lm_sum_c.clear_adder("numpy") == lm_sum_c.add_clear_numpy
+    assert lm_sum_c.clear_adder("c") == lm_sum_c.add_clear
+
+
 def test_outside_indices_and_wrong_arrays_are_refused():
     out = np.zeros((4, 3))
     with pytest.raises(IndexError):
@@ -61,7 +97,7 @@ def test_sanitized_kernel_sums_as_add_at(sanitized_sum, tmp_path, bad):
     if bad:
         index[250] = 30
     values = rng.normal(size=(500, 3))
-    head = np.array([500, 3, 30], dtype=np.int64)
+    head = np.array([0, 500, 3, 30], dtype=np.int64)
     (tmp_path / "in.bin").write_bytes(head.tobytes() + index.astype(np.int64).tobytes() + values.tobytes()
                                       + out.tobytes())
     run_sanitized(sanitized_sum, tmp_path)
@@ -71,4 +107,26 @@ def test_sanitized_kernel_sums_as_add_at(sanitized_sum, tmp_path, bad):
     want = out.copy()
     if not bad:
         np.add.at(want, index, values)
+    assert code == (-2 if bad else 0) and np.array_equal(got.view(np.int64), want.view(np.int64))
+
+
+@pytest.mark.parametrize("bad", [False, True])
+def test_sanitized_kernel_adds_clear_rays_as_the_reference(sanitized_sum, tmp_path, bad):
+    rng = np.random.default_rng(2)
+    out, sent = rng.normal(size=(30, 3)), rng.normal(size=(12, 3))
+    index, src = rng.integers(0, 30, size=500), rng.integers(0, 12, size=500)
+    f, kind = rng.random(500), rng.integers(0, 3, size=500).astype(np.int8)
+    kind[100] = 1
+    if bad:
+        src[100] = 12
+    head = np.array([1, 500, 3, 30, 12, 1], dtype=np.int64)
+    (tmp_path / "in.bin").write_bytes(head.tobytes() + index.astype(np.int64).tobytes() + src.astype(np.int64).tobytes()
+                                      + f.tobytes() + kind.tobytes() + sent.tobytes() + out.tobytes())
+    run_sanitized(sanitized_sum, tmp_path)
+    data = (tmp_path / "out.bin").read_bytes()
+    code = int(np.frombuffer(data[:8], dtype=np.int64)[0])
+    got = np.frombuffer(data[8:], dtype=np.float64).reshape(30, 3)
+    want = out.copy()
+    if not bad:
+        lm_sum_c.add_clear_numpy(want, index, kind, f, src, sent, 1)
     assert code == (-2 if bad else 0) and np.array_equal(got.view(np.int64), want.view(np.int64))

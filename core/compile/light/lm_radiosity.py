@@ -22,7 +22,8 @@ Shooters go cluster by cluster: each cluster's shooters meet the patches of the 
 in blocks, where the tests (in front, and the point form factor cos_i cos_j A / (pi d^2) times
 the shooter's brightest unshot channel at least BOUNCE_CUTOFF) are (shooters x receivers)
 products; pairs within FORM_FACTOR_NEAR get the exact form factor; each pair left casts a ray.
-Sums are np.add.at (or lm_sum_c's loop) in pair order.
+Sums are np.add.at (or lm_sum_c's loops) in pair order; a bounce block adds its clear rays' products
+as it makes them (lm_sum_c.add_clear).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from ...tolerances import BOUNCE_CUTOFF, BOUNCE_GROUP_FAR, FORM_FACTOR_NEAR
 from .lm_groups import GroupStep, build_groups, links, patch_radius
 from .lm_patches import clip_batch
 from .lm_rays import ShadowRays
-from .lm_sum_c import adder
+from .lm_sum_c import clear_adder
 
 #: shooter x receiver pairs examined at once (memory bound: about 8 arrays of this many floats, on
 #: each thread)
@@ -137,7 +138,7 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
     received = np.zeros((len(world.area), 3))
     tree = rays if rays is not None else ShadowRays(level, "numpy")
     form = _form_kernel(tree)
-    add = adder(tree.backend)  # np.add.at, or its C loop: the same sums
+    add_clear = clear_adder(tree.backend)  # NumPy's products and np.add.at, or the C loop: the same sums
     strength = unshot.max(axis=1)
     points, sent = world.point, unshot
 
@@ -168,21 +169,17 @@ def shoot(world: PatchWorld, level, shooters: np.ndarray, unshot: np.ndarray, se
         blocks = _blocks(world, shooters, see)
 
     def block_light(block):
-        """A block's rays traced on the worker's thread: (its receivers of clear rays, the light
-        each brings, how many rays)."""
+        """A block's rays traced on the worker's thread: (receivers, shooters, form factors, the
+        kind of each ray)."""
         ri, si, f = block_rays(block)
-        if not len(ri):
-            return ri, np.zeros((0, 3)), 0
-        kind = tree.between(points, ri, si)  # receiver -> shooter
-        clear = np.flatnonzero(kind == RAY_E)
-        return ri[clear], f[clear, None] * sent[si[clear]], len(ri)
+        return ri, si, f, tree.between(points, ri, si)  # receiver -> shooter
 
-    for ri, light, n in tree.ordered(block_light, blocks):  # summed in block order, as one trace would
+    for ri, si, f, kind in tree.ordered(block_light, blocks):  # summed in block order, as one trace would
         if cancel is not None and cancel():
             return received, True
-        counters["pairs"] = counters.get("pairs", 0) + n
-        counters["rays"] = counters.get("rays", 0) + n
-        add(received, ri, light)
+        counters["pairs"] = counters.get("pairs", 0) + len(ri)
+        counters["rays"] = counters.get("rays", 0) + len(ri)
+        add_clear(received, ri, kind, f, si, sent, RAY_E)  # each clear ray's f * sent, in order
     return received, False
 
 
