@@ -42,7 +42,7 @@ typedef struct bbkc_flow {
     const int64_t *dst;       /* (D,) cluster entered */
     const double *dirs;       /* (D, K, 3) k-DOP directions in each portal's plane */
     const double *full;       /* (D, K) each whole portal's extents */
-    const double *centre;     /* (D, 3) each portal's centre */
+    const double *centre;     /* (D, 3) each portal's centre (the reach kernels' spheres) */
     const int64_t *first;     /* (C + 1,) CSR: portals leaving cluster c are leaving[first[c]:first[c+1]] */
     const int64_t *leaving;   /* (D,) */
     const uint8_t *flood_bits; /* (D, flood_stride) portal rows of the fast flood */

@@ -13,8 +13,9 @@
 
 int bbkc_version(void) { return BBKC_VERSION; }
 
-/* A waiting state: its rank (distance from the source's plane on the key grid), then the order it
- * was queued in (the reference's stable sort of [still waiting, newly grown in portal order]). */
+/* A waiting state: its rank (the distance of its portal's nearest vertex from the source's plane,
+ * on the key grid), then the order it was queued in (the reference's stable sort of [still
+ * waiting, newly grown in portal order]). */
 typedef struct wait_item {
     int64_t key, seq, q;
 } wait_item;
@@ -354,11 +355,14 @@ static int item_less(const wait_item *a, const wait_item *b)
 static int push(work *k, int64_t q)
 {
     const bbkc_flow *f = k->f;
-    const double *c = f->centre + 3 * q, *sn = f->normal + 3 * k->s;
-    double dist = c[0] * sn[0] + c[1] * sn[1] + c[2] * sn[2] - f->dist[k->s];
-    double top = 1048576.0 - 1.0; /* 2 ** 20 - 1 */
+    const double *w = f->windings + q * f->width * 3, *sn = f->normal + 3 * k->s;
+    double dist = INFINITY, top = 1048576.0 - 1.0; /* 2 ** 20 - 1 */
     wait_item it;
     int64_t i;
+    for (i = 0; i < f->count[q]; i++) { /* the portal's vertex nearest the source's plane */
+        double d = w[3 * i] * sn[0] + w[3 * i + 1] * sn[1] + w[3 * i + 2] * sn[2] - f->dist[k->s];
+        dist = d < dist ? d : dist;
+    }
     dist = dist < 0.0 ? 0.0 : dist > top ? top : dist;
     it.key = (int64_t)floor(dist / f->wait_key_step);
     it.seq = k->seq++;

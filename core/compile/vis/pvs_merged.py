@@ -37,15 +37,23 @@ targets on, which grow their states the more (with the AND below, cap 4 against 
 against 350.2 leaves, lq_e0m3 118.9 against 118.2, e3m4 781.0 against 780.2).
 
 Which waiting states go first: each step expands, of each source's waiting states, the ORDER_K
-whose portals' centres lie nearest the source's plane.  A line of sight crosses its portals ever
-farther from the source's plane, so a state tends to be expanded after the chains that reach it
-have all merged into it, instead of once per growth as a breadth-first frontier does (lq_e0m3:
-933k distinct states took 1.56M expansions breadth first, 1.21M so; ORDER_K 4 or 16: 1.18M or
-1.27M, the smaller batches of 4 cost more than they save).  The order is each source's own, so a
-source's states never depend on which sources share its batches or its wave.  The order changes
-which children the 'more' test prunes, not what is sound: leaves 118.18 against 118.17 on lq_e0m3,
-350.38 against 350.20 on lqdm13, 781.0 against 780.2 on e3m4; CPU (jobs 1) 25.7 s against 33.2,
-64 s against 79, 9.3 s against 13.3.  A state's k-DOP, might set and growths live in a slot made
+whose portals come nearest the source's plane (the least distance of a vertex).  A line of sight
+crosses its portals ever farther from the source's plane, so a state tends to be expanded after the
+chains that reach it have all merged into it, instead of once per growth as a breadth-first
+frontier does (lq_e0m3: 933k distinct states took 1.56M expansions breadth first, 1.21M by the
+portals' centres, eight a step).  One a step, by the nearest vertex (2026-12-02, the C kernel, two
+jobs; before: eight a step by the centre): states expanded slab_2000 2.05M -> 1.63M (1.50M
+distinct), tiled_1500 764k -> 616k, slope 353k -> 294k (229k distinct), lq_e0m3 1.28M -> 1.15M,
+lqdm13 2.53M -> 2.28M, e3m4 471k -> 422k, e1m7 312k -> 278k; the flow's seconds 1.59-1.75 ->
+1.43-1.48, 0.56-0.59 -> 0.47-0.50, 0.22 -> 0.19-0.20, 0.93 -> 0.84, 1.93 -> 1.67-1.73, 0.34 -> 0.32,
+0.20 -> 0.19.  One a step alone (by the centre) gave slab 1.66M, tiled 630k, slope 333k; the
+nearest vertex of the state's pass polygon instead of its portal's, more states and slower.  The
+NumPy reference takes one state per source a step, so its steps are more (e1m7 2.2 -> 3.9 s): the
+C has no cost per step.  The order is each source's own, so a source's states never depend on
+which sources share its batches or its wave.  The order changes which children the 'more' test
+prunes, not what is sound: clusters seen per cluster 146.311 -> 146.325 on slab_2000, 113.249 ->
+113.254 on tiled_1500, 78.984 -> 78.982 on e3m4, 289.311 -> 289.307 on lqdm13, 144.829 -> 144.803
+on slope, the same on lq_e0m3 and e1m7.  A state's k-DOP, might set and growths live in a slot made
 when it is first reached (slot[w, q]): a source reaches a few hundred of its D portals, so the
 slots take a small part of the dense (W, D, ...) tables they replace, and a wave holds up to
 WAVE_SOURCES sources, which keeps the batches large while each source takes only ORDER_K states
@@ -195,10 +203,11 @@ KDOP_DIRECTIONS = 8
 MAX_GROWTH = 32
 #: states expanded together in one batch
 STATE_BATCH = 4096
-#: each step expands, of each source's states waiting, the ORDER_K nearest its plane (see _Wave.run)
-ORDER_K = 8
-#: a waiting state's distance from its source's plane, in whole steps of this (m), ranks it (see
-#: wait_keys); an exact grid, the same for every source
+#: each step expands, of each source's states waiting, the ORDER_K whose portals come nearest its
+#: plane (see _Wave.run and the module docstring)
+ORDER_K = 1
+#: a waiting state's distance from its source's plane (its portal's nearest vertex), in whole steps
+#: of this (m), ranks it (see wait_keys); an exact grid, the same for every source
 WAIT_KEY_STEP = 2.0 ** -10
 #: a k-DOP extent that grows by less than this (m) is not a growth
 GROWTH_EPSILON = 1e-9
@@ -402,12 +411,22 @@ def _group_reduce(ufunc, a, starts):
 
 def wait_keys(w: np.ndarray, dist: np.ndarray) -> np.ndarray:
     """int64 sort keys of waiting states: the source's index w in the wave, then the distance (m)
-    of the state's portal from the source's plane on the WAIT_KEY_STEP grid (clamped to
+    of the state's portal (its nearest vertex) from the source's plane on the WAIT_KEY_STEP grid (clamped to
     [0, 2**20) m).  Integers, so a source's states rank the same whatever its index (a float key
     w * stride + dist would round dist more coarsely for larger w, and two sources sharing a wave
     could order the same states differently by their places in it)."""
     steps = np.floor(np.clip(dist, 0.0, 2.0 ** 20 - 1.0) / WAIT_KEY_STEP).astype(np.int64)
     return (np.asarray(w, dtype=np.int64) << 31) | steps
+
+
+def nearest_vertex(windings: np.ndarray, count: np.ndarray, normal: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    """(M,) the least n . x - d over each winding's vertices (padded (M, W, 3), count (M,)), each
+    against its own plane (normal (M, 3), dist (M,)): x, y, z summed in order, as the C kernel's
+    push does; +inf for a winding without vertices."""
+    d = windings[..., 0] * normal[:, 0, None] + windings[..., 1] * normal[:, 1, None] \
+        + windings[..., 2] * normal[:, 2, None] - dist[:, None]
+    d = np.where(np.arange(windings.shape[1])[None, :] < count[:, None], d, np.inf)
+    return np.fmin.reduce(d, axis=1, initial=np.inf)
 
 
 def _bit(bits, rows, cols):
@@ -585,12 +604,11 @@ class _Wave:
         self._pending = []
         self._mark(parent, q, tw, tn, flow.might_cl[s] & self.test_cl[q])
         fw, fq = self._grow()
-        sn, sd, centre = dp.normal[sources], dp.dist[sources], flow.centre
+        sn, sd = dp.normal[sources], dp.dist[sources]
         waiting = np.zeros((len(sources), dp.num), dtype=bool)
 
         def keyed(w, q):
-            c = centre[q]
-            return wait_keys(w, c[:, 0] * sn[w, 0] + c[:, 1] * sn[w, 1] + c[:, 2] * sn[w, 2] - sd[w])
+            return wait_keys(w, nearest_vertex(dp.windings[q], dp.count[q], sn[w], sd[w]))
 
         key = keyed(fw, fq)
         order = np.argsort(key, kind="stable")
@@ -602,7 +620,7 @@ class _Wave:
             # the clusters seen when the step began: the 'more' test reads these, so that a
             # source's states do not depend on which other sources share its batches
             self.have = np.packbits(self.viscl, axis=1, bitorder="little")
-            # of each source's waiting states, the ORDER_K whose portals lie nearest its plane:
+            # of each source's waiting states, the ORDER_K whose portals come nearest its plane:
             # lines of sight cross portals ever farther from it, so a state tends to have been
             # reached by all its chains before it is expanded (fewer re-expansions than a
             # breadth-first frontier's)
