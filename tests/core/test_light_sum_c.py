@@ -53,8 +53,6 @@ def test_add_clear_equals_the_products_added_at(seed, points, shooters, n, width
     lm_sum_c.add_clear_numpy(want, index, kind, f, src, sent, 1)
     lm_sum_c.add_clear(got, index, kind, f, src, sent, 1)
     assert np.array_equal(got.view(np.int64), want.view(np.int64))
-    if n and (kind == 1).any():
-        assert not np.array_equal(want, start)  # some ray was clear and added
 
 
 def test_add_clear_refuses_a_clear_rays_index_outside_and_reads_no_other():
@@ -89,6 +87,16 @@ def sanitized_sum(tmp_path_factory):
     return build_sanitized(tmp_path_factory, "sum_driver", ["light_sum"])
 
 
+def _driven(driver, tmp_path, arrays: list, shape) -> tuple[int, np.ndarray]:
+    """The driver run on the arrays written one after another (integers as int64, int8 and
+    floats as they are): (its return code, out after the sums)."""
+    raw = [a.astype(np.int64) if a.dtype.kind == "i" and a.dtype != np.int8 else a for a in arrays]
+    (tmp_path / "in.bin").write_bytes(b"".join(a.tobytes() for a in raw))
+    run_sanitized(driver, tmp_path)
+    data = (tmp_path / "out.bin").read_bytes()
+    return int(np.frombuffer(data[:8], dtype=np.int64)[0]), np.frombuffer(data[8:], dtype=np.float64).reshape(shape)
+
+
 @pytest.mark.parametrize("bad", [False, True])
 def test_sanitized_kernel_sums_as_add_at(sanitized_sum, tmp_path, bad):
     rng = np.random.default_rng(1)
@@ -97,13 +105,7 @@ def test_sanitized_kernel_sums_as_add_at(sanitized_sum, tmp_path, bad):
     if bad:
         index[250] = 30
     values = rng.normal(size=(500, 3))
-    head = np.array([0, 500, 3, 30], dtype=np.int64)
-    (tmp_path / "in.bin").write_bytes(head.tobytes() + index.astype(np.int64).tobytes() + values.tobytes()
-                                      + out.tobytes())
-    run_sanitized(sanitized_sum, tmp_path)
-    data = (tmp_path / "out.bin").read_bytes()
-    code = int(np.frombuffer(data[:8], dtype=np.int64)[0])
-    got = np.frombuffer(data[8:], dtype=np.float64).reshape(30, 3)
+    code, got = _driven(sanitized_sum, tmp_path, [np.array([0, 500, 3, 30]), index, values, out], out.shape)
     want = out.copy()
     if not bad:
         np.add.at(want, index, values)
@@ -119,13 +121,8 @@ def test_sanitized_kernel_adds_clear_rays_as_the_reference(sanitized_sum, tmp_pa
     kind[100] = 1
     if bad:
         src[100] = 12
-    head = np.array([1, 500, 3, 30, 12, 1], dtype=np.int64)
-    (tmp_path / "in.bin").write_bytes(head.tobytes() + index.astype(np.int64).tobytes() + src.astype(np.int64).tobytes()
-                                      + f.tobytes() + kind.tobytes() + sent.tobytes() + out.tobytes())
-    run_sanitized(sanitized_sum, tmp_path)
-    data = (tmp_path / "out.bin").read_bytes()
-    code = int(np.frombuffer(data[:8], dtype=np.int64)[0])
-    got = np.frombuffer(data[8:], dtype=np.float64).reshape(30, 3)
+    code, got = _driven(sanitized_sum, tmp_path, [np.array([1, 500, 3, 30, 12, 1]), index, src, f, kind, sent, out],
+                        out.shape)
     want = out.copy()
     if not bad:
         lm_sum_c.add_clear_numpy(want, index, kind, f, src, sent, 1)
