@@ -63,13 +63,19 @@ class Charts:
     # per luxel (N), face by face, row by row (j, then i)
     luxel_face: np.ndarray  # (N,) int64
     luxel_ij: np.ndarray  # (N, 2) int64
-    luxel_centre: np.ndarray  # (N, 3) the grid centre (may lie off the face)
     # per vertex of the level (V): the lightmap UV
     vertex_uv: np.ndarray  # (V, 2) float64
 
     @property
     def num_luxels(self) -> int:
         return len(self.luxel_face)
+
+    @property
+    def luxel_centre(self) -> np.ndarray:
+        """(N, 3) each luxel's grid centre (it may lie off the face), made when asked: a bake never
+        reads it (made with the charts, it was 0.1 s of slope's light)."""
+        f = self.luxel_face
+        return lift(self, f, (self.grid_lo[f] + self.luxel_ij + 0.5) * self.luxel, 0.0)
 
     def luxel_texels(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(page, y, x) of every luxel's texel."""
@@ -178,10 +184,8 @@ def make_charts(level, luxel: float, page_size: int | None = None, lit: np.ndarr
     local = np.arange(int(counts.sum())) - first[luxel_face]
     w = size[luxel_face, 0]
     ij = np.stack([local % w, local // w], axis=1)
-    sc = (grid_lo[luxel_face] + ij + 0.5) * luxel
-    centre = (sc[:, :1] * u[luxel_face] + sc[:, 1:] * v[luxel_face]) + dists[luxel_face, None] * normals[luxel_face]
     charts = Charts(luxel, page_size, pages, u, v, normals, dists, grid_lo, size, face_page, origin, first,
-                    luxel_face, ij, centre, np.zeros((len(face_of_vertex), 2)))
+                    luxel_face, ij, np.zeros((len(face_of_vertex), 2)))
     if len(face_of_vertex):
         charts.vertex_uv = np.where(lit[face_of_vertex, None], charts.uv_of_points(face_of_vertex, level.vertices), 0.0)
     return charts
@@ -460,7 +464,16 @@ def face_centres_2d(level, charts: Charts) -> np.ndarray:
 
 
 def lift(charts: Charts, faces: np.ndarray, st: np.ndarray, height: float) -> np.ndarray:
-    """3-D points of (s, t) on the faces' planes, `height` metres in front of them."""
+    """3-D points of (s, t) on the faces' planes, `height` metres in front of them: s u + t v +
+    (dist + height) n, summed in that order, in two (N, 3) arrays (fresh temporaries for every
+    product were half its time: 0.15 s of slope's light)."""
     f = np.asarray(faces, dtype=np.int64)
-    return (st[:, :1] * charts.face_u[f] + st[:, 1:] * charts.face_v[f]
-            + (charts.face_dist[f] + height)[:, None] * charts.face_normal[f])
+    out = np.take(charts.face_u, f, axis=0)
+    out *= st[:, :1]
+    tmp = np.take(charts.face_v, f, axis=0)
+    tmp *= st[:, 1:]
+    out += tmp
+    np.take(charts.face_normal, f, axis=0, out=tmp)
+    tmp *= (charts.face_dist[f] + height)[:, None]
+    out += tmp
+    return out
