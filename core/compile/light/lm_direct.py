@@ -195,18 +195,20 @@ class RayBatcher:
         return self.rays.settle(self._found, 0)
 
     def _traced(self, parts: list) -> tuple[np.ndarray, np.ndarray]:
-        """The clear rays of a batch of add()'s parts: (point indices, values)."""
-        index = np.concatenate([p[0] for p in parts])
-        start = np.concatenate([p[1] for p in parts])
-        end = np.concatenate([p[2] for p in parts])
-        value = np.concatenate([p[3] for p in parts])
+        """The clear rays of a batch of add()'s parts: (point indices, values).  A batch of one part
+        (a sun's disk sample) is read as it is, not copied."""
+        index, start, end, value = (parts[0][k] if len(parts) == 1 else np.concatenate([p[k] for p in parts])
+                                    for k in range(4))
         sun = np.concatenate([np.full(len(p[0]), p[4]) for p in parts])
         kind, t = self.rays.transitions(start, end)
         clear = kind == RAY_E
         if self.sky and sun.any():
             stopped = np.flatnonzero(sun & (kind == RAY_E2S))
-            if len(stopped):
-                beyond = start[stopped] + (t[stopped, None] + 1e-6) * (end[stopped] - start[stopped])
+            if len(stopped):  # start + (t + 1e-6) (end - start), the products and sums in that order
+                beyond = end[stopped]
+                beyond -= start[stopped]
+                beyond *= (t[stopped] + 1e-6)[:, None]
+                beyond += start[stopped]
                 clear[stopped] = self._in_sky(beyond)
         return index[clear], value[clear]
 
@@ -415,7 +417,8 @@ def _sun(light: SourceLight, points, normals, candidates, offsets, far: float):
 def _sun_disk(light: SourceLight, w, points, idx, value, offsets, far: float):
     """_sun's rays for a sun with a radius, one disk sample at a time."""
     a, b = perpendicular_basis(w[None, :])
+    start, share = points[idx], value / len(offsets)  # every sample's: made once
     for ox, oy in offsets.tolist():
         d = w + light.radius * (ox * a[0] + oy * b[0])
         d = d / float(norm(d))
-        yield (idx, points[idx], points[idx] + far * d[None, :], value / len(offsets), True)
+        yield (idx, start, start + far * d[None, :], share, True)
