@@ -140,7 +140,7 @@ def _cut_at_cell_lines(faces: list[np.ndarray]) -> tuple[list[np.ndarray], list[
     if not faces:
         return faces, []
     lo, hi = polygon_bounds(faces)
-    # wider than a cell, and maybe crossed by a line (the exact test, _lines_inside, decides)
+    # wider than a cell, and maybe crossed by a line (the exact test, all_lines_inside, decides)
     maybe = np.flatnonzero((np.max(hi - lo, axis=1) > CSG_CELL)
                            & np.any(np.floor((hi - LINE_MARGIN) / CSG_CELL + 1e-9)
                                     > np.floor((lo + LINE_MARGIN) / CSG_CELL - 1e-9), axis=1))
@@ -166,13 +166,10 @@ def _cut_by_lines(faces: list[np.ndarray], lo: np.ndarray, hi: np.ndarray) -> li
     crosses, each line cutting every piece so far into (back, front): split_polygon's pieces in its
     order, the faces' r-th lines all cut at once in round r (split_polygons, one call a round: a
     plain loop of split_polygon calls was a fifth of slope.map's compile)."""
-    plans = []  # per face, its lines (axis, j) in cutting order
-    for k in range(len(faces)):
-        plan = []
-        for axis in range(3):
-            first, count = _lines_inside(float(lo[k, axis]), float(hi[k, axis]))
-            plan.extend((axis, j) for j in range(first, first + count))
-        plans.append(plan)
+    grid = RegionGrid(CSG_CELL)
+    lines = [[x.tolist() for x in grid.all_lines_inside(lo[:, axis], hi[:, axis])] for axis in range(3)]
+    plans = [[(axis, j) for axis in range(3) for j in range(lines[axis][0][k], lines[axis][0][k] + lines[axis][1][k])]
+             for k in range(len(faces))]  # per face, its lines (axis, j) in cutting order
     pieces = [[f] for f in faces]
     for r in range(max((len(p) for p in plans), default=0)):
         cut = [k for k in range(len(faces)) if r < len(plans[k])]
@@ -198,11 +195,6 @@ def _cut_by_lines(faces: list[np.ndarray], lo: np.ndarray, hi: np.ndarray) -> li
                 if n[i] >= 3:
                     pieces[k].append(poly[i, : n[i]].copy())
     return pieces
-
-
-def _lines_inside(lo: float, hi: float) -> tuple[int, int]:
-    """The whole numbers j with lo + LINE_MARGIN < j * CSG_CELL < hi - LINE_MARGIN: (first, count)."""
-    return RegionGrid(CSG_CELL).lines_inside(lo, hi)
 
 
 def _near_brushes(lo: np.ndarray, hi: np.ndarray) -> list[np.ndarray]:
