@@ -294,7 +294,7 @@ def load_library() -> ctypes.CDLL:
 
 
 #: bbk_compiler.h's BBKC_VERSION: the compiler's kernels this Python binds
-COMPILER_KERNELS_VERSION = 15
+COMPILER_KERNELS_VERSION = 16
 
 
 def compiler_kernels(load=load_library) -> ctypes.CDLL:

@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define BBKC_VERSION 15
+#define BBKC_VERSION 16
 
 /* The full portal flow's read-only inputs (core/compile/vis/pvs_merged.py, class _Flow): D directed
  * portals, C clusters, K k-DOP directions.  Arrays are C-contiguous; bit rows are little-endian
@@ -113,6 +113,19 @@ BBK_API int bbkc_reach_bits(int64_t num, int64_t width, const double *windings, 
                             const double *normal, const double *dist, const double *centre, const double *radius,
                             double eps, int64_t a0, int64_t a1, int64_t words, uint64_t *above, uint64_t *below,
                             uint64_t *above_t, uint64_t *below_t);
+/* bbkc_reach_bits computing only the planes a with rep[a] == a (rep[a] <= a: the first plane with
+ * the same normal and dist, bit for bit; a portal's reach depends on the plane alone, so the
+ * caller copies the others' rows from their rep's, then makes the transposes whole with
+ * bbkc_bits_transpose: the tables are bbkc_reach_bits's).  bbkc_bits_transpose: rows u of [u0,
+ * u1) (u0 a multiple of 64) of the transpose of a num x num bit table, bit a of out[u] = bit u of
+ * in[a]. */
+BBK_API int bbkc_reach_bits_rep(int64_t num, int64_t width, const double *windings, const int64_t *count,
+                                const double *normal, const double *dist, const double *centre,
+                                const double *radius, double eps, const int64_t *rep, int64_t a0, int64_t a1,
+                                int64_t words, uint64_t *above, uint64_t *below, uint64_t *above_t,
+                                uint64_t *below_t);
+BBK_API int bbkc_bits_transpose(int64_t num, int64_t words, const uint64_t *in, int64_t u0, int64_t u1,
+                                uint64_t *out);
 BBK_API int bbkc_flood_bits(int64_t num_portals, int64_t num_clusters, const int64_t *first, const int64_t *leaving,
                             const int64_t *dst, int64_t words, const uint64_t *above, const uint64_t *below,
                             const uint64_t *above_t, const uint64_t *below_t, int64_t s0, int64_t s1,

@@ -144,9 +144,22 @@ int bbkc_reach_bits(int64_t num, int64_t width, const double *windings, const in
                     double eps, int64_t a0, int64_t a1, int64_t words, uint64_t *above, uint64_t *below,
                     uint64_t *above_t, uint64_t *below_t)
 {
+    return bbkc_reach_bits_rep(num, width, windings, count, normal, dist, centre, radius, eps, NULL, a0, a1, words,
+                               above, below, above_t, below_t);
+}
+
+int bbkc_reach_bits_rep(int64_t num, int64_t width, const double *windings, const int64_t *count,
+                        const double *normal, const double *dist, const double *centre, const double *radius,
+                        double eps, const int64_t *rep, int64_t a0, int64_t a1, int64_t words, uint64_t *above,
+                        uint64_t *below, uint64_t *above_t, uint64_t *below_t)
+{
     int64_t b0, u, i;
     if (num < 0 || width < 0 || a0 < 0 || a1 > num || a0 > a1 || (a0 & 63) || words < (num + 63) / 64)
         return BBKC_ERR_ARGUMENT;
+    if (rep)
+        for (i = a0; i < a1; i++)
+            if (rep[i] < 0 || rep[i] > i)
+                return BBKC_ERR_ARGUMENT;
     for (b0 = a0; b0 < a1; b0 += 64) {
         const int64_t b1 = b0 + 64 < a1 ? b0 + 64 : a1, col = b0 >> 6;
         for (u = 0; u < num; u++) {
@@ -156,7 +169,10 @@ int bbkc_reach_bits(int64_t num, int64_t width, const double *windings, const in
             int64_t a;
             for (a = b0; a < b1; a++) {
                 const double nx = normal[3 * a], ny = normal[3 * a + 1], nz = normal[3 * a + 2], d = dist[a];
-                double cd = c[0] * nx + c[1] * ny + c[2] * nz - d;
+                double cd;
+                if (rep && rep[a] != a) /* another plane's bits: bbkc_reach_copy */
+                    continue;
+                cd = c[0] * nx + c[1] * ny + c[2] * nz - d;
                 double near = cd - radius[u], far = cd + radius[u];
                 int hi, lo;
                 if ((near <= eps && far >= eps) || (near <= -eps && far >= -eps)) {
@@ -183,6 +199,41 @@ int bbkc_reach_bits(int64_t num, int64_t width, const double *windings, const in
             below_t[u * words + col] = tbe;
         }
     }
+    return BBKC_OK;
+}
+
+/* A 64 x 64 block of bits transposed in place: bit j of word i <-> bit i of word j (the
+ * halves swapped, then the quarters, down to single bits: 6 passes of 32 word pairs). */
+static void transpose64(uint64_t *m)
+{
+    static const uint64_t mask[6] = {0x00000000FFFFFFFFull, 0x0000FFFF0000FFFFull, 0x00FF00FF00FF00FFull,
+                                     0x0F0F0F0F0F0F0F0Full, 0x3333333333333333ull, 0x5555555555555555ull};
+    int w = 32, k, i;
+    for (k = 0; k < 6; k++, w >>= 1)
+        for (i = 0; i < 64; i++)
+            if (!(i & w)) {
+                uint64_t t = ((m[i] >> w) ^ m[i + w]) & mask[k];
+                m[i] ^= t << w;
+                m[i + w] ^= t;
+            }
+}
+
+/* rows u of [u0, u1) (u0 a multiple of 64) of the transpose of a num x num bit table (rows of
+ * `words` words): bit a of out[u] = bit u of in[a].  Calls on disjoint [u0, u1) write disjoint rows. */
+int bbkc_bits_transpose(int64_t num, int64_t words, const uint64_t *in, int64_t u0, int64_t u1, uint64_t *out)
+{
+    int64_t J, I, i;
+    uint64_t m[64];
+    if (num < 0 || u0 < 0 || u1 > num || u0 > u1 || (u0 & 63) || words < (num + 63) / 64)
+        return BBKC_ERR_ARGUMENT;
+    for (J = u0 >> 6; J << 6 < u1; J++)
+        for (I = 0; I << 6 < num; I++) {
+            for (i = 0; i < 64; i++)
+                m[i] = (I << 6) + i < num ? in[((I << 6) + i) * words + J] : 0;
+            transpose64(m);
+            for (i = 0; i < 64 && (J << 6) + i < u1; i++)
+                out[((J << 6) + i) * words + I] = m[i];
+        }
     return BBKC_OK;
 }
 

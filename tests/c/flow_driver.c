@@ -13,7 +13,8 @@
  *       ones, the flood bits unpacked as the allowed table): above and below (D x D bytes each),
  *       allowed (2D x 2D), flood (D x D), cluster rows (C x C).
  *       The bit-row kernels (bbkc_reach_bits, bbkc_flood_bits, bbkc_cluster_rows_bits) are checked
- *       here against the byte kernels on the same tables (exit 1 when a bit differs): the reach of
+ *       here against the byte kernels on the same tables (exit 1 when a bit differs), and
+ *       bbkc_reach_bits_rep with bbkc_bits_transpose against bbkc_reach_bits: the reach of
  *       the D portals as undirected ones, and the flood and rows of the D directed portals from the
  *       reach of their even (undirected) halves.
  */
@@ -35,6 +36,47 @@ static int bits_equal(const uint64_t *bits, int64_t words, const uint8_t *bytes,
             if ((int)((bits[r * words + (c >> 6)] >> (c & 63)) & 1) != (bytes[r * cols + c] != 0))
                 return 0;
     return 1;
+}
+
+/* bbkc_reach_bits_rep (each plane's first twin computed, the others' rows copied from it) and
+ * bbkc_bits_transpose (in three calls, the last of a ragged width) against bbkc_reach_bits's tables
+ * t; 1 when every word agrees. */
+static int check_reach_rep(const bbkc_flow *f, const double *radius, int64_t words, uint64_t *const *t)
+{
+    const int64_t d = f->num_portals;
+    int64_t *rep = malloc((size_t)(d + 1) * sizeof(int64_t)), a, b, k, twins = 0;
+    uint64_t *r[4];
+    int ok = rep != NULL, i;
+    for (i = 0; i < 4; i++)
+        ok = (r[i] = calloc((size_t)(d * words) + 1, sizeof(uint64_t))) != NULL && ok;
+    for (a = 0; ok && a < d; a++) {
+        rep[a] = a;
+        for (b = 0; b < a && rep[a] == a; b++)
+            if (!memcmp(f->normal + 3 * a, f->normal + 3 * b, 3 * sizeof(double)) &&
+                !memcmp(f->dist + a, f->dist + b, sizeof(double)))
+                rep[a] = b, twins++;
+    }
+    ok = ok && bbkc_reach_bits_rep(d, f->width, f->windings, f->count, f->normal, f->dist, f->centre, radius,
+                                   f->plane_epsilon, rep, 0, d, words, r[0], r[1], r[2], r[3]) == BBKC_OK;
+    for (a = 0; ok && a < d; a++)
+        if (rep[a] != a)
+            for (k = 0; k < words; k++)
+                r[0][a * words + k] = r[0][rep[a] * words + k], r[1][a * words + k] = r[1][rep[a] * words + k];
+    for (i = 0; ok && i < 2; i++) {
+        const int64_t mid = d > 64 ? 64 : 0;
+        ok = bbkc_bits_transpose(d, words, r[i], 0, mid, r[i + 2]) == BBKC_OK &&
+             bbkc_bits_transpose(d, words, r[i], mid, d, r[i + 2]) == BBKC_OK &&
+             (d < 2 || bbkc_bits_transpose(d, words, r[i], 1, d, r[i + 2]) == BBKC_ERR_ARGUMENT);
+    }
+    for (i = 0; ok && i < 4; i++)
+        for (a = 0; ok && a < d; a++)
+            for (k = 0; ok && k < (d + 63) / 64; k++)
+                ok = r[i][a * words + k] == t[i][a * words + k];
+    printf("reach twins %lld\n", (long long)twins);
+    for (i = 0; i < 4; i++)
+        free(r[i]);
+    free(rep);
+    return ok;
 }
 
 /* The bit-row kernels against the byte kernels; 0 when every bit agrees. */
@@ -71,6 +113,7 @@ static int check_bit_kernels(const bbkc_flow *f, const double *radius, const uin
                         f->plane_epsilon, 1, d, words, t[0], t[1], t[2], t[3]) != BBKC_ERR_ARGUMENT)
         ok = 0;
     ok = ok && bits_equal(t[0], words, above, d, d) && bits_equal(t[1], words, below, d, d);
+    ok = ok && check_reach_rep(f, radius, words, t);
     for (a = 0; ok && a < d; a++)
         for (j = 0; j < d; j++)
             if ((int)((t[2][j * words + (a >> 6)] >> (a & 63)) & 1) != above[a * d + j] ||

@@ -193,6 +193,10 @@ def test_sanitized_kernel_gives_the_library_rows(sanitized_flow, tmp_path, level
     run = subprocess.run([str(sanitized_flow), "inputs.bin", "out.bin"], cwd=tmp_path, capture_output=True,
                          text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
+    # the reach by each plane's first twin (bbkc_reach_bits_rep) was checked on portals with twins
+    twins = flow_c.same_planes(dp.normal, dp.dist)
+    assert f"reach twins {int((twins != np.arange(d := dp.num)).sum())}" in run.stdout
+    assert (twins != np.arange(d)).any()
     cs, d, c = flow.kernel.cl_stride, dp.num, dp.num_clusters
     data = np.frombuffer((tmp_path / "out.bin").read_bytes(), dtype=np.uint8)
     assert len(data) == d * (cs + 24) + 7 * d * d + c * c
