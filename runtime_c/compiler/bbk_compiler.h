@@ -107,7 +107,7 @@ BBK_API int bbkc_allowed(int64_t num_directed, const uint8_t *above, const uint8
 
 /* The same fast mode on bit rows (vis_flood.c), with no (D, D) byte table: the reach tables as
  * 64-bit words and their transposes for planes [a0, a1) (a0 a multiple of 64; every array zeroed
- * by the caller); the flood of sources [s0, s1) as packed rows, with the clusters each enters
+ * by the caller; `words` words a row, stored column by column: word k of row r at [k * num + r]); the flood of sources [s0, s1) as packed rows, with the clusters each enters
  * (packed) and its portal count; the one-way cluster rows from those clusters. */
 BBK_API int bbkc_reach_bits(int64_t num, int64_t width, const double *windings, const int64_t *count,
                             const double *normal, const double *dist, const double *centre, const double *radius,

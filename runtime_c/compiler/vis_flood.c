@@ -135,10 +135,11 @@ int bbkc_allowed(int64_t num_directed, const uint8_t *above, const uint8_t *belo
  * bits and make the flood's packed rows, its clusters and the fast rows directly.  The same tests
  * in the same order as the byte kernels above: the same bits. */
 
-/* The reach tables as 64-bit words, rows of `words` words (words >= (num + 63) / 64), for planes
- * [a0, a1) with a0 a multiple of 64 (so that calls on disjoint ranges write disjoint words):
- * above[a][u] / below[a][u] as bbkc_plane_portal_reach's, and their transposes above_t[u][a],
- * below_t[u][a].  Every array zeroed by the caller. */
+/* The reach tables as 64-bit words, `words` words a row (words >= (num + 63) / 64) stored column
+ * by column (word k of row r at [k * num + r]: the flood reads one word of every row at a time), for
+ * planes [a0, a1) with a0 a multiple of 64 (so that calls on disjoint ranges write disjoint
+ * words): above[a][u] / below[a][u] as bbkc_plane_portal_reach's, and their transposes
+ * above_t[u][a], below_t[u][a].  Every array zeroed by the caller. */
 int bbkc_reach_bits(int64_t num, int64_t width, const double *windings, const int64_t *count,
                     const double *normal, const double *dist, const double *centre, const double *radius,
                     double eps, int64_t a0, int64_t a1, int64_t words, uint64_t *above, uint64_t *below,
@@ -187,16 +188,16 @@ int bbkc_reach_bits_rep(int64_t num, int64_t width, const double *windings, cons
                     lo = far < -eps;
                 }
                 if (hi) {
-                    above[a * words + (u >> 6)] |= ubit;
+                    above[(u >> 6) * num + a] |= ubit;
                     tab |= (uint64_t)1 << (a & 63);
                 }
                 if (lo) {
-                    below[a * words + (u >> 6)] |= ubit;
+                    below[(u >> 6) * num + a] |= ubit;
                     tbe |= (uint64_t)1 << (a & 63);
                 }
             }
-            above_t[u * words + col] = tab;
-            below_t[u * words + col] = tbe;
+            above_t[col * num + u] = tab;
+            below_t[col * num + u] = tbe;
         }
     }
     return BBKC_OK;
@@ -218,8 +219,9 @@ static void transpose64(uint64_t *m)
             }
 }
 
-/* rows u of [u0, u1) (u0 a multiple of 64) of the transpose of a num x num bit table (rows of
- * `words` words): bit a of out[u] = bit u of in[a].  Calls on disjoint [u0, u1) write disjoint rows. */
+/* rows u of [u0, u1) (u0 a multiple of 64) of the transpose of a num x num bit table (`words` words
+ * a row, stored column by column as bbkc_reach_bits's): bit a of out[u] = bit u of in[a].  Calls on
+ * disjoint [u0, u1) write disjoint words. */
 int bbkc_bits_transpose(int64_t num, int64_t words, const uint64_t *in, int64_t u0, int64_t u1, uint64_t *out)
 {
     int64_t J, I, i;
@@ -229,10 +231,10 @@ int bbkc_bits_transpose(int64_t num, int64_t words, const uint64_t *in, int64_t 
     for (J = u0 >> 6; J << 6 < u1; J++)
         for (I = 0; I << 6 < num; I++) {
             for (i = 0; i < 64; i++)
-                m[i] = (I << 6) + i < num ? in[((I << 6) + i) * words + J] : 0;
+                m[i] = (I << 6) + i < num ? in[J * num + (I << 6) + i] : 0;
             transpose64(m);
             for (i = 0; i < 64 && (J << 6) + i < u1; i++)
-                out[((J << 6) + i) * words + I] = m[i];
+                out[I * num + (J << 6) + i] = m[i];
         }
     return BBKC_OK;
 }
@@ -249,8 +251,11 @@ static uint64_t spread32(uint64_t x)
     return x;
 }
 
-/* 32 bits of a bit row from bit j (a multiple of 32). */
-static uint64_t bits32(const uint64_t *row, int64_t j) { return (row[j >> 6] >> (j & 63)) & 0xFFFFFFFFu; }
+/* 32 bits of row r of a table stored column by column (rows of num), from bit j (a multiple of 32). */
+static uint64_t bits32(const uint64_t *table, int64_t num, int64_t r, int64_t j)
+{
+    return (table[(j >> 6) * num + r] >> (j & 63)) & 0xFFFFFFFFu;
+}
 
 /* The index of the lowest set bit of x (x != 0), by a de Bruijn sequence (portable C99). */
 static int lowest_bit(uint64_t x)
@@ -301,8 +306,8 @@ int bbkc_flood_bits(int64_t num_portals, int64_t num_clusters, const int64_t *fi
         /* mask[q] bit j: source b + j allows q; (b + j) / 2 = h + j / 2 */
         for (q = 0; q < d; q++) {
             const int64_t u = q >> 1;
-            const uint64_t fe = bits32(above_t + u * words, h), fo = bits32(below_t + u * words, h);
-            const uint64_t be = bits32(((q & 1) ? above : below) + u * words, h);
+            const uint64_t fe = bits32(above_t, d / 2, u, h), fo = bits32(below_t, d / 2, u, h);
+            const uint64_t be = bits32((q & 1) ? above : below, d / 2, u, h);
             uint64_t m = (spread32(fe) | (spread32(fo) << 1)) & (spread32(be) * 3) & live;
             if (q >= b && q < b + 64)
                 m &= ~((uint64_t)1 << (q - b));

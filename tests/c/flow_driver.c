@@ -28,12 +28,13 @@ static FILE *in;
 static void *taken[24];
 static int ntaken;
 
-static int bits_equal(const uint64_t *bits, int64_t words, const uint8_t *bytes, int64_t rows, int64_t cols)
+/* A bit table stored column by column (word k of row r at [k * rows + r]) against a byte table. */
+static int bits_equal(const uint64_t *bits, const uint8_t *bytes, int64_t rows, int64_t cols)
 {
     int64_t r, c;
     for (r = 0; r < rows; r++)
         for (c = 0; c < cols; c++)
-            if ((int)((bits[r * words + (c >> 6)] >> (c & 63)) & 1) != (bytes[r * cols + c] != 0))
+            if ((int)((bits[(c >> 6) * rows + r] >> (c & 63)) & 1) != (bytes[r * cols + c] != 0))
                 return 0;
     return 1;
 }
@@ -61,7 +62,7 @@ static int check_reach_rep(const bbkc_flow *f, const double *radius, int64_t wor
     for (a = 0; ok && a < d; a++)
         if (rep[a] != a)
             for (k = 0; k < words; k++)
-                r[0][a * words + k] = r[0][rep[a] * words + k], r[1][a * words + k] = r[1][rep[a] * words + k];
+                r[0][k * d + a] = r[0][k * d + rep[a]], r[1][k * d + a] = r[1][k * d + rep[a]];
     for (i = 0; ok && i < 2; i++) {
         const int64_t mid = d > 64 ? 64 : 0;
         ok = bbkc_bits_transpose(d, words, r[i], 0, mid, r[i + 2]) == BBKC_OK &&
@@ -71,7 +72,7 @@ static int check_reach_rep(const bbkc_flow *f, const double *radius, int64_t wor
     for (i = 0; ok && i < 4; i++)
         for (a = 0; ok && a < d; a++)
             for (k = 0; ok && k < (d + 63) / 64; k++)
-                ok = r[i][a * words + k] == t[i][a * words + k];
+                ok = r[i][k * d + a] == t[i][k * d + a];
     printf("reach twins %lld\n", (long long)twins);
     for (i = 0; i < 4; i++)
         free(r[i]);
@@ -112,12 +113,12 @@ static int check_bit_kernels(const bbkc_flow *f, const double *radius, const uin
         bbkc_reach_bits(d, f->width, f->windings, f->count, f->normal, f->dist, f->centre, radius,
                         f->plane_epsilon, 1, d, words, t[0], t[1], t[2], t[3]) != BBKC_ERR_ARGUMENT)
         ok = 0;
-    ok = ok && bits_equal(t[0], words, above, d, d) && bits_equal(t[1], words, below, d, d);
+    ok = ok && bits_equal(t[0], above, d, d) && bits_equal(t[1], below, d, d);
     ok = ok && check_reach_rep(f, radius, words, t);
     for (a = 0; ok && a < d; a++)
         for (j = 0; j < d; j++)
-            if ((int)((t[2][j * words + (a >> 6)] >> (a & 63)) & 1) != above[a * d + j] ||
-                (int)((t[3][j * words + (a >> 6)] >> (a & 63)) & 1) != below[a * d + j])
+            if ((int)((t[2][(a >> 6) * d + j] >> (a & 63)) & 1) != above[a * d + j] ||
+                (int)((t[3][(a >> 6) * d + j] >> (a & 63)) & 1) != below[a * d + j])
                 ok = 0;
     /* the directed portals' flood from their even halves' reach */
     for (i = 0; i < p; i++) {

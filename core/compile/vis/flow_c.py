@@ -224,7 +224,8 @@ def fast_start(dp, centre, radius, eps: float, cancel=None, jobs: int = 1):
     normal, dist = c(dp.normal[even], dtype=np.float64), c(dp.dist[even], dtype=np.float64)
     centre, radius = c(centre, dtype=np.float64), c(radius, dtype=np.float64)
     words = max(1, (p + 63) // 64)
-    tables = [np.zeros((max(p, 1), words), dtype=np.uint64) for _ in range(4)]
+    # each table's row r word k at [k, r] (column by column: the flood reads a word of every row)
+    tables = [np.zeros((words, max(p, 1)), dtype=np.uint64) for _ in range(4)]
     above, below, above_t, below_t = (_ptr(t) for t in tables)
     rep = same_planes(normal, dist)  # a plane's reach is every portal's sharing it (slab_2000: 1,154 of 6,986)
     dup = np.flatnonzero(rep != np.arange(p))
@@ -234,7 +235,7 @@ def fast_start(dp, centre, radius, eps: float, cancel=None, jobs: int = 1):
         a0, a1, words, above, below, above_t, below_t), cancel)
     if len(dup):  # the skipped planes' rows are their rep's; then the transposes made whole
         for table in tables[:2]:
-            table[dup] = table[dup_rep]
+            table[:, dup] = table[:, dup_rep]
         _parts(0, p, 256, jobs, lambda u0, u1: lib.bbkc_bits_transpose(p, words, above, u0, u1, above_t) or
                lib.bbkc_bits_transpose(p, words, below, u0, u1, below_t), cancel)
     first, leaving = dp.leaving()
