@@ -128,16 +128,17 @@ def interpolate_patches(charts: Charts, patches: Patches, values: np.ndarray) ->
     return np.where(ok[:, None], total / np.where(ok, weight, 1.0)[:, None], mean[f])
 
 
-def fill_pages(level, charts: Charts, luxel_values: np.ndarray, lines=None) -> np.ndarray:
+def fill_pages(level, charts: Charts, luxel_values: np.ndarray, lines=None, texels=None) -> np.ndarray:
     """(K, S, S, 3) float32 pages: every chart's luxels, and its padding ring (lm_charts.chart_texels):
     a coplanar neighbour's luxel where the face meets one on the lattice, else the nearest edge
     luxel (clamped index).  Bilinear filtering never reads another chart's texels, and reads the
-    same luxels on both sides of a face split on a lattice line: no seam."""
+    same luxels on both sides of a face split on a lattice line: no seam.  `texels`: chart_texels'
+    answer made already (the bake makes it on a worker thread while the light is traced)."""
     s = charts.page_size
     pages = np.zeros((charts.num_pages, s, s, 3), dtype=np.float32)
     if len(charts.face_page) == 0:
         return pages
-    page, y, x, lux = chart_texels(level, charts, lines)
+    page, y, x, lux = texels if texels is not None else chart_texels(level, charts, lines)
     pages[page, y, x] = luxel_values[lux].astype(np.float32)
     return pages
 
@@ -221,6 +222,8 @@ def _bake_light(level, scene, progress, cancel, rays, stats: dict, clock, t0) ->
     offsets = np.stack(np.meshgrid(sub, sub, indexing="ij"), axis=-1).reshape(-1, 2)
     lux_face = np.repeat(charts.luxel_face, len(offsets))
     ij_st = ((charts.grid_lo[charts.luxel_face] + charts.luxel_ij)[:, None, :] + offsets[None]).reshape(-1, 2) * s.luxel
+    # which luxel each page texel shows depends on the charts alone: made beside the light
+    texels = rays.later(chart_texels, level, charts, lines) if len(charts.face_page) else None
     points, moved = sample_points(level, charts, lux_face, ij_st, lines, rays.backend)
     world = patch_world(level, charts, patches, lines, s.reflectance, rays.backend)
     clusters = clusters_of(level, points, rays.backend)
@@ -264,7 +267,7 @@ def _bake_light(level, scene, progress, cancel, rays, stats: dict, clock, t0) ->
     values = direct_lux + interpolate_patches(charts, patches, result.received)
     if any(scene.minlight):  # a Quake worldspawn's minlight: no luxel darker (core/model/light_units.py)
         values = np.maximum(values, np.asarray(scene.minlight, dtype=np.float64)[None, :])
-    store_light(level, charts, fill_pages(level, charts, values, lines))
+    store_light(level, charts, fill_pages(level, charts, values, lines, rays.settle([texels], 0)[0]))
     stats.update(bounce_rounds=result.rounds, unshot_left=result.unshot_left, bounces_done=sum(1 for r in result.rounds if r["round"] > 0),
                  cancelled=result.cancelled, seconds=clock() - t0)
     level.stats["light"] = stats
