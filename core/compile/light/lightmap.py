@@ -215,8 +215,13 @@ def _bake_light(level, scene, progress, cancel, rays, stats: dict, clock, t0) ->
     stats["backend"], stats["threads"] = rays.backend, rays.threads
     stats["native"] = rays.native  # which library traced them, and why (the bake table)
     charts = make_charts(level, s.luxel, lit=lit_faces(level))
-    patches = make_patches(level, charts, s.patch)
     lines = edge_lines(level, charts)
+
+    def patch_side():  # the patches and their points: on a batch thread while the luxels' are made here
+        patches = make_patches(level, charts, s.patch)
+        return patches, patch_world(level, charts, patches, lines, s.reflectance, rays.backend)
+
+    side = rays.later(patch_side)
     n = s.luxel_samples  # n x n points a luxel, averaged (1: its centre)
     sub = (np.arange(n) + 0.5) / n
     offsets = np.stack(np.meshgrid(sub, sub, indexing="ij"), axis=-1).reshape(-1, 2)
@@ -225,8 +230,8 @@ def _bake_light(level, scene, progress, cancel, rays, stats: dict, clock, t0) ->
     # which luxel each page texel shows depends on the charts alone: made beside the light
     texels = rays.later(chart_texels, level, charts, lines) if len(charts.face_page) else None
     points, moved = sample_points(level, charts, lux_face, ij_st, lines, rays.backend)
-    world = patch_world(level, charts, patches, lines, s.reflectance, rays.backend)
     clusters = clusters_of(level, points, rays.backend)
+    patches, world = rays.settle([side], 0)[0]
     stats.update(faces=int((charts.face_page >= 0).sum()), luxels=charts.num_luxels, patches=int((patches.count > 0).sum()),
                  pages=charts.num_pages, page_size=charts.page_size, luxels_moved_out_of_solid=moved,
                  charts_seconds=clock() - t0)
