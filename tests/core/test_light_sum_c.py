@@ -70,6 +70,25 @@ def test_add_clear_refuses_a_clear_rays_index_outside_and_reads_no_other():
     assert lm_sum_c.clear_adder("c") == lm_sum_c.add_clear
 
 
+def test_add_clear_refuses_what_numpy_refuses_and_reads_sent_before_summing():
+    out = np.zeros((4, 1))
+    with pytest.raises(IndexError):  # float indices, as np.add.at refuses them
+        lm_sum_c.add_clear(out, np.array([0.0]), np.array([1]), np.ones(1), np.array([0]), np.ones((2, 1)), 1)
+    with pytest.raises(ValueError):  # sent of another width
+        lm_sum_c.add_clear(out, np.array([0]), np.array([1]), np.ones(1), np.array([0]), np.ones((2, 3)), 1)
+    assert not out.any()
+    # a kind that an int8 would wrap to the clear one is not clear
+    lm_sum_c.add_clear(out, np.array([0, 1]), np.array([257, 1], dtype=np.int64), np.ones(2), np.array([0, 0]),
+                       np.ones((1, 1)), 1)
+    assert out[:, 0].tolist() == [0.0, 1.0, 0.0, 0.0]
+    # sent sharing out's memory: every product made from sent as it was, as NumPy makes them
+    got, want = np.array([[1.0], [2.0]]), np.array([[1.0], [2.0]])
+    args = (np.array([0, 1]), np.array([0, 0], dtype=np.int8), np.ones(2), np.array([1, 0]))
+    lm_sum_c.add_clear(got, *args, got, 0)
+    lm_sum_c.add_clear_numpy(want, *args, want.copy(), 0)
+    assert got.tolist() == want.tolist() == [[3.0], [3.0]]
+
+
 def test_outside_indices_and_wrong_arrays_are_refused():
     out = np.zeros((4, 3))
     with pytest.raises(IndexError):

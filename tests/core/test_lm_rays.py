@@ -220,19 +220,29 @@ def test_direct_batches_on_the_batch_threads_give_the_pages_of_one_thread(lib, b
 
     from brushbake.core.compile.light import lm_direct, lm_rays
 
+    from concurrent.futures import Future
+
     monkeypatch.setattr(lm_direct, "RAY_BATCH", 700)  # the sun's rays in many batches
     monkeypatch.setattr(lm_direct, "LATER_RAYS", 300)
-    handed, real_later, real_traced = [], ShadowRays.later, lm_direct.RayBatcher._traced
+    handed, real_later, real_traced, real_settle = [], ShadowRays.later, lm_direct.RayBatcher._traced, ShadowRays.settle
+    in_flight = []
 
     def later(self, fn, *args):
-        handed.append(len(handed))
+        if args and isinstance(args[0], list):  # a light's batch (not the charts' work)
+            handed.append(sum(len(part[0]) for part in args[0]))  # its rays
         return real_later(self, fn, *args)
+
+    def settle(items, most):
+        out = real_settle(items, most)
+        in_flight.append(sum(isinstance(item, Future) for item in out))
+        return out
 
     def traced(self, parts):  # the older batches finish last
         time.sleep(0.002 * (len(handed) % 3 == 1))
         return real_traced(self, parts)
 
     monkeypatch.setattr(ShadowRays, "later", later)
+    monkeypatch.setattr(ShadowRays, "settle", staticmethod(settle))
     monkeypatch.setattr(lm_direct.RayBatcher, "_traced", traced)
     pages = []
     for threads in (1, 3):
@@ -242,6 +252,9 @@ def test_direct_batches_on_the_batch_threads_give_the_pages_of_one_thread(lib, b
         assert level.stats["light"]["threads"] == threads
         pages.append(level.lm_pages.tobytes())
         assert len(handed) >= 4  # the sun disk's batches went through later()
+        # the memory held is bounded: a batch at most RAY_BATCH rays (a disk sample of every lit
+        # point is cut), at most a batch a thread in flight
+        assert max(handed) <= 700 and max(in_flight) <= threads
     assert pages[0] == pages[1]
 
 

@@ -75,7 +75,8 @@ class Charts:
         """(N, 3) each luxel's grid centre (it may lie off the face), made when asked: a bake never
         reads it (made with the charts, it was 0.1 s of slope's light)."""
         f = self.luxel_face
-        return lift(self, f, (self.grid_lo[f] + self.luxel_ij + 0.5) * self.luxel, 0.0)
+        sc = (self.grid_lo[f] + self.luxel_ij + 0.5) * self.luxel
+        return (sc[:, :1] * self.face_u[f] + sc[:, 1:] * self.face_v[f]) + self.face_dist[f, None] * self.face_normal[f]
 
     def luxel_texels(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(page, y, x) of every luxel's texel."""

@@ -156,7 +156,10 @@ class RayBatcher:
     thread makes the next: one sun lights most of a map, and its batches' arithmetic (the sky
     test, the clear rays' values) ran on one thread while the others waited (slope: the direct
     light's tracing threads idle half its 1.5 s).  `found` hands the batches back in the order
-    they were made, whichever thread finished first: the same sums."""
+    they were made, whichever thread finished first: the same sums.  At most a batch a thread is
+    in flight, and a batch holds at most RAY_BATCH rays: the memory does not grow with the
+    threads (batches of whole disk samples, eight in flight, took slope's direct light from 212
+    to 604 MB above its start on 8 threads)."""
 
     def __init__(self, level, out: np.ndarray | None, sky=(), counters: dict | None = None,
                  rays: ShadowRays | None = None):
@@ -168,9 +171,15 @@ class RayBatcher:
         self.size = 0
 
     def add(self, index, start, end, value, sun: bool = False) -> None:
-        if len(index):
-            self.parts.append((index, start, end, value, sun))
-            self.size += len(index)
+        """The rays, cut where a batch reaches RAY_BATCH (views: a sun's disk sample of every lit
+        point is many batches, so the batches in flight bound the rays held)."""
+        n, at = len(index), 0
+        while at < n:
+            take = min(n - at, RAY_BATCH - self.size)
+            cut = slice(at, at + take)
+            self.parts.append((index[cut], start[cut], end[cut], value[cut], sun))
+            self.size += take
+            at += take
             if self.size >= RAY_BATCH:
                 self.flush()
 
@@ -182,12 +191,16 @@ class RayBatcher:
         self.counters["rays"] = self.counters.get("rays", 0) + size
         if self.out is None and size >= LATER_RAYS:
             self._found.append(self.rays.later(self._traced, parts))
-            self._found = self.rays.settle(self._found, 2 * self.rays.threads)  # a bound on the batches held
+            self._found = self.rays.settle(self._found, self.rays.threads)  # at most a batch a thread in flight
         elif self.out is None:  # a small batch (a lamp's last): handing it over costs more than it gains
             self._found.append(self._traced(parts))
         else:
             index, value = self._traced(parts)
             np.add.at(self.out, index, value)
+
+    def wait(self) -> None:
+        """Until every batch handed to the batch threads is answered."""
+        self.rays.settle(self._found, 0)
 
     @property
     def found(self) -> list:
@@ -196,7 +209,7 @@ class RayBatcher:
 
     def _traced(self, parts: list) -> tuple[np.ndarray, np.ndarray]:
         """The clear rays of a batch of add()'s parts: (point indices, values).  A batch of one part
-        (a sun's disk sample) is read as it is, not copied."""
+        (a slice of a sun's disk sample) is read as it is, not copied."""
         index, start, end, value = (parts[0][k] if len(parts) == 1 else np.concatenate([p[k] for p in parts])
                                     for k in range(4))
         sun = np.concatenate([np.full(len(p[0]), p[4]) for p in parts])
@@ -289,7 +302,8 @@ def direct_light(level, lights: list[SourceLight], points: np.ndarray, normals: 
         for part in parts:
             traced.add(*part)
         traced.flush()
-        return traced
+        traced.wait()  # every batch answered before the light is handed back: the lights waiting to
+        return traced  # be summed hold their clear rays only, never batches in flight
 
     local = None  # Quake 'delay 4' lights: the most any of them gives each point
     for k, traced in enumerate(shadow.ordered(light_rays, range(len(lights)))):  # summed in light order

@@ -74,14 +74,21 @@ def add_clear(out: np.ndarray, index: np.ndarray, kind: np.ndarray, f: np.ndarra
     before any row changes."""
     if not (out.dtype == np.float64 and out.flags.c_contiguous and out.ndim == 2):
         raise ValueError("add_clear sums into a C-contiguous (P, W) float64 array")
+    index, src, kind = np.asarray(index), np.asarray(src), np.asarray(kind)
+    if index.dtype.kind not in "iu" or src.dtype.kind not in "iu" or kind.dtype.kind not in "iub":
+        raise IndexError("add_clear: indices and kinds must be integers")  # as np.add.at refuses them
     n = len(index)
     index, src = (np.ascontiguousarray(a, dtype=np.int64) for a in (index, src))
     f = np.ascontiguousarray(f, dtype=np.float64)
-    kind = np.ascontiguousarray(kind, dtype=np.int8)
-    sent = np.ascontiguousarray(sent, dtype=np.float64).reshape(-1, out.shape[1])
-    if not (len(src) == len(f) == len(kind) == n):
+    clear_mask = np.ascontiguousarray(kind == clear, dtype=np.int8)  # (no kind wraps round an int8)
+    sent = np.asarray(sent, dtype=np.float64)
+    if sent.ndim != 2 or sent.shape[1] != out.shape[1]:
+        raise ValueError("add_clear: sent's rows must be as wide as out's")
+    # the products are NumPy's before any sum: a sent sharing memory with out is read as it was
+    sent = sent.copy() if np.may_share_memory(sent, out) else np.ascontiguousarray(sent)
+    if not (len(src) == len(f) == len(clear_mask) == n):
         raise ValueError("add_clear: index, kind, f and src must be as long")
     if BINDING.library().bbkc_add_clear(n, out.shape[1], len(out), len(sent), index.ctypes.data, src.ctypes.data,
-                                        f.ctypes.data, kind.ctypes.data, int(clear), sent.ctypes.data,
+                                        f.ctypes.data, clear_mask.ctypes.data, 1, sent.ctypes.data,
                                         out.ctypes.data) != 0:
         raise IndexError("add_clear: a clear ray's index outside the rows")
